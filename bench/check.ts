@@ -94,12 +94,12 @@ const Overhead = z.object({
     transitionsPerStep: figure.positive(),
     // Issue 38: ≤ 2 state transitions (what Step Functions bills) per agent step. Held as the
     // loop's shape, which a workload's calls per turn do not move: one transition a tool call and
-    // four a model turn (≤ 2 a step once turns average two calls, as the sample day's do). Exact
-    // counts, the same on any machine: plain bounds.
+    // three a model turn (CallModel, which decides before it calls, its Choice, the Map: ≤ 2 a step
+    // once turns average one call, as both days' do). Exact counts, the same on any machine: plain bounds.
     loopTransitions: z.object({
       perStep: figure.positive(),
       perToolCall: figure.positive().max(1, { error: (issue) => `${issue.input} state transitions per tool call: over the bound of 1 (a state added to each call's iteration is billed on every call)` }),
-      perTurn: figure.positive().max(4, { error: (issue) => `${issue.input} state transitions per model turn: over the bound of 4 (a state added to the turn is billed on every turn)` }),
+      perTurn: figure.positive().max(3, { error: (issue) => `${issue.input} state transitions per model turn: over the bound of 3 (a state added to the turn is billed on every turn)` }),
     }),
     per100StepRun: z.object({
       stepFunctions: Money.extend({ transitions: figure.positive() }),

@@ -58,6 +58,15 @@ export interface LambdaRetry {
 
 const MODEL_STATES = new Set(['CallModel', 'Compact']);
 
+/** Whether a CallModel Task's output (Lambda's, `{ Payload }`) is a model turn it made, not only a decision. */
+function madeTurn(output: string | undefined): boolean {
+  try {
+    return (JSON.parse(output ?? '{}') as { Payload?: { turn?: unknown } }).Payload?.turn !== undefined;
+  } catch {
+    return true;
+  }
+}
+
 /** The plan of a run from its executions' histories, in order (a handoff's successor after its predecessor). */
 export function planOf(histories: readonly (readonly HistoryEvent[])[], ledgerCallsPerInvocation: number, stepCalls: Record<string, number>): RunPlan {
   const phases: PlannedTask[][] = [];
@@ -69,14 +78,23 @@ export function planOf(histories: readonly (readonly HistoryEvent[])[], ledgerCa
       return at?.stateEnteredEventDetails?.name;
     };
     let map: PlannedTask[] | undefined;
+    const scheduled = new Map<number, { state: string; model: boolean }>();
     for (const event of events) {
       if (event.type === 'MapStateEntered') phases.push((map = []));
       else if (event.type === 'MapStateExited') map = undefined;
       else if (event.type === 'TaskScheduled') {
         const state = stateOf(event)!;
         const task = { state, model: MODEL_STATES.has(state) };
+        scheduled.set(event.id, task);
         if (map) map.push(task);
         else phases.push([task]);
+      } else if (event.type === 'TaskSucceeded') {
+        // CallModel decides before it calls: a decision that called no model (the run's end, a
+        // compaction's, a handoff's) answers without a turn, and waits for no model.
+        let at: HistoryEvent | undefined = event;
+        while (at && at.type !== 'TaskScheduled') at = byId.get(at.previousEventId);
+        const task = at && scheduled.get(at.id);
+        if (task?.state === 'CallModel' && !madeTurn(event.taskSucceededEventDetails?.output)) task.model = false;
       }
     }
   }

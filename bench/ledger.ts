@@ -3,12 +3,12 @@
  * agent step, per ledger implementation.
  *
  * One repetition is the ledger calls the steps make today for `steps` agent steps, in pairs of a
- * model turn and one side-effecting tool call (two agent steps, 7 calls):
- *   loadStep                                            (BudgetCheck: one batched read)
- *   loadStep, countStep, recordTurn                     (CallModel: the call's reservation, then the turn with its count)
+ * model turn and one side-effecting tool call (two agent steps, 6 calls):
+ *   loadStep, countStep, recordTurn                     (CallModel: one batched read for the decision and the call, the call's reservation, then the turn with its count)
  *   loadStep, claimCall, completeCall                   (CallTool: the claim, and the record around the side effect with its count)
- * — 3.5 calls per agent step; a real day mixes in reads (one `recordCall` instead of claim and
- * complete), and `npm run bench -- --overhead` counts 2.84 per agent step on the refund day. Each
+ * — 3 calls per agent step (3.5 while BudgetCheck read the run again before each turn); a real
+ * day mixes in reads (one `recordCall` instead of claim and complete), and `npm run bench --
+ * --overhead` counts 3.00 per agent step on CI's 20-step day (3.35 with BudgetCheck's reads). Each
  * repetition is a fresh ledger and a fresh run; the figure is the median over repetitions of the
  * mean ms per agent step (wall and this process's CPU: dynalite serves in this process), after
  * WARM_UP_REPS warm-up repetitions.
@@ -71,9 +71,7 @@ interface Target {
 /** A model turn and its one side-effecting tool call: two agent steps, as the steps make them. */
 async function turnAndCall(ledger: StepCalls, runId: string, turn: number, now: Date): Promise<void> {
   const want = { turns: [turn, turn + 1], calls: [1, 2, 3].map((call) => ({ turn, call })) };
-  // BudgetCheck
-  await ledger.loadStep(runId, want);
-  // CallModel
+  // CallModel (its decision and the call from one read)
   await ledger.loadStep(runId, want);
   await ledger.countStep(runId, `reserve:${turn}`, { reservedTokens: 4_000, reservedMicros: 9_000 });
   const usage = { input_tokens: 1800 + turn * 40, output_tokens: 120 };

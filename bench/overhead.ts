@@ -340,13 +340,17 @@ function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: nu
   const calls = (turn: number) => (turns[turn - 1]?.tools ?? []).map((name, index) => ({ turn, call: index + 1, name }));
   const stubs: Record<string, (payload: any) => unknown> = {
     [Steps.StartRun]: (payload) => ({ runId: payload.event.runId, action: 'start', status: 'running', history: historyAtStart(0) }),
-    [Steps.BudgetCheck]: (() => {
+    // The history estimate passes through each decision, as the real steps' does (lambdas/guards/history.ts).
+    [Steps.BudgetCheck]: (payload: { history: unknown }) => ({ continue: true, nextTurn: 1, pending: null, history: payload.history }),
+    // CallModel decides, then makes the turn; after the last turn it finds the run done.
+    [Steps.CallModel]: (() => {
       let turn = 0;
-      // The history estimate passes through, as the real BudgetCheck's does (lambdas/guards/history.ts).
-      return (payload: { history: unknown }) =>
-        ++turn <= turns.length ? { continue: true, nextTurn: turn, pending: null, history: payload.history } : ((turn = 0), { continue: false, status: 'succeeded', reason: 'done', history: payload.history });
+      return (payload: { history: unknown }) => {
+        if (++turn > turns.length) return (turn = 0), { continue: false, status: 'succeeded', reason: 'done', history: payload.history };
+        const made = turns[turn - 1]!;
+        return { continue: true, nextTurn: turn, pending: null, history: payload.history, turn, stopReason: made.stopReason, toolCalls: made.tools.length, calls: calls(turn) };
+      };
     })(),
-    [Steps.CallModel]: (payload) => ({ turn: payload.turn, stopReason: turns[payload.turn - 1]!.stopReason, toolCalls: turns[payload.turn - 1]!.tools.length, calls: calls(payload.turn) }),
     [Steps.CallTool]: (payload) => ({ turn: payload.turn, call: payload.call, name: turns[payload.turn - 1]!.tools[payload.call - 1], outcome: 'ok' }),
     [Steps.Finalize]: (payload) => ({ runId: payload.runId, status: 'succeeded' }),
   };
@@ -523,26 +527,31 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   console.log(`  total           ${money(bill.dollars)}; each second a step waits on the model or a provider adds ${money(aws.lambdaDollarsPerSecondWaiting)} (not in the total)`);
 }
 
-/** The states a run enters once, whatever its length: its start, its end, and the check that ends it (BudgetCheck, ContinueOrStop). */
-const ONCE_A_RUN: readonly string[] = ['StartRun', 'StartOrResume', 'SeedHistory', 'BudgetCheck', 'ContinueOrStop', 'Finalize', 'RunFinished'];
-/** The states a model turn enters once (one each a turn; the run's last check is in ONCE_A_RUN). */
-const EACH_TURN: readonly string[] = ['BudgetCheck', 'ContinueOrStop', 'CallModel', 'ToolCalls'];
+/**
+ * The states a run enters once, whatever its length: its start (the first decision, BudgetCheck's,
+ * and its Choice), its end, and the decision that ends it (CallModel's, ToolCallsOrStop).
+ */
+const ONCE_A_RUN: readonly string[] = ['StartRun', 'StartOrResume', 'SeedHistory', 'BudgetCheck', 'ContinueOrStop', 'CallModel', 'ToolCallsOrStop', 'Finalize', 'RunFinished'];
+/** The states a model turn enters once (one each a turn; the run's last decision is in ONCE_A_RUN). */
+const EACH_TURN: readonly string[] = ['CallModel', 'ToolCallsOrStop', 'ToolCalls'];
 
 /**
  * The loop's transitions (what Step Functions bills) per model turn and per tool call, the states
  * a run enters once left out: exact counts, the same on any machine, and independent of the
  * workload's shape (CI's 20-step day has 1.5 calls a turn, the 100-step day 2.6). Per agent step,
- * a turn of k calls costs (perTurn + k · perCall) / (1 + k): ≤ 2 once turns average 2 calls at
- * 4 + 1, as the sample day's do. On p = 0 every state is entered once per turn or call (no retry).
+ * a turn of k calls costs (perTurn + k · perCall) / (1 + k): ≤ 2 once turns average one call at
+ * 3 + 1 (CallModel, ToolCallsOrStop, the Map; CallTool), as both days' do. On p = 0 every state is
+ * entered once per turn or call (no retry).
  */
 function loopTransitions(row: OverheadFigures, steps: number): { perStep: number; perTurn: number; perToolCall: number } | undefined {
   const byState = row.transitionsByState;
   if (!byState) return undefined;
   const entered = (state: string) => (byState[state] ?? 0) * steps;
-  const turns = entered('CallModel');
+  // The Map is entered once a turn (an empty one after a turn without tool calls).
+  const turns = entered('ToolCalls');
   const calls = steps - turns;
   const loop = row.transitionsPerStep * steps - ONCE_A_RUN.reduce((sum, state) => sum + (byState[state] ? 1 : 0), 0);
-  const perTurnTotal = EACH_TURN.reduce((sum, state) => sum + entered(state), 0) - (byState['BudgetCheck'] ? 1 : 0) - (byState['ContinueOrStop'] ? 1 : 0);
+  const perTurnTotal = EACH_TURN.reduce((sum, state) => sum + entered(state), 0) - EACH_TURN.filter((state) => ONCE_A_RUN.includes(state) && byState[state]).length;
   return { perStep: round(loop / steps, 3), perTurn: round(perTurnTotal / turns, 3), perToolCall: round((loop - perTurnTotal) / calls, 3) };
 }
 

@@ -30,7 +30,9 @@ export function progressPrinter(write: Write, startedAt = Date.now()) {
     }
     if (event.type !== 'TaskSucceeded' || !event.taskSucceededEventDetails) return;
     const payload = parsePayload(event.taskSucceededEventDetails.output);
-    if (state === 'CallModel') {
+    // CallModel decides before it calls: a decision that called no model (the run's end, a
+    // compaction, a handoff) has no turn, and is no step.
+    if (state === 'CallModel' && payload['turn'] !== undefined) {
       steps += 1;
       const calls = Number(payload['toolCalls'] ?? 0);
       write(`${elapsed()}  ${String(steps).padStart(4)}  turn ${String(payload['turn']).padStart(3)}  model: ${payload['stopReason']}${calls ? `, ${calls} tool call${calls > 1 ? 's' : ''}` : ''}`);

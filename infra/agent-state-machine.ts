@@ -100,6 +100,12 @@ export const States = {
   AwaitChildRun: 'AwaitChildRun',
   /** The Map over one turn's tool calls: each iteration starts at CallTool. */
   ToolCalls: 'ToolCalls',
+  /** Routes BudgetCheck's decision: an execution's first. */
+  ContinueOrStop: 'ContinueOrStop',
+  /** Routes CallModel's decision: the turn's tool calls, or a stop, an extension, a handoff, a compaction. */
+  ToolCallsOrStop: 'ToolCallsOrStop',
+  /** A run resumed mid-turn: the tool calls the model asked for that have no result yet. */
+  ResumeToolCalls: 'ResumeToolCalls',
   Finalize: 'Finalize',
   RecordFailure: 'RecordFailure',
   /** Reads the seconds of a provider's `retry-after` from the error (two Pass states)… */
@@ -171,10 +177,17 @@ export const LAMBDA_RETRY: RetryProps = {
  * very same definition):
  *
  *   StartRun ─► BudgetCheck ─► CallModel ─► ToolCalls (Map, one iteration per tool call of the turn):
- *                  ▲   │ stop                      CallTool ─(needs approval)─► RequestApproval ─► CallTool
- *                  │   ▼                                                                      │
- *                  │ Finalize                                                                  │
- *                  └───────────────────────────────────────────────────────────────────────────┘
+ *                   │ stop       ▲  │ stop       CallTool ─(needs approval)─► RequestApproval ─► CallTool
+ *                   ▼            │  ▼                                                               │
+ *                Finalize        │ Finalize                                                         │
+ *                                └──────────────────────────────────────────────────────────────────┘
+ *
+ * A model turn costs three transitions (CallModel, its Choice, the Map) and one per tool call:
+ * Step Functions bills each, and they are most of a run's AWS bill. So CallModel makes the
+ * harness's stop decision itself (steps/budget-check.ts `check`, from the read it makes for the
+ * call) before every model call, after a turn's tool calls, a compaction or a budget extension;
+ * BudgetCheck makes an execution's first decision. Each decision goes through a Choice with the
+ * same rules (`routeDecision`).
  *
  * The calls of a turn run concurrently (`toolConcurrency`): a call waiting for a person does not
  * hold back the others, and a failed call fails the Map (its Catch records the run's failure).
@@ -268,25 +281,23 @@ export class AgentStateMachine extends Construct {
     );
     startRun.addCatch(notStarted, catchAll);
 
-    // The history estimate goes from each BudgetCheck to the next in the execution's own state
+    // Both deciding steps write their decision to `$.budget`, where the Choice after each reads it
+    // and the history estimate goes from each decision to the next in the execution's own state
     // (lambdas/guards/history.ts): the history is counted only when it could be near its limit.
-    const budgetCheck = step(States.BudgetCheck, fns.budgetCheck, { runId, history: JsonPath.objectAt('$.budget.result.history') }, '$.budget');
+    const decision = { runId, history: JsonPath.objectAt('$.budget.result.history') };
+    const budgetCheck = step(States.BudgetCheck, fns.budgetCheck, decision, '$.budget');
     budgetCheck.addCatch(recordFailure, catchAll);
 
-    const callModel = step(
-      States.CallModel,
-      fns.callModel,
-      { runId, turn: JsonPath.numberAt('$.budget.result.nextTurn') },
-      '$.step',
-    );
+    // Decides, then calls the model for the turn it decided on (its result: the decision and the turn).
+    const callModel = step(States.CallModel, fns.callModel, decision, '$.budget');
     callModel.addRetry(RETRY.throttled);
     callModel.addRetry(RETRY.circuitOpen);
     // A throttle with a `retry-after`: a Retry's backoff cannot read it, so the error is caught
     // and its seconds waited out. Lambda hands over only the error's name and message (inside the
     // Cause, a JSON string); the message starts with the seconds ("17 s …", shared/errors.ts), read
     // with intrinsics alone so the local engine runs the same definition. Bounded like any call:
-    // each throttle counts toward the model's breaker, and CallModel checks the kill switch and
-    // the wall-clock budget before every call.
+    // each throttle counts toward the model's breaker, and CallModel decides again (the kill
+    // switches, the budgets, the run's status) before every call.
     const waitRetryAfter = new Wait(this, States.WaitRetryAfter, { time: WaitTime.secondsPath('$.throttle.seconds') }).next(callModel);
     const retryAfterSeconds = new Pass(this, States.RetryAfterSeconds, {
       parameters: { 'seconds.$': "States.StringToJson(States.ArrayGetItem(States.StringSplit($.throttle.cause.errorMessage, ' '), 0))" },
@@ -366,7 +377,7 @@ export class AgentStateMachine extends Construct {
     const awaitChildRun = tokenWait(States.AwaitChildRun, fns.callTool, thisCall, '$.child', executionTimeout).next(callTool);
     callTool.addCatch(awaitChildRun, { errors: [ErrorNames.ChildRunPending], resultPath: '$.child' });
     const toolCalls = new MapState(this, States.ToolCalls, {
-      itemsPath: '$.step.result.calls',
+      itemsPath: '$.budget.result.calls',
       itemSelector: { runId, 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', approval: false },
       maxConcurrency: toolConcurrency,
       // The results are in the ledger (the model reads them from there, in call order): the
@@ -375,36 +386,35 @@ export class AgentStateMachine extends Construct {
     });
     toolCalls.itemProcessor(callTool);
     toolCalls.addCatch(recordFailure, catchAll);
-    toolCalls.next(budgetCheck);
-    callModel.next(toolCalls);
+    // No BudgetCheck between turns: CallModel decides before it calls.
+    toolCalls.next(callModel);
 
     const finalize = step(States.Finalize, fns.finalize, { runId, stop: JsonPath.objectAt('$.budget.result') }, '$.final');
     finalize.addCatch(recordFailure, catchAll);
     finalize.next(new Succeed(this, 'RunFinished', { outputPath: '$.final.result' }));
 
     // An exhausted budget of a run configured to ask: a person extends it or not, through the same
-    // approval flow as refunds; either way BudgetCheck decides again from the recorded decision.
+    // approval flow as refunds; either way CallModel decides again from the recorded decision
+    // (and calls the model if the run goes on).
     const requestBudgetExtension = awaitDecision(
       States.RequestBudgetExtension,
       { runId, extension: JsonPath.objectAt('$.budget.result.extension') },
-      budgetCheck,
+      callModel,
       recordFailure,
     );
 
     // A run resumed mid-turn first finishes the tool calls the model already asked for.
-    const resumeToolCalls = new Pass(this, 'ResumeToolCalls', {
-      parameters: { 'calls.$': '$.budget.result.pending' },
-      resultPath: '$.step.result',
+    const resumeToolCalls = new Pass(this, States.ResumeToolCalls, {
+      inputPath: '$.budget.result.pending',
+      resultPath: '$.budget.result.calls',
     }).next(toolCalls);
-    const continueOrStop = new Choice(this, 'ContinueOrStop')
-      .when(Condition.isPresent('$.budget.result.extension'), requestBudgetExtension)
-      .when(Condition.booleanEquals('$.budget.result.continue', false), finalize);
 
     // ---- continue-as-new (lambdas/steps/handoff.ts) ----
     // Near the history limit, the run is handed to a successor execution and this one ends. Its
     // failures go straight to Fail, not RecordFailure: once handed off, the run is the successor's.
+    let handoff: LambdaInvoke | undefined;
     if (fns.handoff) {
-      const handoff = step(
+      handoff = step(
         States.Handoff,
         fns.handoff,
         // The context object's state machine: the successor starts on the execution's own version
@@ -414,13 +424,13 @@ export class AgentStateMachine extends Construct {
       );
       handoff.addCatch(new Fail(this, 'HandoffFailed', { errorPath: '$.error.Error', causePath: '$.error.Cause' }), catchAll);
       handoff.next(new Succeed(this, 'RunContinued', { outputPath: '$.handoff.result', comment: 'The run continues in a successor execution.' }));
-      continueOrStop.when(Condition.isPresent('$.budget.result.handoff'), handoff);
     }
 
     // ---- context compaction (lambdas/steps/compaction.ts) ----
-    // A model call like CallModel's (same retries, same Catch), then BudgetCheck decides again.
+    // A model call like CallModel's (same retries, same Catch), then CallModel decides again.
+    let compact: LambdaInvoke | undefined;
     if (fns.compact) {
-      const compact = step(
+      compact = step(
         States.Compact,
         fns.compact,
         { runId, turn: JsonPath.numberAt('$.budget.result.compact.turn'), covers: JsonPath.numberAt('$.budget.result.compact.covers') },
@@ -429,15 +439,26 @@ export class AgentStateMachine extends Construct {
       compact.addRetry(RETRY.throttled);
       compact.addRetry(RETRY.circuitOpen);
       compact.addCatch(recordFailure, catchAll);
-      compact.next(budgetCheck);
-      continueOrStop.when(Condition.isPresent('$.budget.result.compact'), compact);
+      compact.next(callModel);
     }
 
-    budgetCheck.next(
-      // Rules are tried in order: `pending` exists only when the run continues. (Not(IsNull) rather
-      // than IsNull: false, which the local engine's interpreter gets wrong.)
-      continueOrStop.when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls).otherwise(callModel),
-    );
+    /**
+     * Where a decision (`$.budget.result`, lambdas/steps/budget-check.ts BudgetDecision) sends the
+     * run, its rules tried in order; `otherwise`: where a decision to go on goes (after BudgetCheck,
+     * CallModel; after CallModel, which made the turn, its tool calls). One rule set for both
+     * Choices, so that they cannot drift apart. (`pending` exists only when the run continues;
+     * Not(IsNull) rather than IsNull: false, which the local engine's interpreter gets wrong.)
+     */
+    const routeDecision = (name: string, comment: string, otherwise: LambdaInvoke | MapState) => {
+      const choice = new Choice(this, name, { comment })
+        .when(Condition.isPresent('$.budget.result.extension'), requestBudgetExtension)
+        .when(Condition.booleanEquals('$.budget.result.continue', false), finalize);
+      if (handoff) choice.when(Condition.isPresent('$.budget.result.handoff'), handoff);
+      if (compact) choice.when(Condition.isPresent('$.budget.result.compact'), compact);
+      return choice.when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls).otherwise(otherwise);
+    };
+    budgetCheck.next(routeDecision(States.ContinueOrStop, 'BudgetCheck decided: a model turn next (CallModel decides again before it calls), or a stop, a wait, a compaction, a handoff.', callModel));
+    callModel.next(routeDecision(States.ToolCallsOrStop, "CallModel decided and called the model: the turn's tool calls next; or it decided on a stop, a wait, a compaction, a handoff, and called nothing.", toolCalls));
 
     // The first BudgetCheck's estimate: where StartRun says this execution starts from. The state
     // from here on is the run's id (the one thing of StartRun's result the states after this read)

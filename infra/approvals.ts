@@ -77,6 +77,8 @@ export interface ApprovalMachineryProps {
   readonly callTool: LambdaFunction;
   /** BudgetCheck applies approved budget extensions: it verifies their decisions too. */
   readonly budgetCheck?: LambdaFunction;
+  /** CallModel makes BudgetCheck's decision before each model call (lambdas/steps/call-model.ts): it verifies them too. */
+  readonly callModel?: LambdaFunction;
   /** The stack's approval callback (infra/stack-api.ts): verifies links, signs decisions. Absent when the agent is served by no API. */
   readonly callback?: LambdaFunction;
   /** The approval page's URL (`…/decide`), when there is an API. */
@@ -98,7 +100,7 @@ export interface ApprovalMachineryProps {
  *     and the callback (verifies them), and by no one else: its resource policy denies every other
  *     principal (infra/keys.ts);
  *   - the decision key (a KMS HMAC key whose key policy names its users: infra/keys.ts): the
- *     callback may `GenerateMac` and `VerifyMac`, CallTool and BudgetCheck (budget extensions) only
+ *     callback may `GenerateMac` and `VerifyMac`, CallTool, BudgetCheck and CallModel (budget extensions) only
  *     `VerifyMac`; the account administers it and cannot sign — nothing else can forge a decision;
  *   - the starter key (likewise): the runs API may `GenerateMac`, StartRun only `VerifyMac` —
  *     a run's recorded starter is the principal API Gateway verified, never a field of the input
@@ -163,8 +165,8 @@ export class ApprovalMachinery extends Construct {
     // The callback verifies this agent's links against this agent's approvers.
     if (links) settings.approvers = approvers;
 
-    // Only the callback signs decisions; CallTool and BudgetCheck (budget extensions) verify them.
-    const verifiers = [callTool, ...(props.budgetCheck ? [props.budgetCheck] : [])];
+    // Only the callback signs decisions; CallTool, BudgetCheck and CallModel (budget extensions) verify them.
+    const verifiers = [callTool, ...(props.budgetCheck ? [props.budgetCheck] : []), ...(props.callModel ? [props.callModel] : [])];
     const keyVersion = given.decisionKeyVersion ?? 1;
     if (!Number.isInteger(keyVersion) || keyVersion < 1) throw new Error(`approvals.decisionKeyVersion must be a whole number ≥ 1, got ${given.decisionKeyVersion}`);
     // Version 1 keeps the id it always had: a new id is a new key (the old one is retained).

@@ -376,6 +376,7 @@ export class DurableAgent extends Construct {
       requestApproval: functions.requestApproval,
       callTool: functions.callTool,
       budgetCheck: functions.budgetCheck,
+      callModel: functions.callModel,
       callback: stackApi?.approvalCallback,
       pageUrl: stackApi?.urlForPath('/decide'),
       startRun: functions.startRun,

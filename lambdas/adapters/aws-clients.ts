@@ -65,7 +65,7 @@ export const approvalEvents = {
 /** The signed links' key (RequestApproval signs, the approval callback verifies). */
 export const approvalLinks = { linkSigner: (secretId) => secretsLinkSigner(new SecretsManagerClient({}), secretId) } satisfies AwsClients;
 
-/** The decision key (the callback signs; CallTool and BudgetCheck verify). */
+/** The decision key (the callback signs; CallTool, BudgetCheck and CallModel verify). */
 export const decisionKey = { decisionMac: (keyId, previous) => kmsKeyMac(keyId, previous) } satisfies AwsClients;
 
 /** The starter key (the runs API signs who started a run; StartRun verifies). */

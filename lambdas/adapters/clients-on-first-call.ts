@@ -2,7 +2,7 @@ import type { DecisionMac } from '../approvals/decision-mac.js';
 import type { AwsClients } from './aws-clients.js';
 import type { StepFunctionsPorts } from './sfn-clients.js';
 
-// The clients CallTool (and BudgetCheck) load on first use, each SDK in a chunk of its own. This module imports no
+// The clients CallTool (and BudgetCheck, CallModel) load on first use, each SDK in a chunk of its own. This module imports no
 // SDK (nor adapters/aws-clients.ts, which imports them): a bundle that imports a module importing an
 // SDK statically, even unused, loads the SDK at its cold start when a lazy chunk shares it (esbuild
 // keeps the import).
@@ -35,8 +35,8 @@ export const stepFunctionsOnFirstCall = {
 } satisfies AwsClients;
 
 /**
- * The decision key (`DECISION_KEY_ID`) with KMS's SDK loaded on the first MAC (CallTool and
- * BudgetCheck: a decision is verified only when an approved call runs, or an approved budget
+ * The decision key (`DECISION_KEY_ID`) with KMS's SDK loaded on the first MAC (CallTool, and
+ * BudgetCheck and CallModel deciding: a decision is verified only when an approved call runs, or an approved budget
  * extension applies), so a cold start does not load it. Both methods are
  * async, so each awaits the one key.
  */

@@ -56,16 +56,28 @@ const RUN_ENDS: Record<string, MetricPoint['name']> = {
 };
 const length = (value: unknown): number => (Array.isArray(value) ? value.length : 0);
 
+/** A decision's metrics (BudgetCheck's, or CallModel's before its call): a guard's warning, or its stop. */
+function guardMetrics(output: Record<string, unknown>): MetricPoint[] {
+  if (output['continue'] === true) return output['warning'] ? [count(MetricNames.GuardWarnings)] : [];
+  // A stop by a guard (not the agent's own "done"); a request to extend a budget is not a stop yet.
+  if (output['continue'] === false) return output['guard'] && !output['extension'] ? [count(MetricNames.GuardStops)] : [];
+  return [];
+}
+
 /** The metrics of a step that returned `result`. */
 export function resultMetrics(step: StepName, result: unknown): MetricPoint[] {
   const output = object(result);
   if (!output) return [];
   switch (step) {
     case Steps.CallModel: {
-      if (output['skippedBy'] === 'fleet') return [count(MetricNames.FleetBudgetSpent)];
-      if (output['skipped'] !== undefined || output['counted'] === false) return [];
+      // CallModel decides before it calls (BudgetCheck's decision): its guards' metrics, then the turn's, if it made one.
+      const decided = guardMetrics(output);
+      if (output['turn'] === undefined) return decided;
+      if (output['skippedBy'] === 'fleet') return [...decided, count(MetricNames.FleetBudgetSpent)];
+      if (output['skipped'] !== undefined || output['counted'] === false) return decided;
       const tokens = object(output['tokens']);
       return [
+        ...decided,
         count(MetricNames.Steps),
         count(MetricNames.ModelTurns),
         count(MetricNames.InputTokens, num(tokens?.['input']) ?? 0),
@@ -77,9 +89,7 @@ export function resultMetrics(step: StepName, result: unknown): MetricPoint[] {
       if (output['outcome'] === 'skipped' || output['counted'] === false) return [];
       return [count(MetricNames.Steps), count(MetricNames.ToolCalls), ...(output['escalated'] === true ? [count(MetricNames.EffectsEscalated)] : [])];
     case Steps.BudgetCheck:
-      if (output['continue'] === true) return output['warning'] ? [count(MetricNames.GuardWarnings)] : [];
-      // A stop by a guard (not the agent's own "done"); a request to extend a budget is not a stop yet.
-      return output['guard'] && !output['extension'] ? [count(MetricNames.GuardStops)] : [];
+      return guardMetrics(output);
     case Steps.RequestApproval:
       return output['status'] === 'pending' ? [count(MetricNames.ApprovalsRequested)] : [];
     case Steps.ExpireApprovals:

@@ -4,7 +4,7 @@ import type { RunRecord, TurnRecord } from '../records/ledger-records.js';
 
 /**
  * Context compaction as a recorded step. When the last turn's input tokens (from the ledger) pass
- * a share of the model's window, BudgetCheck asks for a compaction before the next turn: one model
+ * a share of the model's window, the decision (steps/budget-check.ts) asks for a compaction before the next turn: one model
  * call, like any other — its own Task state (Compact), retried by the same Retry fields, recorded
  * once in the ledger as a turn (`stopReason: 'compaction'`, `compaction.covers`), counted in the
  * run's steps, tokens and dollars, its settings in the agent's fingerprint.
@@ -70,7 +70,7 @@ export function compactedView(run: Pick<RunRecord, 'prompt'>, turns: TurnRecord[
 }
 
 /**
- * BudgetCheck's question: compact before turn `nextTurn`? When the last turn (not a compaction)
+ * The decision's question (steps/budget-check.ts): compact before turn `nextTurn`? When the last turn (not a compaction)
  * sent at least `share` of the window, and there are turns older than the recent ones not yet
  * compacted. Returns the turns the compaction covers (1..covers).
  */

@@ -132,6 +132,9 @@ function unsettledCalls(known: Known): { turn: number; call: number }[] {
   );
 }
 
+/** `loadConversationStep`'s caller is about to record the turn after the last one it knows (CallModel, deciding first). */
+export const NEXT_TURN = 'next';
+
 export interface ConversationStep {
   run: RunRecord;
   globalKill?: KillFlag;
@@ -144,21 +147,21 @@ export interface ConversationStep {
 }
 
 /**
- * What BudgetCheck and CallModel need, usually in one round trip: the run, the global kill, a
+ * What a decision and a model call need (BudgetCheck, CallModel), usually in one round trip: the run, the global kill, a
  * breaker, and the whole conversation — the known part from memory, the new part (the next two
  * turns, the calls of the next one on a guess, the calls still open) in the same batched read.
  * When that read shows more is new (a run driven by another process meanwhile), the rest of the
  * partition from the first unsettled turn is queried. `unrecordedTurn`: the turn the caller is
- * about to record, whose calls are then not guessed.
+ * about to record (NEXT_TURN: the one after those known), whose calls are then not guessed.
  */
-export async function loadConversationStep(ledger: TurnLedger & BlobStore, runId: string, breaker?: string, unrecordedTurn?: number): Promise<ConversationStep> {
+export async function loadConversationStep(ledger: TurnLedger & BlobStore, runId: string, breaker?: string, unrecordedTurn?: number | typeof NEXT_TURN): Promise<ConversationStep> {
   const known = knownOf(ledger, runId);
   const next = known.turns.length + 1;
   const open = unsettledCalls(known);
   // The turn the caller is about to record (CallModel's) is rarely there yet: its calls are not
   // guessed (each key asked for and absent is a read unit billed); a retry that finds it recorded,
   // with calls, reads them with the query below.
-  const guessed = next === unrecordedTurn ? [] : Array.from({ length: GUESSED_CALLS }, (_, index) => ({ turn: next, call: index + 1 }));
+  const guessed = next === unrecordedTurn || unrecordedTurn === NEXT_TURN ? [] : Array.from({ length: GUESSED_CALLS }, (_, index) => ({ turn: next, call: index + 1 }));
   const batched = open.length + guessed.length + 5 <= MAX_STEP_KEYS;
   const read = await ledger.loadStep(runId, { turns: [next, next + 1], calls: batched ? [...open, ...guessed] : [], ...(breaker !== undefined && { breaker }) });
   if (!read.run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);

@@ -7,7 +7,7 @@ import type { GuardTrip, Reservation } from './budgets.js';
 /**
  * A fleet budget (records/fleet.ts) at a model call: the call's reservation is counted within the
  * run's lease of the day (ledger/fleet-leases.ts), or refused. Refused, the deployment's
- * `whenSpent` says what happens: `stop` (the default) records the stop on the run — BudgetCheck
+ * `whenSpent` says what happens: `stop` (the default) records the stop on the run — the next decision
  * reads it (guards/budgets.ts budgetTrip) and ends the run with the reason — and `wait` gives the
  * run's lease back and throws `Agent.ModelRetryAfter`, which the state machine waits out before the call is tried again
  * (infra/agent-state-machine.ts WaitRetryAfter), as it does a provider's `retry-after`.

@@ -13,13 +13,16 @@ import type { Clock } from '../shared/ports.js';
  *
  * How the events are counted: never by asking Step Functions (`GetExecutionHistory` is a
  * control-plane call on a per-account bucket refilling 20/s: a fleet of long runs emptied it, issue
- * 34). Each BudgetCheck carries in its own result (`$.budget.result.history`, seeded from StartRun's)
- * a conservative bound of the events its execution has made up to that BudgetCheck, and adds to
- * it every event the definition (infra/agent-state-machine.ts) can make until the next one:
+ * 34). Each decision — BudgetCheck's at the execution's start, CallModel's before every model call — carries in its own
+ * result (`$.budget.result.history`, seeded from StartRun's) a conservative bound of the events its
+ * execution has made up to that decision's Task, and adds to it every event the definition
+ * (infra/agent-state-machine.ts) can make until the next decision's Task:
  *
- * - the path it sent the run on (`next`): a model turn (CallModel, the ToolCalls Map and one
- *   CallTool per tool call the recorded turn asked for), resumed tool calls, a compaction or a
- *   budget-extension wait; then the ContinueOrStop Choice and the next BudgetCheck;
+ * - the path the last decision sent the run on (`next`): its Choice (ContinueOrStop after
+ *   BudgetCheck, ToolCallsOrStop after CallModel), then a model turn CallModel made (the ToolCalls
+ *   Map and one CallTool per tool call the recorded turn asked for), BudgetCheck's way to CallModel,
+ *   resumed tool calls (ResumeToolCalls and the Map), a compaction or a budget-extension wait; and
+ *   the next decision's Task (CallModel's, every decision after an execution's first);
  * - every Task entry at its worst: each retry its Retry fields allow (MaxAttempts) of the errors no
  *   step records — Lambda's own faults, States.Timeout, Agent.Transient — each attempt 3 events
  *   (TaskScheduled, TaskStarted, TaskFailed; 4 on a task-token wait, with TaskSubmitted) over the
@@ -34,7 +37,7 @@ import type { Clock } from '../shared/ports.js';
  * The price of MaxAttempts: the bound is 4–8× the real count (a Lambda Task that made 5 events is
  * bounded at 53), so a long run hands off every ~2,500 real events instead of ~20,000, while a
  * 100-step run never does. `test/longruns/history-bound.test.ts` runs the synthesized definition
- * with injected failures and checks the bound against the twin's own count at every BudgetCheck.
+ * with injected failures and checks the bound against the twin's own count at every decision.
  */
 export const DEFAULT_HANDOFF_THRESHOLD = 20_000;
 
@@ -56,7 +59,7 @@ const STATE_EVENTS = 2;
 /** A Map state: entered, started, succeeded, exited; each iteration: started, succeeded. */
 const MAP_EVENTS = 4;
 const ITERATION_EVENTS = 2;
-/** Before the first BudgetCheck: ExecutionStarted, StartRun, StartOrResume, SeedHistory. */
+/** Before the first decision (BudgetCheck): ExecutionStarted, StartRun, StartOrResume, SeedHistory. */
 export const EVENTS_AT_START = 1 + LAMBDA_TASK_EVENTS + 2 * STATE_EVENTS;
 
 /** What a recorded error adds: the failed attempt of a retry, or the loop a Catch starts and the Task it enters again. */
@@ -73,9 +76,12 @@ export function recordedEvents(errorName: string): number {
   }
 }
 
-/** Where a BudgetCheck sent the run: what the next one adds. */
+/** Where a decision sent the run: what the next one adds. */
 export const HistoryNext = z.union([
+  /** CallModel called the model for turn `model` in the deciding invocation: its tool calls, then CallModel again. */
   z.object({ model: z.number().int().min(1) }),
+  /** BudgetCheck let a model turn through: CallModel, which decides again before it calls. */
+  z.object({ callModel: z.literal(true) }),
   z.object({ tools: z.number().int().min(0) }),
   z.object({ compact: z.literal(true) }),
   z.object({ extension: z.literal(true) }),
@@ -83,7 +89,7 @@ export const HistoryNext = z.union([
 export type HistoryNext = z.infer<typeof HistoryNext>;
 
 export const HistoryBound = z.object({
-  /** The most events the execution has made, up to the BudgetCheck that wrote this (included; at the start, up to the first one, excluded). */
+  /** The most events the execution has made, up to the decision that wrote this (its Task included; at the start, up to the first one, excluded). */
   events: z.number().int().min(0),
   /** The run's `historyEvents` then: what the steps recorded since is added to the next bound. */
   meter: z.number().int().min(0),
@@ -97,19 +103,19 @@ export function historyAtStart(meter: number): HistoryBound {
   return { events: EVENTS_AT_START, meter };
 }
 
-/** The events a path between two BudgetChecks can make, the second BudgetCheck included. `toolCallsOf`: the tool calls turn `t` recorded. */
+/** The events a path between two decisions can make, the second decision's Task included. `toolCallsOf`: the tool calls turn `t` recorded. */
 export function pathEvents(next: HistoryNext | undefined, toolCallsOf: (turn: number) => number): number {
-  const choice = next ? STATE_EVENTS : 0; // ContinueOrStop
+  const choice = next ? STATE_EVENTS : 0; // ContinueOrStop or ToolCallsOrStop
   const map = (calls: number) => MAP_EVENTS + calls * (ITERATION_EVENTS + LAMBDA_TASK_EVENTS);
   let path = 0;
-  if (next && 'model' in next) path = LAMBDA_TASK_EVENTS + map(toolCallsOf(next.model));
+  if (next && 'model' in next) path = map(toolCallsOf(next.model)); // the model call was the deciding Task's own
   else if (next && 'tools' in next) path = STATE_EVENTS + map(next.tools); // ResumeToolCalls
   else if (next && 'compact' in next) path = LAMBDA_TASK_EVENTS;
   else if (next && 'extension' in next) path = TOKEN_TASK_EVENTS;
   return choice + path + LAMBDA_TASK_EVENTS;
 }
 
-/** The bound at this BudgetCheck, from the last one's and what the steps recorded since (`meter`: the run's `historyEvents`). */
+/** The bound at this decision, from the last one's and what the steps recorded since (`meter`: the run's `historyEvents`). */
 export function boundNow(last: HistoryBound, meter: number, toolCallsOf: (turn: number) => number): { events: number; meter: number } {
   return { events: last.events + pathEvents(last.next, toolCallsOf) + Math.max(0, meter - last.meter), meter };
 }

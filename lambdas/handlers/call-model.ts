@@ -2,5 +2,7 @@ import agent from '@savepoint/agent-entry';
 import { lambdaStep } from '../adapters/aws-deps.js';
 import { wireCallModel } from '../wiring/steps/call-model.js';
 import { awsModels } from '../adapters/aws-models.js';
+import { decisionKeyOnFirstCall } from '../adapters/clients-on-first-call.js';
 
-export const handler = lambdaStep(agent, 'call-model', wireCallModel, { models: awsModels });
+// KMS on the first budget extension its decision verifies (BudgetCheck's decision, made before each call), not at the cold start.
+export const handler = lambdaStep(agent, 'call-model', wireCallModel, { models: awsModels, clients: { ...decisionKeyOnFirstCall } });

@@ -32,7 +32,7 @@ import { runIsOver } from './run-end.js';
  * - every call of turn n is recorded before turn n+1 (CallModel refuses a turn with a call unrecorded);
  * - an execution takes a run over (`attachments`) before it records the next turn; two takeovers
  *   at the same turn keep their order by execution index;
- * - a budget extension is asked after the turn's calls, one at a time (BudgetCheck waits for each).
+ * - a budget extension is asked after the turn's calls, one at a time (the decision waits for each).
  * When the run is over, every empty position is final; a record changed after the run finished
  * (a late expiry of an approval it waited on) is read as it was then, so the list never changes.
  */

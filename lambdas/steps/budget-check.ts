@@ -4,7 +4,7 @@ import type { AgentDefinition } from '../define.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { budgetTrip, reservationTrip, type Reservation } from '../guards/budgets.js';
 import type { PriceTable } from '../models/prices.js';
-import { nextCallReservation } from './call-model.js';
+import { nextCallReservation } from '../guards/request-size.js';
 import { compactionReservation } from './compact.js';
 import { boundNow, handoffThreshold, HistoryBound, mustHandOff, type HistoryNext } from '../guards/history.js';
 import { loopSettings, loopVerdict } from '../guards/loops.js';
@@ -13,11 +13,11 @@ import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type BudgetGuard
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import { compactionDue } from '../conversation/compaction.js';
-import { loadConversationStep, toolUses } from '../conversation/turns.js';
+import { loadConversationStep, NEXT_TURN, toolUses, type ConversationStep } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 
-/** `history`: the bound of this execution's history at the last BudgetCheck, and where the run went from there (lambdas/guards/history.ts). */
+/** `history`: the bound of this execution's history at the last decision (at its start: StartRun's), and where the run went from there (lambdas/guards/history.ts). */
 export const BudgetCheckInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
 
 export type BudgetDecision =
@@ -83,67 +83,114 @@ function unfinishedCalls(turn: TurnRecord, calls: ToolCallRecord[]): ToolCallIte
   return pending.length > 0 ? pending : null;
 }
 
-export function createBudgetCheck(deps: { agent: AgentDefinition; fingerprint: CodeFingerprint; ledger: TurnLedger & BlobStore & GuardLedger & Pick<RunLedger, 'getRun'> & Pick<ApprovalLedger, 'getBudgetApproval'>; clock: Clock; decisionMac?: DecisionMac; priceTable?: PriceTable }) {
-  // Every decision carries the execution's history bound on to the next BudgetCheck.
-  return async (input: unknown): Promise<BudgetDecision & { history?: HistoryBound }> => {
-    const parsed = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
-    const { decision, run, turns } = await check(parsed.runId);
-    if (!parsed.history) return decision;
-    // ---- continue-as-new (lambdas/guards/history.ts) ----
-    // The bound is made of what this read anyway (the run's meter, the recorded turns): no call.
-    const toolCallsOf = (turn: number) => toolUses(turns.find((record) => record.turn === turn) ?? { content: [] }).length;
-    const now = boundNow(parsed.history, run.historyEvents ?? 0, toolCallsOf);
-    const threshold = handoffThreshold(run);
-    // Never at an execution's first BudgetCheck: a successor must make progress before it hands on.
-    if (decision.continue && parsed.history.next !== undefined && mustHandOff(now.events, threshold)) return { ...decision, handoff: { events: now.events, threshold }, history: now };
-    // A stop without an extension ends the execution (Finalize): no next.
-    const next = decision.continue ? nextOf(decision) : decision.extension ? ({ extension: true } as const) : undefined;
-    return { ...decision, history: { ...now, ...(next && { next }) } };
-  };
-
-  async function check(runId: string): Promise<{ decision: BudgetDecision; run: RunRecord; turns: TurnRecord[] }> {
-    const now = deps.clock.now();
-    // One batched read (usually): the run, the kill flag and what is new in the conversation.
-    const step = await loadConversationStep(deps.ledger, runId);
-    const { globalKill, turns, calls } = step;
-    // A child run (defineAgentTool) is killed with its parent: the kill is recorded on it here.
-    const run = (await parentKill(deps.ledger, step.run, now)) ?? step.run;
-    // A live run goes on only on its own code (steps/versions.ts); an ended one just stops.
-    if (run.status === 'running') checkVersion(run, deps.agent, deps.fingerprint);
-    // The next model call's reservation, worked out once (it does not depend on the limits an
-    // extension raises): the compaction's when one is due (it goes first, and shrinks the call after it).
-    let reservation: Reservation | undefined;
-    const reserve = () => {
-      const due = compactionDue(deps.agent, turns, run.modelTurns + 1);
-      return (reservation ??= due ? compactionReservation(deps.agent, run, { turns, calls }, due.covers, deps.priceTable) : nextCallReservation(deps.agent, run, turns, calls, deps.priceTable));
-    };
-    // The run as last decided on: an extension applied on the way changes it.
-    let latest = run;
-    const decision = await withExtensions(deps, turns, run, (current) => decide(deps.agent, (latest = current), turns, now, { globalKill, calls, reserve }));
-    const warning = decision.continue ? loopVerdict(turns, loopSettings(deps.agent.loops), latest.loopAllowedThrough) : undefined;
-    if (!decision.continue && decision.guard) {
-      const action = decision.extension ? 'tripped' : 'stopped';
-      const reason = decision.extension ? `${decision.reason}: asking to extend it to ${decision.extension.limit}` : decision.reason;
-      await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action, reason, at: now.toISOString() });
-    } else if (warning && decision.continue) {
-      // A warning the run record holds already is not written again (the write would change nothing).
-      if (!run.guardEvents?.some((event) => event.reason === warning.reason)) {
-        await deps.ledger.recordGuardEvent(runId, { guard: 'loop', action: 'warned', reason: warning.reason, at: now.toISOString() });
-      }
-      return { decision: { ...decision, warning: warning.reason }, run, turns };
-    }
-    // ---- context compaction (lambdas/steps/compaction.ts) ----
-    const due = decision.continue && !decision.pending ? compactionDue(deps.agent, turns, decision.nextTurn) : undefined;
-    if (decision.continue && due) return { decision: { ...decision, compact: { turn: decision.nextTurn, covers: due.covers } }, run, turns };
-    return { decision, run, turns };
-  }
+/** What a decision needs: BudgetCheck's and CallModel's (which makes the same decision before each model call). */
+export interface DecisionDeps {
+  agent: AgentDefinition;
+  fingerprint: CodeFingerprint;
+  ledger: TurnLedger & BlobStore & GuardLedger & Pick<RunLedger, 'getRun'> & Pick<ApprovalLedger, 'getBudgetApproval'>;
+  clock: Clock;
+  /** Verifies an approved budget extension's decision (approvals/decision-mac.ts). @default none: applied as recorded */
+  decisionMac?: DecisionMac | undefined;
+  /** @default DEFAULT_PRICE_TABLE */
+  priceTable?: PriceTable | undefined;
 }
 
-/** Where a continuing decision sends the run, in the order of the definition's ContinueOrStop Choice. */
-function nextOf(decision: Extract<BudgetDecision, { continue: true }>): HistoryNext {
+/** A decision and what it was made from: the run as last decided on (an extension applied), and the step's read. */
+export interface Checked {
+  decision: BudgetDecision;
+  run: RunRecord;
+  step: ConversationStep;
+}
+
+/** A decision with the execution's history bound, carried on to the next decision (lambdas/guards/history.ts). */
+export type Decided = BudgetDecision & { history?: HistoryBound };
+
+/**
+ * An execution's first decision (the definition's BudgetCheck state); CallModel makes every later
+ * one, the same way, before its model call. Every decision carries the execution's history bound
+ * on to the next one.
+ */
+export function createBudgetCheck(deps: DecisionDeps) {
+  return async (input: unknown): Promise<Decided> => {
+    const parsed = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
+    return withHistoryBound(await check(deps, parsed.runId), parsed.history, 'BudgetCheck');
+  };
+}
+
+/**
+ * The harness's stop decision for `runId`, from one read (usually one batched request): the run,
+ * the kill flags and what is new in the conversation, with the breaker `read.breaker` when the
+ * caller (CallModel) needs it, and the next turn's calls not guessed when the caller is about to
+ * record that turn (`read.recording`). Records what the decision found (a guard's trip or warning,
+ * a parent's kill, an approved extension applied) before it returns.
+ */
+export async function check(deps: DecisionDeps, runId: string, read: { breaker?: string; recording?: boolean } = {}): Promise<Checked> {
+  const now = deps.clock.now();
+  // One batched read (usually): the run, the kill flag and what is new in the conversation.
+  const step = await loadConversationStep(deps.ledger, runId, read.breaker, read.recording ? NEXT_TURN : undefined);
+  const { globalKill, turns, calls } = step;
+  // A child run (defineAgentTool) is killed with its parent: the kill is recorded on it here.
+  const run = (await parentKill(deps.ledger, step.run, now)) ?? step.run;
+  // A live run goes on only on its own code (steps/versions.ts); an ended one just stops.
+  if (run.status === 'running') checkVersion(run, deps.agent, deps.fingerprint);
+  // The next model call's reservation, worked out once (it does not depend on the limits an
+  // extension raises): the compaction's when one is due (it goes first, and shrinks the call after it).
+  let reservation: Reservation | undefined;
+  const reserve = () => {
+    const due = compactionDue(deps.agent, turns, run.modelTurns + 1);
+    return (reservation ??= due ? compactionReservation(deps.agent, run, { turns, calls }, due.covers, deps.priceTable) : nextCallReservation(deps.agent, run, turns, calls, deps.priceTable));
+  };
+  // The run as last decided on: an extension applied on the way changes it.
+  let latest = run;
+  const decision = await withExtensions(deps, turns, run, (current) => decide(deps.agent, (latest = current), turns, now, { globalKill, calls, reserve }));
+  const checked = (decided: BudgetDecision): Checked => ({ decision: decided, run: latest, step });
+  const warning = decision.continue ? loopVerdict(turns, loopSettings(deps.agent.loops), latest.loopAllowedThrough) : undefined;
+  if (!decision.continue && decision.guard) {
+    const action = decision.extension ? 'tripped' : 'stopped';
+    const reason = decision.extension ? `${decision.reason}: asking to extend it to ${decision.extension.limit}` : decision.reason;
+    await deps.ledger.recordGuardEvent(runId, { guard: decision.guard, action, reason, at: now.toISOString() });
+  } else if (warning && decision.continue) {
+    // A warning the run record holds already is not written again (the write would change nothing).
+    if (!run.guardEvents?.some((event) => event.reason === warning.reason)) {
+      await deps.ledger.recordGuardEvent(runId, { guard: 'loop', action: 'warned', reason: warning.reason, at: now.toISOString() });
+    }
+    return checked({ ...decision, warning: warning.reason });
+  }
+  // ---- context compaction (lambdas/steps/compaction.ts) ----
+  const due = decision.continue && !decision.pending ? compactionDue(deps.agent, turns, decision.nextTurn) : undefined;
+  if (decision.continue && due) return checked({ ...decision, compact: { turn: decision.nextTurn, covers: due.covers } });
+  return checked(decision);
+}
+
+/**
+ * The decision with this execution's history bound (`history`: the one the last decision wrote),
+ * and the continue-as-new it may call for. `by`: the step deciding, which says where a decision to
+ * call the model sends the run (nextOf).
+ */
+export function withHistoryBound({ decision, run, step }: Checked, history: HistoryBound | undefined, by: 'BudgetCheck' | 'CallModel'): Decided {
+  if (!history) return decision;
+  // ---- continue-as-new (lambdas/guards/history.ts) ----
+  // The bound is made of what this read anyway (the run's meter, the recorded turns): no call.
+  const toolCallsOf = (turn: number) => toolUses(step.turns.find((record) => record.turn === turn) ?? { content: [] }).length;
+  const now = boundNow(history, run.historyEvents ?? 0, toolCallsOf);
+  const threshold = handoffThreshold(run);
+  // Never before the execution made progress (a model turn, tool calls, a compaction): not at its
+  // first decision, nor at CallModel's right after it. A successor must make progress before it hands on.
+  const progressed = history.next !== undefined && !('callModel' in history.next);
+  if (decision.continue && progressed && mustHandOff(now.events, threshold)) return { ...decision, handoff: { events: now.events, threshold }, history: now };
+  // A stop without an extension ends the execution (Finalize): no next.
+  const next = decision.continue ? nextOf(decision, by) : decision.extension ? ({ extension: true } as const) : undefined;
+  return { ...decision, history: { ...now, ...(next && { next }) } };
+}
+
+/**
+ * Where a continuing decision sends the run, in the order of the definition's Choice rules: a
+ * model call is made in CallModel's own invocation (`model`), or BudgetCheck's leads to CallModel.
+ */
+function nextOf(decision: Extract<BudgetDecision, { continue: true }>, by: 'BudgetCheck' | 'CallModel'): HistoryNext {
   if (decision.compact) return { compact: true };
   if (decision.pending) return { tools: decision.pending.length };
-  return { model: decision.nextTurn };
+  return by === 'CallModel' ? { model: decision.nextTurn } : { callModel: true };
 }
 
 /**

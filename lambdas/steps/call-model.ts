@@ -2,34 +2,45 @@ import * as z from 'zod';
 import { inputTokensOf, type Message, type ToolResultBlock } from '../records/messages.js';
 import { toolNames, toolSpecs, type AgentDefinition } from '../define.js';
 import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
-import { budgetHint, reservationFor, wallClockEnd, type Reservation } from '../guards/budgets.js';
+import { budgetHint, wallClockEnd, type Reservation } from '../guards/budgets.js';
+import { HistoryBound } from '../guards/history.js';
+import { nextCallReservation } from '../guards/request-size.js';
 import { reserveModelCall, settleModelCall, settlement } from '../guards/reservation.js';
 import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
-import type { BlobStore, FleetLedger, GuardLedger, TurnLedger } from '../ledger/ledger.js';
+import type { FleetLedger } from '../ledger/ledger.js';
 import type { FleetBudget } from '../records/fleet.js';
 import type { GuardEvent, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
-import { costOf, DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
+import { costOf, DEFAULT_PRICE_TABLE } from '../models/prices.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { parseModelSpec } from '../models/spec.js';
 import { InvalidInputError, ModelRetryAfterError, ModelThrottledError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
 import { compactedView } from '../conversation/compaction.js';
-import type { Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { loadConversationStep, rememberTurn, toolUses, type ConversationStep } from '../conversation/turns.js';
+import { rememberTurn, toolUses, type ConversationStep } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
+import { check, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
 
-export const CallModelInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive() });
+/** `history`: the execution's history bound at the last decision (BudgetCheck's or CallModel's: lambdas/guards/history.ts). */
+export const CallModelInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
 
-export interface CallModelResult {
+/**
+ * CallModel's answer: the decision it made before the call (steps/budget-check.ts), and, when that
+ * decision let a model turn through, the turn (ModelTurn). A decision to stop, ask for an
+ * extension, hand off, compact or finish a turn's pending calls comes back without a model call.
+ */
+export type CallModelResult = Decided | (Decided & ModelTurn);
+
+/** The model turn CallModel made (or found recorded). */
+export interface ModelTurn {
   turn: number;
   stopReason: string;
   toolCalls: number;
   /** The turn's tool calls still to make, in call order: the `ToolCalls` Map's items (empty: none). */
   calls: ToolCallItem[];
-  /** Set when a guard tripped before the call: the model was not called; BudgetCheck stops the run. */
+  /** Set when a guard tripped as the call was reserved: the model was not called; the next decision stops the run. */
   skipped?: string;
   /** The guard that skipped the call (`fleet`: the fleet budget refused it, an alarm's metric). */
   skippedBy?: GuardEvent['guard'];
@@ -42,17 +53,13 @@ export interface CallModelResult {
   counted?: boolean;
 }
 
-export interface CallModelDeps {
-  agent: AgentDefinition;
+export interface CallModelDeps extends DecisionDeps {
   /** This code's fingerprint: the run must be bound to it (steps/versions.ts), and each turn records it. */
   fingerprint: CodeFingerprint;
-  ledger: GuardLedger & TurnLedger & BlobStore & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>;
+  ledger: DecisionDeps['ledger'] & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>;
   /** A client per `provider:model-id`, built once per container. */
   models: ModelRegistry;
-  clock: Clock;
   breaker: CircuitBreaker;
-  /** @default DEFAULT_PRICE_TABLE */
-  priceTable?: PriceTable;
   /** The deployment's fleet budget (records/fleet.ts), each call reserved within it. @default none */
   fleetBudget?: FleetBudget;
 }
@@ -123,57 +130,69 @@ export function withNotes(messages: Message[], notes: readonly string[]): void {
 }
 
 /**
- * One model call. The response and its usage are recorded in the ledger before the step returns;
- * a retry after that point finds the recorded turn and does not call the model again.
+ * BudgetCheck's decision, then one model call. The decision is made from the same read as the
+ * call (steps/budget-check.ts `check`), so the state machine needs no BudgetCheck state between
+ * turns: the kill switches, the budgets, the run's status and the call's reservation are checked
+ * before every model call, on every attempt. A decision other than "call the model" comes back as
+ * it is, for the definition's Choice to route. The response and its usage are recorded in the
+ * ledger before the step returns; a retry after that point finds the recorded turn and decides
+ * from it (its tool calls are pending, or the run is done), without calling the model again.
  */
 export function createCallModel(deps: CallModelDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<CallModelResult> => {
-    const { runId, turn } = parseOrThrow(CallModelInput, input, 'CallModel input');
-    // One batched read: the run, the kill flag, the breaker of the agent's model (the model of
-    // most runs), and what is new in the conversation.
+    const { runId, history } = parseOrThrow(CallModelInput, input, 'CallModel input');
+    // One batched read for the decision and the call: the run, the kill flag, the breaker of the
+    // agent's model (the model of most runs), and what is new in the conversation.
     const breakerName = modelBreaker(deps.agent.model);
-    const step = { ...(await loadConversationStep(deps.ledger, runId, breakerName, turn)), breakerName };
-    const { run } = step;
-    const fingerprint = checkVersion(run, deps.agent, deps.fingerprint);
-    const recorded = step.turns.find((known) => known.turn === turn);
-    const previous = step.turns.filter((known) => known.turn < turn);
-    // What this turn's call may cost at most: the same from the same records on every attempt.
-    const reservation = nextCallReservation(deps.agent, run, previous, step.calls, deps.priceTable);
-    let messages: Message[] | undefined;
-    if (!recorded) {
-      // A kill or a budget may have landed since BudgetCheck: checked again before the call goes
-      // out, with the call's cost reserved (BudgetCheck reserved the same, from the same records).
-      // Recorded before the call goes out (once per turn, whatever the attempts), settled below.
-      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill, fleet: deps.fleetBudget });
-      if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason, skippedBy: trip.guard };
-      messages = conversation(run, previous, step.calls, toolNames(deps.agent));
-    }
-    const made = recorded ? { record: recorded, counted: false } : await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages!, reservation });
-    // The run's wall clock ran out while the model was answering: nothing recorded (the reservation
-    // stands for what the call may have cost); BudgetCheck stops the run.
-    if (made instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: made.message };
-    const { record } = made;
-    // This function's conversation cache learns the turn it recorded: the next turn's read asks for
-    // this turn's calls by their keys, and nothing of this turn or of the one about to be recorded
-    // on a guess.
-    rememberTurn(deps.ledger, record);
-    // The turn this attempt recorded was counted in the same write, the reservation settled to its
-    // real usage. A turn found recorded (a retry; on the embedded log a crash may have come between
-    // the turn's line and the count's) is counted here: idempotent per turn.
-    const counted = made.counted || (await settleModelCall(deps.ledger, record, reservation));
-    // A recorded turn is a resume: its calls without a recorded result are still to make.
-    const calls = plannedCalls(record, step.calls);
-    const uses = toolUses(record);
-    return {
-      turn,
-      stopReason: record.stopReason,
-      toolCalls: uses.length,
-      calls,
-      summary: `${record.stopReason}: ${uses.length} tool call${uses.length === 1 ? '' : 's'}${uses.length > 0 ? ` (${[...new Set(uses.map((use) => use.name))].join(', ')})` : ''}`.slice(0, 200),
-      tokens: { input: inputTokensOf(record.usage), output: record.usage.output_tokens },
-      dollars: record.costMicros / 1_000_000,
-      counted,
-    };
+    const checked = await check(deps, runId, { breaker: breakerName, recording: true });
+    const decided = withHistoryBound(checked, history, 'CallModel');
+    if (!decided.continue || decided.pending || decided.compact || decided.handoff) return decided;
+    return { ...decided, ...(await modelTurn(deps, { ...checked.step, run: checked.run, breakerName }, decided.nextTurn, signal)) };
+  };
+}
+
+/** Model turn `turn` of the run `step` read, called (its cost reserved first) or found recorded. */
+async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breakerName: string }, turn: number, signal: AbortSignal | undefined): Promise<ModelTurn> {
+  const { run } = step;
+  const fingerprint = checkVersion(run, deps.agent, deps.fingerprint);
+  const recorded = step.turns.find((known) => known.turn === turn);
+  const previous = step.turns.filter((known) => known.turn < turn);
+  // What this turn's call may cost at most: the same from the same records on every attempt.
+  const reservation = nextCallReservation(deps.agent, run, previous, step.calls, deps.priceTable);
+  let messages: Message[] | undefined;
+  if (!recorded) {
+    // The call's cost reserved (the decision reserved the same, from the same records), within the
+    // fleet's budget too: recorded before the call goes out (once per turn, whatever the attempts),
+    // settled below.
+    const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill, fleet: deps.fleetBudget });
+    if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason, skippedBy: trip.guard };
+    messages = conversation(run, previous, step.calls, toolNames(deps.agent));
+  }
+  const made = recorded ? { record: recorded, counted: false } : await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages!, reservation });
+  // The run's wall clock ran out while the model was answering: nothing recorded (the reservation
+  // stands for what the call may have cost); the next decision stops the run.
+  if (made instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: made.message };
+  const { record } = made;
+  // This function's conversation cache learns the turn it recorded: the next turn's read asks for
+  // this turn's calls by their keys, and nothing of this turn or of the one about to be recorded
+  // on a guess.
+  rememberTurn(deps.ledger, record);
+  // The turn this attempt recorded was counted in the same write, the reservation settled to its
+  // real usage. A turn found recorded (on the embedded log a crash may have come between the
+  // turn's line and the count's) is counted here: idempotent per turn.
+  const counted = made.counted || (await settleModelCall(deps.ledger, record, reservation));
+  // A recorded turn is a resume: its calls without a recorded result are still to make.
+  const calls = plannedCalls(record, step.calls);
+  const uses = toolUses(record);
+  return {
+    turn,
+    stopReason: record.stopReason,
+    toolCalls: uses.length,
+    calls,
+    summary: `${record.stopReason}: ${uses.length} tool call${uses.length === 1 ? '' : 's'}${uses.length > 0 ? ` (${[...new Set(uses.map((use) => use.name))].join(', ')})` : ''}`.slice(0, 200),
+    tokens: { input: inputTokensOf(record.usage), output: record.usage.output_tokens },
+    dollars: record.costMicros / 1_000_000,
+    counted,
   };
 }
 
@@ -250,47 +269,6 @@ async function callModel(
   // Another attempt's turn came back (the first recording stands): this write counted nothing.
   return { record: stored, counted: stored.recordedAt === turnRecord.recordedAt };
 }
-
-/**
- * What the model call after the recorded `turns` may cost at most (guards/budgets.ts
- * reservationFor), answered by the run's model or its fallback. BudgetCheck and CallModel reserve
- * it from the same records, so they agree on whether it fits.
- */
-export function nextCallReservation(agent: AgentDefinition, run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[], table: PriceTable = DEFAULT_PRICE_TABLE): Reservation {
-  const models = agent.fallbackModel === undefined ? [run.model] : [run.model, agent.fallbackModel];
-  return reservationFor(requestBytes(agent, run, turns, calls), run.config.maxTokensPerTurn, models.map((model) => priceFor(model, table)));
-}
-
-/** What JSON adds around a message, a content block or a tool result (role, type, ids, is_error): generously. */
-export const WRAPPER_BYTES = 160;
-
-/**
- * At least the UTF-8 bytes of the request `conversation()` renders (its JSON, less the turn's
- * notes, allowed for apart): each recorded piece measured once (a turn or a call never changes),
- * so a step sums sizes instead of serializing the whole conversation again.
- */
-export function requestBytes(agent: AgentDefinition, run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[]): number {
-  const view = compactedView(run, turns);
-  const shown = new Set(view.turns.map((turn) => turn.turn));
-  let bytes = fixedBytes(agent) + jsonBytes(view.opening) + WRAPPER_BYTES;
-  for (const turn of view.turns) bytes += measured(turn, turnBytes);
-  for (const call of calls) if (shown.has(call.turn)) bytes += measured(call, callBytes);
-  return bytes;
-}
-
-const turnBytes = (turn: TurnRecord) => jsonBytes(turn.content) + jsonBytes(turn.notes ?? []) + WRAPPER_BYTES * (2 + turn.content.length);
-const callBytes = (call: ToolCallRecord) => jsonBytes(call.result ?? '') + WRAPPER_BYTES;
-
-/** A record's size, measured once (a step sums the whole conversation's, twice a turn); `measure` is given the record, so no closure is made per record. */
-const sizes = new WeakMap<object, number>();
-function measured<T extends object>(record: T, measure: (record: T) => number): number {
-  let size = sizes.get(record);
-  if (size === undefined) sizes.set(record, (size = measure(record)));
-  return size;
-}
-const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
-/** The system prompt and the tool list: the same bytes every turn. */
-const fixedBytes = (agent: AgentDefinition) => measured(agent, (defined) => jsonBytes({ system: defined.system, tools: toolSpecs(defined) }));
 
 /**
  * What the harness tells the model each turn: the budget left (a soft cap: the harness's counters

@@ -42,7 +42,7 @@ export interface CallToolResult {
   call: number;
   name: string;
   outcome: ToolOutcome | 'skipped';
-  /** Set when a guard tripped before the call: nothing was sent; BudgetCheck stops the run. */
+  /** Set when a guard tripped before the call: nothing was sent; the next decision (CallModel's) stops the run. */
   skipped?: string;
   /** For a person following the run in the console (no arguments or result): e.g. `issue_refund → ok`. */
   summary?: string;
@@ -223,7 +223,7 @@ export function createCallTool(deps: CallToolDeps) {
     if (tool.effect === 'read') {
       const tried = await attemptOrRefusal(send(false, entry.idempotencyKey));
       switch (tried.kind) {
-        // The wall clock ran out while the call was in flight: BudgetCheck stops the run (a run
+        // The wall clock ran out while the call was in flight: the next decision stops the run (a run
         // that is extended calls it again, from scratch).
         case 'cut':
           return skipped(tried.reason);

@@ -15,7 +15,7 @@ import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { COMPACTION_STOP_REASON, compactionSettings, isCompaction } from '../conversation/compaction.js';
 import { loadConversationStep } from '../conversation/turns.js';
-import { requestBytes, WRAPPER_BYTES } from './call-model.js';
+import { requestBytes, WRAPPER_BYTES } from '../guards/request-size.js';
 
 /** The Compact step; what compaction is and when it is due: conversation/compaction.ts. */
 
@@ -47,7 +47,7 @@ export function createCompact(deps: CompactDeps) {
     // the whole conversation queried at every compaction of a long run.
     const { run, turns, calls } = await loadConversationStep(deps.ledger, runId);
     // What the summarising call may cost at most, reserved like CallModel's (guards/reservation.ts):
-    // the same from the same records on every attempt, and the same BudgetCheck checked.
+    // the same from the same records on every attempt, and what the decision before it reserved.
     const reservation = compactionReservation(deps.agent, run, { turns, calls }, covers, deps.priceTable);
     let record = turns.find((recorded) => recorded.turn === turn);
     if (!record) {

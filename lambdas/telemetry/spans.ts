@@ -401,8 +401,8 @@ function budgetAttributes(kind: 'used' | 'remaining', config: RunRecord['config'
 }
 
 /**
- * `savepoint.budget_check`: one span per BudgetCheck that let a model turn through, and one for the
- * check that ended the run, rebuilt from the records rather than recorded: BudgetCheck decides
+ * `savepoint.budget_check`: one span per decision that let a model turn through, and one for the
+ * check that ended the run, rebuilt from the records rather than recorded: the decision (BudgetCheck's, CallModel's before its call) is made
  * from persisted counters only (budget-check.ts `decide`), so what it saw before turn N is the sum
  * of the records before it, and that turn N exists is its verdict (`continue`). Recording each
  * check instead would cost a ledger write per step; this costs nothing on the way.

@@ -60,7 +60,7 @@ export type Failure =
   | { kind: 'release'; error: unknown; unknown: boolean }
   /** A write whose outcome is unknown and that cannot be found out: recorded as `outcome_unknown`, a person decides; never sent again. */
   | { kind: 'undecidable'; outcome: Outcome }
-  /** The run's wall clock ran out mid-call: nothing more is sent; BudgetCheck stops the run. */
+  /** The run's wall clock ran out mid-call: nothing more is sent; the next decision stops the run. */
   | { kind: 'cut'; reason: string };
 
 export function failureOf(tool: Pick<ToolDefinition, 'name' | 'effect' | 'reconcile' | 'idempotencyKeys'>, error: unknown, latencyMs: number): Failure {

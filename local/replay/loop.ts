@@ -59,7 +59,7 @@ export const LOOP_STATES = {
   },
   RequestApproval: { step: Steps.RequestApproval, retry: TOKEN_WAIT, catch: [{ errors: DECIDED, next: 'CallTool' }] },
   AwaitChildRun: { step: Steps.CallTool, retry: TOKEN_WAIT, catch: [] },
-  RequestBudgetExtension: { step: Steps.RequestApproval, retry: TOKEN_WAIT, catch: [{ errors: DECIDED, next: 'BudgetCheck' }, { errors: ['States.ALL'], next: 'RecordFailure' }] },
+  RequestBudgetExtension: { step: Steps.RequestApproval, retry: TOKEN_WAIT, catch: [{ errors: DECIDED, next: 'CallModel' }, { errors: ['States.ALL'], next: 'RecordFailure' }] },
   Compact: { step: Steps.Compact, retry: [...TASK, THROTTLED, CIRCUIT_OPEN], catch: [{ errors: ['States.ALL'], next: 'RecordFailure' }] },
   Handoff: { step: Steps.Handoff, retry: TASK, catch: [{ errors: ['States.ALL'], next: 'HandoffFailed' }] },
   Finalize: { step: Steps.Finalize, retry: TASK, catch: [{ errors: ['States.ALL'], next: 'RecordFailure' }] },
@@ -219,21 +219,25 @@ export function agentLoop(deps: LoopDeps): Loop {
         return { ok: false };
       }
     };
+    // The step that decides next: BudgetCheck at the execution's start (its Choice: ContinueOrStop),
+    // CallModel every time after (ToolCallsOrStop).
+    let decider: 'BudgetCheck' | 'CallModel' = 'BudgetCheck';
     for (;;) {
-      const checked = await guarded('BudgetCheck', () => task('BudgetCheck', { executionArn, runId, history }));
+      const checked = await guarded(decider, () => (decider === 'BudgetCheck' ? task('BudgetCheck', { executionArn, runId, history }) : callModel(executionArn, runId, history)));
       if (!checked.ok) return;
       const budget = checked.value as Record<string, any>;
       history = budget['history'];
-      // ContinueOrStop, its rules in order.
+      // ContinueOrStop or ToolCallsOrStop: the same rules, in order.
       if (budget['extension'] !== undefined) {
         const asked = await guarded('RequestBudgetExtension', async () => {
           try {
             await tokenWait('RequestBudgetExtension', { executionArn, runId, extension: budget['extension'] });
           } catch (failure) {
-            if (caught('RequestBudgetExtension', failure) !== 'BudgetCheck') throw failure;
+            if (caught('RequestBudgetExtension', failure) !== 'CallModel') throw failure;
           }
         });
         if (!asked.ok) return;
+        decider = 'CallModel';
         continue;
       }
       if (budget['continue'] === false) {
@@ -251,30 +255,33 @@ export function agentLoop(deps: LoopDeps): Loop {
       if (budget['compact'] !== undefined) {
         const compacted = await guarded('Compact', () => task('Compact', { executionArn, runId, turn: budget['compact'].turn, covers: budget['compact'].covers }));
         if (!compacted.ok) return;
+        decider = 'CallModel';
         continue;
       }
-      let calls = budget['pending'] as { turn: number; call: number }[] | null | undefined;
-      if (calls === null || calls === undefined) {
-        const modelled = await guarded('CallModel', () => callModel(executionArn, runId, budget['nextTurn'] as number));
-        if (!modelled.ok) return;
-        calls = (modelled.value as { calls: { turn: number; call: number }[] }).calls;
+      const pending = budget['pending'] as { turn: number; call: number }[] | null | undefined;
+      // ContinueOrStop's default: CallModel, which decides again and calls.
+      if ((pending === null || pending === undefined) && decider === 'BudgetCheck') {
+        decider = 'CallModel';
+        continue;
       }
-      // The ToolCalls Map: its Catch (States.ALL) records the run's failure.
+      // ResumeToolCalls, or ToolCallsOrStop's default: the turn CallModel made. The ToolCalls Map:
+      // its Catch (States.ALL) records the run's failure; then CallModel.
       try {
-        await toolCalls(executionArn, runId, calls);
+        await toolCalls(executionArn, runId, pending ?? (budget['calls'] as { turn: number; call: number }[]));
       } catch (failure) {
         if (!(failure instanceof StateFailure)) throw failure;
         await recordFailure(failure);
         return;
       }
+      decider = 'CallModel';
     }
   };
 
-  /** CallModel, with its retry-after caught and waited out before calling again (ReadRetryAfter … WaitRetryAfter). */
-  const callModel = async (executionArn: string, runId: string, turn: number): Promise<unknown> => {
+  /** CallModel, with its retry-after caught and waited out before deciding and calling again (ReadRetryAfter … WaitRetryAfter). */
+  const callModel = async (executionArn: string, runId: string, history: unknown): Promise<unknown> => {
     for (let waits = 0; ; waits += 1) {
       try {
-        return await task('CallModel', { executionArn, runId, turn });
+        return await task('CallModel', { executionArn, runId, history });
       } catch (failure) {
         if (caught('CallModel', failure) !== 'ReadRetryAfter' || waits >= MOST_WAITS) throw failure;
         await later();

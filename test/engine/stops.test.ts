@@ -11,7 +11,7 @@ import { cachedTemplate } from '../../local/template/cache.js';
 import { summarizeHistory } from '../../local/engine/local-engine.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
-import { nextCallReservation } from '../../lambdas/steps/call-model.js';
+import { nextCallReservation } from '../../lambdas/guards/request-size.js';
 import { postDecision, startAgentHarness, wake, waitFor, type AgentHarness } from '../support/agent-harness.js';
 import { manualClock, skippingClock } from '../support/manual-clock.js';
 import { skipSettleWaits } from '../../testing/index.js';

@@ -87,12 +87,13 @@ describe('approvals in the template', () => {
     for (const step of ledgerUsers) expect(envOf(step)['LEDGER_SEAL_SECRET_ARN']).toEqual({ Ref: secretId });
   });
 
-  it('signs decisions with a KMS HMAC key: the callback may GenerateMac, CallTool and BudgetCheck (extensions) only VerifyMac, nobody else either', () => {
+  it('signs decisions with a KMS HMAC key: the callback may GenerateMac, CallTool, BudgetCheck and CallModel (extensions) only VerifyMac, nobody else either', () => {
     template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
     const decisionKey = keyIdOf('Signs approval decisions (only the approval callback can)');
     expect(ALL_STEPS.filter((step) => mayUseKey(step, 'kms:GenerateMac', decisionKey))).toEqual([Steps.ApprovalCallback]);
-    expect(ALL_STEPS.filter((step) => mayUseKey(step, 'kms:VerifyMac', decisionKey)).sort()).toEqual([Steps.ApprovalCallback, Steps.CallTool, Steps.BudgetCheck].sort());
+    expect(ALL_STEPS.filter((step) => mayUseKey(step, 'kms:VerifyMac', decisionKey)).sort()).toEqual([Steps.ApprovalCallback, Steps.CallTool, Steps.BudgetCheck, Steps.CallModel].sort());
     expect(envOf(Steps.BudgetCheck)['DECISION_KEY_ID']).toEqual(envOf(Steps.ApprovalCallback)['DECISION_KEY_ID']);
+    expect(envOf(Steps.CallModel)['DECISION_KEY_ID']).toEqual(envOf(Steps.ApprovalCallback)['DECISION_KEY_ID']);
     // The policy is the agent's settings in the stack's API functions (separation of duties on: the default, not written).
     expect(envOf(Steps.ApprovalCallback)).toMatchObject({ DECISION_KEY_ID: expect.anything() });
     expect(envOf(Steps.ApprovalCallback)['SEPARATION_OF_DUTIES']).toBeUndefined();

@@ -52,12 +52,14 @@ describe('the state machine', () => {
     expect(text).not.toContain('{%');
   });
 
-  it('runs the loop StartRun → BudgetCheck → CallModel → tool calls → BudgetCheck', () => {
+  it('runs the loop StartRun → BudgetCheck → CallModel → tool calls → CallModel, which decides before each call', () => {
     expect(definition.StartAt).toBe('StartRun');
     expect(states['StartRun']!.Next).toBe('StartOrResume');
     expect(states['BudgetCheck']!.Next).toBe('ContinueOrStop');
-    expect(states['CallModel']!.Next).toBe('ToolCalls');
-    expect(states['ToolCalls']!.Next).toBe('BudgetCheck');
+    expect((states['ContinueOrStop'] as unknown as { Default: string }).Default).toBe('CallModel');
+    expect(states['CallModel']!.Next).toBe('ToolCallsOrStop');
+    expect((states['ToolCallsOrStop'] as unknown as { Default: string }).Default).toBe('ToolCalls');
+    expect(states['ToolCalls']!.Next).toBe('CallModel');
     expect(states['ResumeToolCalls']!.Next).toBe('ToolCalls');
     // One iteration per call, starting at CallTool (no Choice in front of it: a billed transition
     // per call); a call that needs approval is caught into the wait, which goes back to CallTool.
@@ -96,7 +98,7 @@ describe('the state machine', () => {
 
   it("runs a turn's tool calls concurrently, up to the agent's toolConcurrency, keeping no result in the state", () => {
     const map = states['ToolCalls']!;
-    expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.step.result.calls', MaxConcurrency: 10, ResultPath: null });
+    expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.budget.result.calls', MaxConcurrency: 10, ResultPath: null });
     expect(map.ItemSelector).toEqual({ 'runId.$': '$.run.result.runId', 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', approval: false });
   });
 
@@ -165,11 +167,15 @@ describe('the state machine', () => {
     const extension = states['RequestBudgetExtension']!;
     expect(extension.Resource).toBe('arn:aws:states:::lambda:invoke.waitForTaskToken');
     expect(extension.Parameters).toMatchObject({ Payload: { 'taskToken.$': '$$.Task.Token', 'extension.$': '$.budget.result.extension' } });
-    expect(extension.Next).toBe('BudgetCheck');
-    expect(extension.Catch!.find((catcher) => catcher.ErrorEquals.includes(ErrorNames.ApprovalRejected))!.Next).toBe('BudgetCheck');
-    // Asked first, so that a stop decision carrying an extension request never reaches Finalize.
-    const rules = (states['ContinueOrStop'] as unknown as { Choices: { Next: string }[] }).Choices;
-    expect(rules.map((rule) => rule.Next)).toEqual(['RequestBudgetExtension', 'Finalize', 'Handoff', 'Compact', 'ResumeToolCalls']);
+    expect(extension.Next).toBe('CallModel');
+    expect(extension.Catch!.find((catcher) => catcher.ErrorEquals.includes(ErrorNames.ApprovalRejected))!.Next).toBe('CallModel');
+    // Asked first, so that a stop decision carrying an extension request never reaches Finalize;
+    // the same rules after BudgetCheck's decision and CallModel's.
+    for (const choice of ['ContinueOrStop', 'ToolCallsOrStop']) {
+      const rules = (states[choice] as unknown as { Choices: { Next: string }[] }).Choices;
+      expect(rules.map((rule) => rule.Next), choice).toEqual(['RequestBudgetExtension', 'Finalize', 'Handoff', 'Compact', 'ResumeToolCalls']);
+    }
+    expect((states['ContinueOrStop'] as unknown as { Choices: unknown }).Choices).toEqual((states['ToolCallsOrStop'] as unknown as { Choices: unknown }).Choices);
   });
 
   it('sets an explicit timeout on every task', () => {
@@ -302,7 +308,7 @@ describe('long runs', () => {
   it('compacts the context in a step of its own, retried like a model call, then decides again', () => {
     const compact = states['Compact']!;
     expect(compact.Parameters).toMatchObject({ Payload: { 'turn.$': '$.budget.result.compact.turn', 'covers.$': '$.budget.result.compact.covers' } });
-    expect(compact.Next).toBe('BudgetCheck');
+    expect(compact.Next).toBe('CallModel');
     expect(compact.Retry!.map((retrier) => retrier.ErrorEquals[0])).toEqual(states['CallModel']!.Retry!.map((retrier) => retrier.ErrorEquals[0]));
   });
 });

@@ -6,13 +6,14 @@ import { startLocalStack, type LocalStack } from '../../local/runtime/local-stac
 import { counterAgent } from '../support/counter-agent.js';
 
 /**
- * Issue 34 item 5: the history bound BudgetCheck carries (lambdas/guards/history.ts) is never below
+ * Issue 34 item 5: the history bound each decision carries (lambdas/guards/history.ts) is never below
  * the events the execution really has. The synthesized definition runs in the twin with the
  * failures a fleet meets: the model overloaded or rate-limited (Agent.ModelThrottled, each recorded
  * by its step; the breaker opening: Agent.CircuitOpen), Lambda throttled by the account's
  * concurrency (Lambda.TooManyRequestsException, counted by MaxAttempts), and compactions; a low
- * threshold makes the run hand off several times. At every BudgetCheck of every execution, the
- * bound in its output is compared with the id of its own TaskStateExited event (ids run 1, 2, 3, …).
+ * threshold makes the run hand off several times. At every decision of every execution (BudgetCheck,
+ * and CallModel before each model call), the bound in its output is compared with the id of its own
+ * TaskStateExited event (ids run 1, 2, 3, …).
  */
 let stack: LocalStack | undefined;
 afterEach(async () => {
@@ -20,10 +21,10 @@ afterEach(async () => {
   stack = undefined;
 });
 
-/** Each BudgetCheck's exit: its event id and the bound it wrote. */
+/** Each decision's exit (BudgetCheck's, CallModel's): its event id and the bound it wrote. */
 function checks(events: readonly HistoryEvent[]): { id: number; bound: number }[] {
   return events
-    .filter((event) => event.type === 'TaskStateExited' && event.stateExitedEventDetails?.name === 'BudgetCheck')
+    .filter((event) => event.type === 'TaskStateExited' && ['BudgetCheck', 'CallModel'].includes(event.stateExitedEventDetails?.name ?? ''))
     .map((event) => ({ id: event.id, bound: (JSON.parse(event.stateExitedEventDetails!.output) as { budget: { result: { history: { events: number } } } }).budget.result.history.events }));
 }
 
@@ -61,6 +62,6 @@ describe('the history bound against the twin\'s count', () => {
     // No Step Functions call but the successors' starts: no GetExecutionHistory, no DescribeExecution.
     expect(stack.quotas!.admitted()).toEqual({ StartExecution: run.executions.length - 1 });
     const slack = seen.map(({ id, bound }) => bound / id);
-    console.log(`history bound: ${seen.length} BudgetChecks in ${run.executions.length} executions, ${count('Agent.ModelThrottled')} model throttles, ${count('Lambda.TooManyRequestsException')} Lambda throttles; bound ÷ real events ${Math.min(...slack).toFixed(2)}–${Math.max(...slack).toFixed(2)}`);
+    console.log(`history bound: ${seen.length} decisions in ${run.executions.length} executions, ${count('Agent.ModelThrottled')} model throttles, ${count('Lambda.TooManyRequestsException')} Lambda throttles; bound ÷ real events ${Math.min(...slack).toFixed(2)}–${Math.max(...slack).toFixed(2)}`);
   }, 120_000);
 });

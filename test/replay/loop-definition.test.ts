@@ -41,24 +41,28 @@ describe("replay's agent loop against the synthesized definition", () => {
     expect(map['MaxConcurrency']).toBe(DEFAULT_TOOL_CONCURRENCY);
     expect(map.ItemProcessor?.StartAt).toBe('CallTool');
     expect(map['Catch']).toMatchObject([{ ErrorEquals: ['States.ALL'], Next: 'RecordFailure' }]);
-    expect(map['Next']).toBe('BudgetCheck');
+    expect(map['Next']).toBe('CallModel');
   });
 
   it('takes the loop\'s Choice rules in the order the definition tries them', () => {
-    const choice = states.get('ContinueOrStop') as unknown as { Choices: Record<string, unknown>[]; Default: string };
-    // loop.ts `execution`: extension, stop, hand-off, compaction, pending calls, else the model.
-    expect(choice.Choices.map((rule) => rule['Next'])).toEqual(['RequestBudgetExtension', 'Finalize', 'Handoff', 'Compact', 'ResumeToolCalls']);
-    expect(choice.Choices.map((rule) => JSON.stringify(rule))).toEqual([
-      expect.stringContaining('"Variable":"$.budget.result.extension","IsPresent":true'),
-      expect.stringContaining('"Variable":"$.budget.result.continue","BooleanEquals":false'),
-      expect.stringContaining('"Variable":"$.budget.result.handoff","IsPresent":true'),
-      expect.stringContaining('"Variable":"$.budget.result.compact","IsPresent":true'),
-      expect.stringContaining('"Not":{"Variable":"$.budget.result.pending","IsNull":true}'),
-    ]);
-    expect(choice.Default).toBe('CallModel');
+    // loop.ts `execution`: extension, stop, hand-off, compaction, pending calls, else the model
+    // after BudgetCheck's decision, the turn's tool calls after CallModel's.
+    for (const [name, otherwise] of [['ContinueOrStop', 'CallModel'], ['ToolCallsOrStop', 'ToolCalls']] as const) {
+      const choice = states.get(name) as unknown as { Choices: Record<string, unknown>[]; Default: string };
+      expect(choice.Choices.map((rule) => rule['Next'])).toEqual(['RequestBudgetExtension', 'Finalize', 'Handoff', 'Compact', 'ResumeToolCalls']);
+      expect(choice.Choices.map((rule) => JSON.stringify(rule))).toEqual([
+        expect.stringContaining('"Variable":"$.budget.result.extension","IsPresent":true'),
+        expect.stringContaining('"Variable":"$.budget.result.continue","BooleanEquals":false'),
+        expect.stringContaining('"Variable":"$.budget.result.handoff","IsPresent":true'),
+        expect.stringContaining('"Variable":"$.budget.result.compact","IsPresent":true'),
+        expect.stringContaining('"Not":{"Variable":"$.budget.result.pending","IsNull":true}'),
+      ]);
+      expect(choice.Default, name).toBe(otherwise);
+    }
     expect(states.get('StartOrResume')).toMatchObject({ Default: 'NothingToDo', Choices: [{ Next: 'SeedHistory' }] });
-    expect(states.get('CallModel')?.['Next']).toBe('ToolCalls');
+    expect(states.get('BudgetCheck')?.['Next']).toBe('ContinueOrStop');
+    expect(states.get('CallModel')?.['Next']).toBe('ToolCallsOrStop');
     expect(states.get('ResumeToolCalls')?.['Next']).toBe('ToolCalls');
-    for (const [state, next] of [['RequestApproval', 'CallTool'], ['AwaitChildRun', 'CallTool'], ['RequestBudgetExtension', 'BudgetCheck'], ['Compact', 'BudgetCheck']]) expect(states.get(state!)?.['Next'], state).toBe(next);
+    for (const [state, next] of [['RequestApproval', 'CallTool'], ['AwaitChildRun', 'CallTool'], ['RequestBudgetExtension', 'CallModel'], ['Compact', 'CallModel']]) expect(states.get(state!)?.['Next'], state).toBe(next);
   });
 });

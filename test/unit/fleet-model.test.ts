@@ -17,6 +17,15 @@ describe('the fleet model (bench/fleet-model.ts)', () => {
     expect(planOf([history], 3, { StartExecution: 1 }).phases).toEqual([[{ state: 'CallModel', model: true }], [{ state: 'CallTool', model: false }, { state: 'CallTool', model: false }], [{ state: 'BudgetCheck', model: false }]]);
   });
 
+  it('waits for no model on a CallModel that only decided (the run\'s end: no turn in its output)', () => {
+    let id = 0;
+    const event = (type: string, extra: Partial<HistoryEvent> = {}): HistoryEvent => ({ id: ++id, previousEventId: id - 1, timestamp: new Date(0), type, ...extra });
+    const entered = (name: string) => event('TaskStateEntered', { stateEnteredEventDetails: { name, input: '{}', inputDetails: { truncated: false } } });
+    const succeeded = (payload: object) => event('TaskSucceeded', { taskSucceededEventDetails: { output: JSON.stringify({ Payload: payload }) } } as Partial<HistoryEvent>);
+    const history = [event('ExecutionStarted'), entered('CallModel'), event('TaskScheduled'), event('TaskStarted'), succeeded({ continue: true, turn: 1 }), entered('CallModel'), event('TaskScheduled'), event('TaskStarted'), succeeded({ continue: false, status: 'succeeded' })];
+    expect(planOf([history], 3, {}).phases).toEqual([[{ state: 'CallModel', model: true }], [{ state: 'CallModel', model: false }]]);
+  });
+
   it("reads the Lambda retrier from the definition's Retry fields", () => {
     const definition = { States: { A: { Retry: [{ ErrorEquals: ['Agent.Transient'], MaxAttempts: 6 }, { ErrorEquals: ['Lambda.TooManyRequestsException', 'Lambda.ServiceException'], IntervalSeconds: 2, BackoffRate: 2, MaxDelaySeconds: 60, MaxAttempts: 8 }] } } };
     expect(lambdaRetryOf(definition)).toEqual(RETRY);

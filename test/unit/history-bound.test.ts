@@ -28,16 +28,18 @@ describe('the history bound (lambdas/guards/history.ts)', () => {
     expect(boundNow(historyAtStart(0), 0, () => 0).events).toBe(EVENTS_AT_START + LAMBDA_TASK_EVENTS);
   });
 
-  it('adds the path the last BudgetCheck chose: a model turn with the tool calls its record asked for', () => {
+  it('adds the path the last decision chose: a model turn with the tool calls its record asked for', () => {
     const calls = (turn: number) => (turn === 7 ? 4 : 0);
-    // Choice + CallModel + Map (4) + 4 × (iteration 2 + CallTool) + BudgetCheck.
-    expect(pathEvents({ model: 7 }, calls)).toBe(2 + 53 + 4 + 4 * (2 + 53) + 53);
+    // CallModel made the turn: Choice + Map (4) + 4 × (iteration 2 + CallTool) + CallModel.
+    expect(pathEvents({ model: 7 }, calls)).toBe(2 + 4 + 4 * (2 + 53) + 53);
+    // BudgetCheck let a turn through: Choice + CallModel.
+    expect(pathEvents({ callModel: true }, calls)).toBe(2 + 53);
     expect(pathEvents({ tools: 2 }, calls)).toBe(2 + 2 + 4 + 2 * 55 + 53);
     expect(pathEvents({ compact: true }, calls)).toBe(2 + 53 + 53);
     expect(pathEvents({ extension: true }, calls)).toBe(2 + 62 + 53);
   });
 
-  it('adds what the steps recorded since the last BudgetCheck (the run meter), never less than nothing', () => {
+  it('adds what the steps recorded since the last decision (the run meter), never less than nothing', () => {
     expect(boundNow({ events: 1_000, meter: 40, next: { compact: true } }, 100, () => 0)).toEqual({ events: 1_000 + 108 + 60, meter: 100 });
     // A meter lower than the last one seen (another execution's record read earlier) adds nothing.
     expect(boundNow({ events: 1_000, meter: 40, next: { compact: true } }, 10, () => 0).events).toBe(1_108);
@@ -97,11 +99,13 @@ describe('BudgetCheck and continue-as-new', () => {
     const start = await createStartRun({ agent: refundReconciler, ledger, executions: { isRunning: async () => false, stop: async () => undefined }, clock, codeVersion: 'v1' })({ event: { runId: 'r1', input: { date: '2026-11-28' } }, executionArn: 'arn:e1', definition: { hash: 'h' } });
     expect(start.history).toEqual(historyAtStart(0));
     const check = createBudgetCheck({ agent: refundReconciler, fingerprint: codeFingerprint(refundReconciler, 'v1'), ledger, clock });
-    // Below: the run goes on to its first model turn, the bound carried on.
-    expect(await check({ runId: 'r1', history: { events: 1_000, meter: 0, next: { compact: true } } })).toMatchObject({ continue: true, history: { events: 1_108, meter: 0, next: { model: 1 } } });
+    // Below: the run goes on to CallModel (which decides again and calls), the bound carried on.
+    expect(await check({ runId: 'r1', history: { events: 1_000, meter: 0, next: { compact: true } } })).toMatchObject({ continue: true, history: { events: 1_108, meter: 0, next: { callModel: true } } });
     // Never at an execution's first BudgetCheck (a threshold under the start's bound would hand off forever).
     expect(await check({ runId: 'r1', history: { events: 30_000, meter: 0 } })).not.toHaveProperty('handoff');
     expect(await check({ runId: 'r1', history: start.history })).not.toHaveProperty('handoff');
+    // Nor at CallModel's decision right after it, before the execution made progress.
+    expect(await check({ runId: 'r1', history: { events: 30_000, meter: 0, next: { callModel: true } } })).not.toHaveProperty('handoff');
     // At the threshold (20,000 by default): 19,900 + a compaction's 108.
     expect(await check({ runId: 'r1', history: { events: 19_900, meter: 0, next: { compact: true } } })).toMatchObject({ continue: true, handoff: { events: 20_008, threshold: 20_000 } });
     ledger.close();
