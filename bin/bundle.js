@@ -109,8 +109,8 @@ function externalPackagesBut(bundled, inlined) {
 /**
  * The CLI bundle's lazy modules (the files an `import()` loads, and the public entries, which only
  * the agent's bundle imports) each import, as well, every module
- * the CLI has evaluated before any lazy import can run: the static imports of the CLI's entry and
- * of what the entry itself imports lazily (cli/main.ts and its static imports). They are
+ * the CLI has evaluated before any lazy import can run: the static imports of what the CLI's entry
+ * itself imports lazily (cli/main.ts). They are
  * evaluated already when a lazy module loads (the bundle's files are only ever imported by the CLI
  * process, the agent's bundle too), so the import runs nothing. It changes the layout: with
  * splitting, esbuild cuts the code into a chunk for every set of entry points (the public ones and
@@ -132,8 +132,9 @@ function loadedFirst(root, metafile) {
   };
   const entry = ENTRIES.cli;
   const evaluating = new Set([entry, ...edges(entry, 'dynamic-import')]);
-  // Files only (not a bundled package's `require` of a built-in, in a namespace of its own).
-  const loaded = new Set([...staticClosure(evaluating)].filter((file) => !evaluating.has(file) && existsSync(join(root, file))));
+  // Files only (not a bundled package's `require` of a built-in, in a namespace of its own). The
+  // entry's own static imports are left out: what only the entry imports stays in the entry's file.
+  const loaded = new Set([...staticClosure(edges(entry, 'dynamic-import'))].filter((file) => !evaluating.has(file) && existsSync(join(root, file))));
   // A lazy target the CLI imports statically too is one of them: it is left as it is, and so is the order they run in.
   const lazy = new Set(
     [...Object.values(ENTRIES), ...Object.keys(inputs).flatMap((file) => edges(file, 'dynamic-import'))].filter((file) => !evaluating.has(file) && !loaded.has(file)).map((file) => join(root, file)),
