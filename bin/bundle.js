@@ -75,7 +75,8 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
         packages: undefined,
       };
       const external = externalPackagesBut(packages, inlined);
-      const graph = await buildWith(root, { ...options, write: false, metafile: true, plugins: [external] });
+      // The import graph only: nothing written, no source map.
+      const graph = await buildWith(root, { ...options, write: false, metafile: true, sourcemap: false, plugins: [external] });
       await buildWith(root, { ...options, plugins: [external, recorder(loadedFirst(root, graph.metafile))] });
     },
   });
