@@ -57,8 +57,8 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
     // What the sources compile with; the root too: the bundle holds absolute file URLs.
     identity: [FORMAT, esbuildVersion(root), root, ...['package.json', 'tsconfig.json'].map((file) => readOr(join(root, file)))],
     keepNamesUnder: () => inlined.map((name) => packageDir(name, root)),
-    build: (outdir, plugin) =>
-      buildWith(root, {
+    build: async (outdir, recorder) => {
+      const options = {
         absWorkingDir: root,
         entryPoints: [...Object.values(ENTRIES).map((entry) => join(root, entry)), ...packages.map((name) => ({ in: name, out: `packages/${name}` }))],
         outbase: root,
@@ -73,8 +73,12 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
         keepNames: false,
         // Every package external but those bundled (esbuild's `packages: 'external'` has no exceptions).
         packages: undefined,
-        plugins: [externalPackagesBut(packages, inlined), plugin],
-      }),
+      };
+      const external = externalPackagesBut(packages, inlined);
+      // The import graph only: nothing written, no source map.
+      const graph = await buildWith(root, { ...options, write: false, metafile: true, sourcemap: false, plugins: [external] });
+      await buildWith(root, { ...options, plugins: [external, recorder(loadedFirst(root, graph.metafile))] });
+    },
   });
   const entries = Object.fromEntries(Object.entries(ENTRIES).map(([name, entry]) => [name, join(dir, entry.replace(/\.ts$/, '.js'))]));
   for (const name of packages) entries[name] = join(dir, 'packages', `${name}.js`);
@@ -101,6 +105,43 @@ function externalPackagesBut(bundled, inlined) {
       build.onLoad({ filter: /.*/, namespace: BUILTIN }, (args) => ({ contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`, loader: 'js' }));
     },
   };
+}
+
+/**
+ * The CLI bundle's lazy modules (the files an `import()` loads, and the public entries, which only
+ * the agent's bundle imports) each import, as well, every module
+ * the CLI has evaluated before any lazy import can run: the static imports of what the CLI's entry
+ * itself imports lazily (cli/main.ts). They are
+ * evaluated already when a lazy module loads (the bundle's files are only ever imported by the CLI
+ * process, the agent's bundle too), so the import runs nothing. It changes the layout: with
+ * splitting, esbuild cuts the code into a chunk for every set of entry points (the public ones and
+ * every `import()` target) that reaches it, and the CLI's modules, reached by the 48 lazy targets
+ * in as many combinations, came in dozens of small chunks, each ~0.3-0.45 ms of Node's module
+ * loading whatever its size (issue 38: a replay loaded 59 modules). Reached by all of them, they
+ * are a few chunks. The entry and its own lazy targets are left out: they are still being
+ * evaluated (cli/main.ts awaits at its top level), and importing them would wait on themselves.
+ * Returns the recorder's rewrite of each source file: the lazy targets' with those imports added
+ * at their end (imports are hoisted; the source's lines keep their numbers).
+ */
+function loadedFirst(root, metafile) {
+  const { inputs } = metafile;
+  const edges = (file, kind) => (inputs[file]?.imports ?? []).filter((edge) => edge.kind === kind && !edge.external).map((edge) => edge.path);
+  const staticClosure = (starts) => {
+    const seen = new Set(starts);
+    for (const file of seen) for (const next of edges(file, 'import-statement')) seen.add(next);
+    return seen;
+  };
+  const entry = ENTRIES.cli;
+  const evaluating = new Set([entry, ...edges(entry, 'dynamic-import')]);
+  // Files only (not a bundled package's `require` of a built-in, in a namespace of its own). The
+  // entry's own static imports are left out: what only the entry imports stays in the entry's file.
+  const loaded = new Set([...staticClosure(edges(entry, 'dynamic-import'))].filter((file) => !evaluating.has(file) && existsSync(join(root, file))));
+  // A lazy target the CLI imports statically too is one of them: it is left as it is, and so is the order they run in.
+  const lazy = new Set(
+    [...Object.values(ENTRIES), ...Object.keys(inputs).flatMap((file) => edges(file, 'dynamic-import'))].filter((file) => !evaluating.has(file) && !loaded.has(file)).map((file) => join(root, file)),
+  );
+  const imports = [...loaded].map((file) => `\nimport ${JSON.stringify(join(root, file))};`).join('');
+  return async (path, contents, loader) => ({ contents: lazy.has(path) && loader !== 'json' ? `${contents}${imports}` : contents, loader });
 }
 
 /** The namespace of a Node built-in that a bundled CommonJS package requires (externalPackagesBut). */
@@ -135,14 +176,14 @@ async function agentBundleIn(cacheDir, modulePath, cli, root) {
     cacheDir,
     prefix: 'agent',
     identity: [FORMAT, esbuildVersion(root), modulePath, cli?.dir ?? readOr(join(root, 'package.json'))],
-    build: (outdir, plugin) =>
+    build: (outdir, recorder) =>
       buildWith(root, {
         absWorkingDir: dirname(modulePath),
         entryPoints: { agent: modulePath },
         outdir,
         // An installed package has no tsconfig of its own: esbuild reads the agent's, if any.
         ...(!cli && { tsconfig: undefined }),
-        plugins: cli ? [harnessFromBundle(cli.entries, publicFiles, sharedPackages(cli.entries, cacheDir, root)), plugin] : [plugin],
+        plugins: cli ? [harnessFromBundle(cli.entries, publicFiles, sharedPackages(cli.entries, cacheDir, root)), recorder()] : [recorder()],
       }).catch((error) => {
         // esbuild names files relative to its working directory: the user gets the whole path.
         if (!Array.isArray(error?.errors) || error.errors.length === 0) throw error;
@@ -184,7 +225,7 @@ async function buildWith(root, options) {
     if (error?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
     throw new Error('savepoint compiles TypeScript agents with esbuild, an optional peer dependency: npm install -D esbuild', { cause: error });
   });
-  await esbuild.build({
+  return esbuild.build({
     bundle: true,
     format: 'esm',
     platform: 'node',
@@ -210,7 +251,7 @@ const MODULE = '__savepoint_module';
  * itself (`new URL('./x', import.meta.url)`) keeps finding them: each file's `import.meta.url` is
  * its own source file's URL, not the bundle's. Declared on the first line, so lines keep their numbers.
  */
-function sourcesRecorder(inputs, keepNamesUnder) {
+function sourcesRecorder(inputs, keepNamesUnder, rewrite = async (path, contents, loader) => ({ contents, loader })) {
   // Packages are external (never loaded), so every file loaded is a source, even one under a
   // node_modules (savepoint installed as a package).
   return {
@@ -229,7 +270,7 @@ function sourcesRecorder(inputs, keepNamesUnder) {
           const esbuild = await import('esbuild');
           return { contents: (await esbuild.transform(contents, { loader, keepNames: true, sourcefile: args.path })).code, loader };
         }
-        return { contents, loader };
+        return rewrite(args.path, contents, loader);
       });
     },
   };
@@ -260,7 +301,7 @@ async function cached({ cacheDir, prefix, identity, build, keepNamesUnder = () =
   const draft = join(cacheDir, `${prefix}.draft-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     const read = new Map();
-    await build(draft, sourcesRecorder(read, keepNamesUnder()));
+    await build(draft, (rewrite) => sourcesRecorder(read, keepNamesUnder(), rewrite));
     declareModules(draft);
     const files = [...read.keys()].sort();
     const key = keyOf(identity, files.map((file) => [file, read.get(file).text]));

@@ -3,6 +3,7 @@ import type { SavepointClient } from '../client/ledger-client.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
+import { localAwsConfig } from '../local/services/aws-config.js';
 import { defaultAgent, deployed, stateDir } from './program.js';
 import { agentDirsOf, openEveryAgent, openLedger, rememberedAgentModule, runningEngine, type AgentDir, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
 import { liveOwner, lockFilePath } from './owner.js';
@@ -136,11 +137,7 @@ const EVERY_AGENT: ReadonlySet<string> = new Set(['status', 'runs', 'approvals',
 
 /** The running engine's Step Functions client; the SDK loads only when a command reaches an engine. */
 async function engineSfnClient(engine: EngineFile) {
-  const [{ SFNClient }, { stateMachineArnOf }, { localAwsConfig }] = await Promise.all([
-    import('@aws-sdk/client-sfn'),
-    import('../lambdas/adapters/sfn.js'),
-    import('../local/services/aws-config.js'),
-  ]);
+  const [{ SFNClient }, { stateMachineArnOf }] = await Promise.all([import('@aws-sdk/client-sfn'), import('../lambdas/adapters/sfn.js')]);
   return { client: new SFNClient({ ...localAwsConfig, endpoint: engine.endpoints.sfn }), stateMachineArnOf };
 }
 

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
+import { loadAgent } from '../../local/runtime/agents.js';
 import { AGENT_HELP, defaultAgent, deployed, out, printJson, stateDir } from '../program.js';
 import { describe, UsageError } from '../errors.js';
 
@@ -47,7 +48,7 @@ Examples:
       const source = options.items !== undefined ? { items: readItems(options.items) } : { manifest: manifestOf(options.manifest!, options.format) };
       const { connect, RunsApiError } = await import('../../client/connect.js');
       const stack = deployed();
-      const agentName = /[/\\]|\.[cm]?[jt]s$/.test(options.agent) ? (await (await import('../../local/runtime/agents.js')).loadAgent(options.agent)).agent.name : options.agent;
+      const agentName = /[/\\]|\.[cm]?[jt]s$/.test(options.agent) ? (await loadAgent(options.agent)).agent.name : options.agent;
       // No engine serves the state directory (or the stack has no runs API): said in one sentence, exit 2.
       const client = await (stack.stack ? connect({ stack: stack.stack, ...(stack.region && { region: stack.region }), agent: agentName }) : connect({ stateDir: stateDir() })).catch((error: unknown) => {
         throw new UsageError(error instanceof Error ? error.message : String(error));
