@@ -5,19 +5,20 @@ import { afterAll, afterEach, beforeEach, expect } from 'vitest';
  * With SAVEPOINT_TEST_CPU=<file> (vitest.config.ts setupFiles), each test file's CPU appended to
  * <file> as a JSON line: the worker's user and system time and that of the processes it started
  * and waited for (/proc/self/stat's utime, stime, cutime and cstime, in clock ticks), from
- * before the file is imported to its last hook. Files run one after another in a worker, so the difference is
+ * before the file is imported to its last hook; `system` is the part of both spent in the kernel
+ * (file systems: see test/support/run-dir.ts). Files run one after another in a worker, so the difference is
  * the file's. Linux only; where /proc is missing nothing is written.
  */
 const out = process.env.SAVEPOINT_TEST_CPU;
 
-/** [own user+system, children's user+system] in seconds, or undefined without /proc. */
-function cpu(): [number, number] | undefined {
+/** [own user+system, children's user+system, own and children's system] in seconds, or undefined without /proc. */
+function cpu(): [number, number, number] | undefined {
   try {
     const stat = readFileSync('/proc/self/stat', 'utf8');
     // Fields after the command's closing parenthesis: utime is the 14th field, i.e. index 11 here.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
     const [utime, stime, cutime, cstime] = fields.slice(11, 15) as [number, number, number, number];
-    return [(utime + stime) / 100, (cutime + cstime) / 100];
+    return [(utime + stime) / 100, (cutime + cstime) / 100, (stime + cstime) / 100];
   } catch {
     return undefined;
   }
@@ -31,7 +32,7 @@ if (out) {
     const end = cpu();
     if (!start || !end) return;
     const file = expect.getState().testPath ?? '';
-    appendFileSync(out, `${JSON.stringify({ file: file.slice(process.cwd().length + 1), self: +(end[0] - start[0]).toFixed(2), children: +(end[1] - start[1]).toFixed(2), wallMs: Date.now() - began })}\n`);
+    appendFileSync(out, `${JSON.stringify({ file: file.slice(process.cwd().length + 1), self: +(end[0] - start[0]).toFixed(2), children: +(end[1] - start[1]).toFixed(2), system: +(end[2] - start[2]).toFixed(2), wallMs: Date.now() - began })}\n`);
   });
 }
 
