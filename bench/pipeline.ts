@@ -3,7 +3,7 @@ import type { DevWorldOptions } from '../lambdas/define.js';
 import type { Day } from '../agents/refund-reconciler/domain.js';
 import type { BreakerPolicy } from '../lambdas/guards/breaker.js';
 import type { CfnTemplateJson } from '../local/template/asl.js';
-import { summarizeHistory, type StateSummary } from '../local/engine/local-engine.js';
+import { summarizeHistory, type HistoryEvent, type StateSummary } from '../local/engine/local-engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
 
 /**
@@ -39,9 +39,51 @@ export function benchStack(
   return startLocalStack<RefundWorld>({ agent, breaker: BENCH_BREAKER, maxBudgets: BENCH_MAX_BUDGETS, ...rest });
 }
 
-/** Lambda invocations of the agent steps (CallModel, CallTool): what "step executions" counts. */
-export function stepExecutions(states: Record<string, Pick<StateSummary, 'invocations'>>): number {
-  return (states['CallModel']?.invocations ?? 0) + (states['CallTool']?.invocations ?? 0);
+/**
+ * Lambda invocations of the agent steps (CallModel, CallTool): what "step executions" counts, less
+ * `decisions`, the invocations of CallModel that decided and called no model (decisionOnlyCounter).
+ */
+export function stepExecutions(states: Record<string, Pick<StateSummary, 'invocations'>>, decisions: number): number {
+  return (states['CallModel']?.invocations ?? 0) + (states['CallTool']?.invocations ?? 0) - decisions;
+}
+
+/**
+ * Counts CallModel's invocations that made no agent step. CallModel makes the harness's decision
+ * before each model call (what BudgetCheck did between turns until 0.7.0), and an entry whose
+ * decision ends the run, or sends it to a compaction or a handoff, calls no model: orchestration,
+ * as BudgetCheck's invocations were, not one of the N steps. Such an entry exits with no `turn` in
+ * its result (lambdas/steps/call-model.ts CallModelResult, at `$.budget.result`). CallModel never
+ * runs inside the Map, so an entry's attempts are the TaskScheduled events between its entry and
+ * its exit. Fed the history's events in order; `feed` returns the invocations of an entry found
+ * to have made no step (0 otherwise).
+ */
+export function decisionOnlyCounter(): { feed(event: HistoryEvent & { executionArn?: string }): number } {
+  const attempts = new Map<string, number>();
+  return {
+    feed(event) {
+      const execution = event.executionArn ?? '';
+      const entered = event.stateEnteredEventDetails;
+      if (entered) {
+        if (entered.name === 'CallModel') attempts.set(execution, 0);
+        else attempts.delete(execution);
+        return 0;
+      }
+      const current = attempts.get(execution);
+      if (current === undefined) return 0;
+      if (event.type === 'TaskScheduled') attempts.set(execution, current + 1);
+      const exited = event.stateExitedEventDetails;
+      if (exited?.name !== 'CallModel') return 0;
+      attempts.delete(execution);
+      const output = JSON.parse(exited.output) as { budget?: { result?: { turn?: number } } };
+      return output.budget?.result?.turn === undefined ? current : 0;
+    },
+  };
+}
+
+/** decisionOnlyCounter over a whole history. */
+export function decisionOnlyInvocations(events: readonly HistoryEvent[]): number {
+  const counter = decisionOnlyCounter();
+  return events.reduce((sum, event) => sum + counter.feed(event), 0);
 }
 
 /** Every Lambda invocation, the orchestration steps (StartRun, BudgetCheck, Finalize …) included. */
@@ -78,14 +120,15 @@ export async function runOnce(stack: BenchStack, runId: string, day: Day): Promi
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const cpuMs = (cpu.user + cpu.system) / 1000;
-  const states = summarizeHistory(stack.engine.getExecutionHistory(executionArn));
+  const history = stack.engine.getExecutionHistory(executionArn);
+  const states = summarizeHistory(history);
   const run = await stack.ledger.getRun(runId);
   const paid = stack.world.payments.refunds().map((refund) => refund.refundRequestId);
   return {
     status: done.status,
     executionArn,
     steps: run?.steps ?? 0,
-    executions: stepExecutions(states),
+    executions: stepExecutions(states, decisionOnlyInvocations(history)),
     invocations: allInvocations(states),
     wallMs,
     cpuMs,

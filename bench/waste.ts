@@ -5,7 +5,8 @@
  *
  * For N agent steps (model turns + tool calls) with a transient failure probability p per step
  * execution, it measures the Lambda step executions (CallModel + CallTool invocations, failed ones
- * included) a completed run takes:
+ * included; CallModel's that only decided, the run's closing decision among them, left out:
+ * pipeline.ts decisionOnlyCounter) a completed run takes:
  *   - checkpoint: the definition as deployed (Retry on the failed step, results in the ledger);
  *   - restart: a benchmark variant of the definition without Retry fields, where any failure
  *     throws the run away and a fresh run starts from step 1;
@@ -210,7 +211,8 @@ async function crashRuns(n: number, day: Day, opts: Options) {
         .map((line) => JSON.parse(line) as { kind: string; record: { refundRequestId?: string } })
         .filter((entry) => entry.kind === 'refund')
         .map((entry) => entry.record.refundRequestId);
-      const run = { finished, engines, injected, killed, executions: stepExecutions(countsToStates(invocations)), duplicatePayments: paid.length - new Set(paid).size };
+      const decisions = sum(lines(join(stateDir, 'decisions.jsonl')).map((line) => (JSON.parse(line) as { invocations: number }).invocations));
+      const run = { finished, engines, injected, killed, executions: stepExecutions(countsToStates(invocations), decisions), duplicatePayments: paid.length - new Set(paid).size };
       progress(`N=${n}: crash run ${index + 1}: ${run.executions} executions, ${injected} injected crashes + ${killed} killed, ${engines} engines${finished ? '' : ' — LOST'}`);
       runs.push(run);
     }
@@ -255,7 +257,7 @@ function render(all: Result[], opts: Options): string {
     'savepoint waste benchmark — the real local pipeline',
     `  (${PIPELINE})`,
     `  N = agent steps per run (model turns + tool calls); p = ${opts.p} transient failure per step execution;`,
-    '  executions = Lambda invocations of CallModel and CallTool per completed run, retries and failed attempts included;',
+    "  executions = Lambda invocations of CallModel and CallTool per completed run, retries and failed attempts included (CallModel's that decided and called no model left out: orchestration, as BudgetCheck's);",
     '  ± = 95% confidence interval of the mean over the runs shown.',
   ];
   for (const r of all) {
