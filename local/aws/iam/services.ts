@@ -9,14 +9,14 @@
  *
  *   the ledger's seal key    secretsmanager:GetSecretValue  LEDGER_SEAL_SECRET_ARN    the function's first ledger call (dynamodb.ts), as DynamoDbLedger reads it once per container
  *   the approval-link key    secretsmanager:GetSecretValue  APPROVAL_LINK_SECRET_ARN  each link signed or verified (AWS reads its versions every few minutes)
- *   a decision's MAC         kms:GenerateMac / kms:VerifyMac DECISION_KEY_ID          each decision signed (the callback) or verified (CallTool, BudgetCheck)
+ *   a decision's MAC         kms:GenerateMac / kms:VerifyMac DECISION_KEY_ID          each decision signed (the callback) or verified (CallTool, BudgetCheck, CallModel)
  *   a tool's credential      secretsmanager:GetSecretValue  TOOL_SECRETS (name → ARN)  each read of a secret toolSecrets does not keep (lambdas/tools/secrets.ts)
  *   telling the approvers    events:PutEvents               the APPROVAL_EVENT_BUS bus the request's event (no link)
  *                            sns:Publish                    APPROVAL_TOPIC_ARN         each approver's message (their link)
  *
  * A function whose environment names no such resource makes no such call on AWS (it has no link
- * signer, no decision key, no notifier there): locally its stand-in is used unchecked, or (the
- * notifier) not at all. A refused call throws AccessDeniedException, as the SDK would.
+ * signer, no decision key, no notifier there): locally it has no decision or starter key either,
+ * its link signer's stand-in is used unchecked, and the notifier is not called. A refused call throws AccessDeniedException, as the SDK would.
  */
 import type { ApprovalLinks } from '../../../lambdas/approvals/decision.js';
 import type { DecisionMac } from '../../../lambdas/approvals/decision-mac.js';
@@ -33,6 +33,11 @@ import type { ServiceVariables } from './roles.js';
 
 /** The HMAC keys of the setup (KMS on AWS), each with the variable that names its key to a function. */
 const MAC_KEYS = { decisionMac: 'DECISION_KEY_ID', starterMac: 'STARTER_KEY_ID' } as const satisfies Partial<Record<keyof ApprovalSetup, keyof ServiceVariables>>;
+
+/** Whether a function's environment names `variable` (a step with no function in the template is not judged: true). */
+function hasVariable(services: ServiceVariables | undefined, variable: keyof ServiceVariables): boolean {
+  return services === undefined || services[variable] !== undefined;
+}
 
 /** The ARN of the event bus APPROVAL_EVENT_BUS names (`default`, a bus name, or an ARN). */
 export function eventBusArn(bus: string): string {
@@ -66,9 +71,13 @@ export function approvalsAs(step: string, setup: ApprovalSetup, iam: Pick<TwinIa
     },
   };
   const macs = Object.fromEntries(
-    Object.entries(MAC_KEYS).flatMap(([field, variable]) => {
+    Object.entries(MAC_KEYS).flatMap(([field, variable]): [string, DecisionMac | undefined][] => {
       const mac = setup[field as keyof typeof MAC_KEYS];
+      // A function whose environment names no key has none on AWS (lambdas/adapters/aws-deps.ts sets
+      // it only from the variable): it verifies nothing, so here it gets none either, and a missing
+      // grant shows as the unverified decision it would be there, not as a check only the twin makes.
       if (!mac) return [];
+      if (!hasVariable(iam.servicesOf(step), variable)) return [[field, undefined]];
       const wrapped: DecisionMac = {
         sign: async (message) => {
           authorize('kms:GenerateMac', services()[variable]);
