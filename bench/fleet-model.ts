@@ -31,6 +31,7 @@ import { SfnQuotas } from '../local/aws/sfn-api-throttling.js';
 import { LAMBDA_ACCOUNT_CONCURRENCY } from '../lambdas/shared/limits.js';
 import { logNormal } from './fleet-sim.js';
 import { FleetBudgetCounter, type BudgetCounterFigures } from './fleet-budget.js';
+import { madeTurn } from './call-model-turns.js';
 
 /** One Lambda invocation of a plan. */
 export interface PlannedTask {
@@ -57,15 +58,6 @@ export interface LambdaRetry {
 }
 
 const MODEL_STATES = new Set(['CallModel', 'Compact']);
-
-/** Whether a CallModel Task's output (Lambda's, `{ Payload }`) is a model turn it made, not only a decision. */
-function madeTurn(output: string | undefined): boolean {
-  try {
-    return (JSON.parse(output ?? '{}') as { Payload?: { turn?: unknown } }).Payload?.turn !== undefined;
-  } catch {
-    return true;
-  }
-}
 
 /** The plan of a run from its executions' histories, in order (a handoff's successor after its predecessor). */
 export function planOf(histories: readonly (readonly HistoryEvent[])[], ledgerCallsPerInvocation: number, stepCalls: Record<string, number>): RunPlan {

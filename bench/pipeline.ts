@@ -5,6 +5,7 @@ import type { BreakerPolicy } from '../lambdas/guards/breaker.js';
 import type { CfnTemplateJson } from '../local/template/asl.js';
 import { summarizeHistory, type HistoryEvent, type StateSummary } from '../local/engine/local-engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
+import { madeTurn } from './call-model-turns.js';
 
 /**
  * The real local pipeline as the benchmark runs it: the synthesized definition on the in-process
@@ -51,31 +52,29 @@ export function stepExecutions(states: Record<string, Pick<StateSummary, 'invoca
  * Counts CallModel's invocations that made no agent step. CallModel makes the harness's decision
  * before each model call (what BudgetCheck did between turns until 0.7.0), and an entry whose
  * decision ends the run, or sends it to a compaction or a handoff, calls no model: orchestration,
- * as BudgetCheck's invocations were, not one of the N steps. Such an entry exits with no `turn` in
- * its result (lambdas/steps/call-model.ts CallModelResult, at `$.budget.result`). CallModel never
- * runs inside the Map, so an entry's attempts are the TaskScheduled events between its entry and
- * its exit. Fed the history's events in order; `feed` returns the invocations of an entry found
- * to have made no step (0 otherwise).
+ * as BudgetCheck's invocations were, not one of the N steps. Such an entry's Task succeeds with no
+ * turn (call-model-turns.ts). CallModel never runs inside the Map, so an entry's attempts are the
+ * TaskScheduled events between its entry and its exit. Fed the history's events in order; `feed`
+ * returns the invocations of an entry found to have made no step (0 otherwise).
  */
 export function decisionOnlyCounter(): { feed(event: HistoryEvent & { executionArn?: string }): number } {
-  const attempts = new Map<string, number>();
+  const entries = new Map<string, { attempts: number; turn: boolean }>();
   return {
     feed(event) {
       const execution = event.executionArn ?? '';
       const entered = event.stateEnteredEventDetails;
       if (entered) {
-        if (entered.name === 'CallModel') attempts.set(execution, 0);
-        else attempts.delete(execution);
+        if (entered.name === 'CallModel') entries.set(execution, { attempts: 0, turn: true });
+        else entries.delete(execution);
         return 0;
       }
-      const current = attempts.get(execution);
-      if (current === undefined) return 0;
-      if (event.type === 'TaskScheduled') attempts.set(execution, current + 1);
-      const exited = event.stateExitedEventDetails;
-      if (exited?.name !== 'CallModel') return 0;
-      attempts.delete(execution);
-      const output = JSON.parse(exited.output) as { budget?: { result?: { turn?: number } } };
-      return output.budget?.result?.turn === undefined ? current : 0;
+      const entry = entries.get(execution);
+      if (!entry) return 0;
+      if (event.type === 'TaskScheduled') entry.attempts += 1;
+      if (event.taskSucceededEventDetails) entry.turn = madeTurn(event.taskSucceededEventDetails.output);
+      if (event.stateExitedEventDetails?.name !== 'CallModel') return 0;
+      entries.delete(execution);
+      return entry.turn ? 0 : entry.attempts;
     },
   };
 }

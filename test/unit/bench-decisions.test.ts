@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decisionOnlyInvocations, stepExecutions } from '../../bench/pipeline.js';
 import type { HistoryEvent } from '../../local/engine/local-engine.js';
 
-/** A history as the engine writes it, from (type, state name, output) triples: ids in order, each event after the last. */
+/** A history as the engine writes it, from (type, state name, output) triples: ids in order, each event after the last (a TaskSucceeded's output is Lambda's). */
 function history(events: [type: string, name?: string, output?: unknown][]): HistoryEvent[] {
   return events.map(([type, name, output], index) => ({
     id: index + 1,
@@ -11,12 +11,13 @@ function history(events: [type: string, name?: string, output?: unknown][]): His
     type,
     ...(type.endsWith('StateEntered') && { stateEnteredEventDetails: { name: name!, input: '{}', inputDetails: { truncated: false } } }),
     ...(type.endsWith('StateExited') && { stateExitedEventDetails: { name: name!, output: JSON.stringify(output), outputDetails: { truncated: false } } }),
+    ...(type === 'TaskSucceeded' && { taskSucceededEventDetails: { resource: 'invoke', resourceType: 'lambda', output: JSON.stringify(output), outputDetails: { truncated: false } } }),
   }));
 }
 
 const callModel = (result: object, attempts = 1): [string, string?, unknown?][] => [
   ['TaskStateEntered', 'CallModel'],
-  ...Array.from({ length: attempts }, (_, attempt): [string][] => (attempt < attempts - 1 ? [['TaskScheduled'], ['TaskFailed']] : [['TaskScheduled'], ['TaskSucceeded']])).flat(),
+  ...Array.from({ length: attempts }, (_, attempt): [string, string?, unknown?][] => (attempt < attempts - 1 ? [['TaskScheduled'], ['TaskFailed']] : [['TaskScheduled'], ['TaskSucceeded', undefined, { Payload: result }]])).flat(),
   ['TaskStateExited', 'CallModel', { budget: { result } }],
 ];
 
