@@ -45,6 +45,14 @@ function arnOf(value: unknown, all: Resources): string {
   return JSON.stringify(value);
 }
 /** IAM's ARN matching: `*` any run of characters, `?` one. */
+/** The function ARN patterns the state machine's role may invoke (`lambda:InvokeFunction`), in `synthesized`. */
+const invocableByStateMachine = (synthesized: Template) => {
+  const all = synthesized.toJSON().Resources as Resources;
+  const role = Object.values(synthesized.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties.RoleArn['Fn::GetAtt'][0] as string;
+  return (roleStatements(all, role) as { Effect: string; Action: string | string[]; Resource: unknown }[])
+    .filter((statement) => statement.Effect === 'Allow' && [statement.Action].flat().includes('lambda:InvokeFunction'))
+    .flatMap((statement) => [statement.Resource].flat().map((resource) => arnOf(resource, all)));
+};
 const globMatches = (pattern: string, arn: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(arn);
 
 const stepOf = (functionId: string) => resources[functionId]!.Properties.Environment.Variables.SAVEPOINT_STEP as string;
@@ -81,10 +89,7 @@ describe('pinned Lambda versions', () => {
     expect(fn.Type).toBe('AWS::Lambda::Function');
     expect(Object.values(resources).filter((resource) => resource.Type === 'AWS::Lambda::Version' && resource.Properties.FunctionName.Ref === fnId)).toEqual([]);
     expect(fn.Properties.Tags).toContainEqual({ Key: STACK_TAG, Value: 'Savepoint' });
-    const role = Object.values(template.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties.RoleArn['Fn::GetAtt'][0] as string;
-    const allowed = (roleStatements(resources, role) as { Effect: string; Action: string | string[]; Resource: unknown }[])
-      .filter((statement) => statement.Effect === 'Allow' && [statement.Action].flat().includes('lambda:InvokeFunction'))
-      .flatMap((statement) => [statement.Resource].flat().map((resource) => arnOf(resource, resources)));
+    const allowed = invocableByStateMachine(template);
     const olderVersion = `${functionArnOf(fnId)}:3`;
     expect(allowed.some((pattern) => globMatches(pattern, olderVersion)), `${olderVersion} is invocable`).toBe(true);
     expect(allowed.some((pattern) => globMatches(pattern, functionArnOf(fnId))), 'never $LATEST unqualified').toBe(false);
@@ -104,12 +109,7 @@ describe('pinned Lambda versions', () => {
    * https://docs.aws.amazon.com/lambda/latest/dg/lambda-api-permissions-ref.html).
    */
   it('lets the state machine invoke the versions an older deploy\'s Tasks invoke, after the next code-changing deploy', () => {
-    const next = synth('build-2');
-    const nextResources = next.toJSON().Resources as Resources;
-    const role = Object.values(next.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties.RoleArn['Fn::GetAtt'][0] as string;
-    const allowed = (roleStatements(nextResources, role) as { Effect: string; Action: string | string[]; Resource: unknown }[])
-      .filter((statement) => statement.Effect === 'Allow' && [statement.Action].flat().includes('lambda:InvokeFunction'))
-      .flatMap((statement) => [statement.Resource].flat().map((resource) => arnOf(resource, nextResources)));
+    const allowed = invocableByStateMachine(synth('build-2'));
     for (const target of new Set(taskTargets)) {
       // What build-1's Task invokes: its function's version (published as version 1 by that deploy).
       const invoked = `${functionArnOf(resources[target]!.Properties.FunctionName.Ref)}:1`;
