@@ -58,7 +58,7 @@ const Waste = z
  * needs the state machine to carry the step's items (docs/benchmarks.md). CI's 20-step form
  * measures more than the 100-step day (the run's start and end over fewer steps).
  */
-export const DYNAMODB_REQUESTS_PER_STEP = { bound: 3.2, target: 2, measured: "CI's 20-step form 2.95 (2026-12-04 19:21–20:20 UTC, every run; 3.30 while BudgetCheck read between turns)" } as const;
+export const DYNAMODB_REQUESTS_PER_STEP = { bound: 3.2, target: 2, measured: "CI's 20-step form 2.90 since 0.8.0 (no BudgetCheck read at an execution's start), 2.95 in 0.7.0 (2026-12-04 19:21–20:20 UTC, every run; 3.30 while BudgetCheck read between turns)" } as const;
 
 const OverheadRow = z.object({
   target: z.string(),

@@ -340,9 +340,8 @@ function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: nu
   const calls = (turn: number) => (turns[turn - 1]?.tools ?? []).map((name, index) => ({ turn, call: index + 1, name }));
   const stubs: Record<string, (payload: any) => unknown> = {
     [Steps.StartRun]: (payload) => ({ runId: payload.event.runId, action: 'start', status: 'running', history: historyAtStart(0) }),
-    // The history estimate passes through each decision, as the real steps' does (lambdas/guards/history.ts).
-    [Steps.BudgetCheck]: (payload: { history: unknown }) => ({ continue: true, nextTurn: 1, pending: null, history: payload.history }),
-    // CallModel decides, then makes the turn; after the last turn it finds the run done.
+    // CallModel decides, then makes the turn; after the last turn it finds the run done. The history
+    // estimate passes through each decision, as the real step's does (lambdas/guards/history.ts).
     [Steps.CallModel]: (() => {
       let turn = 0;
       return (payload: { history: unknown }) => {
@@ -528,10 +527,10 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
 }
 
 /**
- * The states a run enters once, whatever its length: its start (the first decision, BudgetCheck's,
- * and its Choice), its end, and the decision that ends it (CallModel's, ToolCallsOrStop).
+ * The states a run enters once, whatever its length: its start, its end, and the decision that
+ * ends it (CallModel's, ToolCallsOrStop).
  */
-const ONCE_A_RUN: readonly string[] = ['StartRun', 'StartOrResume', 'SeedHistory', 'BudgetCheck', 'ContinueOrStop', 'CallModel', 'ToolCallsOrStop', 'Finalize', 'RunFinished'];
+const ONCE_A_RUN: readonly string[] = ['StartRun', 'StartOrResume', 'SeedHistory', 'CallModel', 'ToolCallsOrStop', 'Finalize', 'RunFinished'];
 /** The states a model turn enters once (one each a turn; the run's last decision is in ONCE_A_RUN). */
 const EACH_TURN: readonly string[] = ['CallModel', 'ToolCallsOrStop', 'ToolCalls'];
 

@@ -91,7 +91,6 @@ import { INLINE_MAP_MAX_CONCURRENCY, LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/sh
 /** State names are part of the contract: tests, the local engine and the console refer to them. */
 export const States = {
   StartRun: 'StartRun',
-  BudgetCheck: 'BudgetCheck',
   CallModel: 'CallModel',
   RequestApproval: 'RequestApproval',
   RequestBudgetExtension: 'RequestBudgetExtension',
@@ -100,8 +99,6 @@ export const States = {
   AwaitChildRun: 'AwaitChildRun',
   /** The Map over one turn's tool calls: each iteration starts at CallTool. */
   ToolCalls: 'ToolCalls',
-  /** Routes BudgetCheck's decision: an execution's first. */
-  ContinueOrStop: 'ContinueOrStop',
   /** Routes CallModel's decision: the turn's tool calls, or a stop, an extension, a handoff, a compaction. */
   ToolCallsOrStop: 'ToolCallsOrStop',
   /** A run resumed mid-turn: the tool calls the model asked for that have no result yet. */
@@ -120,7 +117,7 @@ export const States = {
   WaitSettle: 'WaitSettle',
   Handoff: 'Handoff',
   Compact: 'Compact',
-  /** Seeds the first BudgetCheck's history estimate from StartRun's result. */
+  /** Seeds the first decision's history estimate (CallModel's) from StartRun's result. */
   SeedHistory: 'SeedHistory',
 } as const;
 
@@ -176,18 +173,19 @@ export const LAMBDA_RETRY: RetryProps = {
  * The agent loop as a Standard state machine (JSONPath only, so that the local engine runs the
  * very same definition):
  *
- *   StartRun ─► BudgetCheck ─► CallModel ─► ToolCalls (Map, one iteration per tool call of the turn):
- *                   │ stop       ▲  │ stop       CallTool ─(needs approval)─► RequestApproval ─► CallTool
- *                   ▼            │  ▼                                                               │
- *                Finalize        │ Finalize                                                         │
- *                                └──────────────────────────────────────────────────────────────────┘
+ *   StartRun ─► CallModel ─► ToolCalls (Map, one iteration per tool call of the turn):
+ *                 ▲  │ stop       CallTool ─(needs approval)─► RequestApproval ─► CallTool
+ *                 │  ▼                                                               │
+ *                 │ Finalize                                                         │
+ *                 └──────────────────────────────────────────────────────────────────┘
  *
  * A model turn costs three transitions (CallModel, its Choice, the Map) and one per tool call:
  * Step Functions bills each, and they are most of a run's AWS bill. So CallModel makes the
  * harness's stop decision itself (steps/budget-check.ts `check`, from the read it makes for the
- * call) before every model call, after a turn's tool calls, a compaction or a budget extension;
- * BudgetCheck makes an execution's first decision. Each decision goes through a Choice with the
- * same rules (`routeDecision`).
+ * call) before every model call: at an execution's start, after a turn's tool calls, a compaction
+ * or a budget extension. Its decision goes through one Choice (`routeDecision`). The BudgetCheck
+ * function made an execution's first decision until 0.8.0: no state invokes it now, and it stays
+ * deployed for the executions still running on an older version, which do.
  *
  * The calls of a turn run concurrently (`toolConcurrency`): a call waiting for a person does not
  * hold back the others, and a failed call fails the Map (its Catch records the run's failure).
@@ -281,12 +279,10 @@ export class AgentStateMachine extends Construct {
     );
     startRun.addCatch(notStarted, catchAll);
 
-    // Both deciding steps write their decision to `$.budget`, where the Choice after each reads it
-    // and the history estimate goes from each decision to the next in the execution's own state
+    // CallModel writes its decision to `$.budget`, where the Choice after it reads it and the
+    // history estimate goes from each decision to the next in the execution's own state
     // (lambdas/guards/history.ts): the history is counted only when it could be near its limit.
     const decision = { runId, history: JsonPath.objectAt('$.budget.result.history') };
-    const budgetCheck = step(States.BudgetCheck, fns.budgetCheck, decision, '$.budget');
-    budgetCheck.addCatch(recordFailure, catchAll);
 
     // Decides, then calls the model for the turn it decided on (its result: the decision and the turn).
     const callModel = step(States.CallModel, fns.callModel, decision, '$.budget');
@@ -386,7 +382,7 @@ export class AgentStateMachine extends Construct {
     });
     toolCalls.itemProcessor(callTool);
     toolCalls.addCatch(recordFailure, catchAll);
-    // No BudgetCheck between turns: CallModel decides before it calls.
+    // CallModel decides before it calls: no state between the turns.
     toolCalls.next(callModel);
 
     const finalize = step(States.Finalize, fns.finalize, { runId, stop: JsonPath.objectAt('$.budget.result') }, '$.final');
@@ -443,30 +439,25 @@ export class AgentStateMachine extends Construct {
     }
 
     /**
-     * Where a decision (`$.budget.result`, lambdas/steps/budget-check.ts BudgetDecision) sends the
-     * run, its rules tried in order; `otherwise`: where a decision to go on goes (after BudgetCheck,
-     * CallModel; after CallModel, which made the turn, its tool calls). One rule set for both
-     * Choices, so that they cannot drift apart. (`pending` exists only when the run continues;
-     * Not(IsNull) rather than IsNull: false, which the local engine's interpreter gets wrong.)
+     * Where CallModel's decision (`$.budget.result`, lambdas/steps/budget-check.ts BudgetDecision)
+     * sends the run, its rules tried in order; a decision to go on, which made the turn, goes to
+     * its tool calls. (`pending` exists only when the run continues; Not(IsNull) rather than
+     * IsNull: false, which the local engine's interpreter gets wrong.)
      */
-    const routeDecision = (name: string, comment: string, otherwise: LambdaInvoke | MapState) => {
-      const choice = new Choice(this, name, { comment })
-        .when(Condition.isPresent('$.budget.result.extension'), requestBudgetExtension)
-        .when(Condition.booleanEquals('$.budget.result.continue', false), finalize);
-      if (handoff) choice.when(Condition.isPresent('$.budget.result.handoff'), handoff);
-      if (compact) choice.when(Condition.isPresent('$.budget.result.compact'), compact);
-      return choice.when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls).otherwise(otherwise);
-    };
-    budgetCheck.next(routeDecision(States.ContinueOrStop, 'BudgetCheck decided: a model turn next (CallModel decides again before it calls), or a stop, a wait, a compaction, a handoff.', callModel));
-    callModel.next(routeDecision(States.ToolCallsOrStop, "CallModel decided and called the model: the turn's tool calls next; or it decided on a stop, a wait, a compaction, a handoff, and called nothing.", toolCalls));
+    const routeDecision = new Choice(this, States.ToolCallsOrStop, { comment: "CallModel decided and called the model: the turn's tool calls next; or it decided on a stop, a wait, a compaction, a handoff, and called nothing." })
+      .when(Condition.isPresent('$.budget.result.extension'), requestBudgetExtension)
+      .when(Condition.booleanEquals('$.budget.result.continue', false), finalize);
+    if (handoff) routeDecision.when(Condition.isPresent('$.budget.result.handoff'), handoff);
+    if (compact) routeDecision.when(Condition.isPresent('$.budget.result.compact'), compact);
+    callModel.next(routeDecision.when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls).otherwise(toolCalls));
 
-    // The first BudgetCheck's estimate: where StartRun says this execution starts from. The state
+    // The first decision's estimate: where StartRun says this execution starts from. The state
     // from here on is the run's id (the one thing of StartRun's result the states after this read)
     // and what the steps add: the execution's input (the run request, its config) and the rest of
     // StartRun's result are for StartRun and StartOrResume alone, not carried through every later state.
     const seedHistory = new Pass(this, States.SeedHistory, {
       parameters: { run: { result: { 'runId.$': '$.run.result.runId' } }, budget: { result: { 'history.$': '$.run.result.history' } } },
-    }).next(budgetCheck);
+    }).next(callModel);
     const definition = startRun.next(
       new Choice(this, 'StartOrResume')
         .when(Condition.or(Condition.stringEquals('$.run.result.action', 'start'), Condition.stringEquals('$.run.result.action', 'resume')), seedHistory)

@@ -75,9 +75,9 @@ export interface ApprovalMachineryProps {
   readonly requestApproval: LambdaFunction;
   /** Applies approved calls: verifies decisions. */
   readonly callTool: LambdaFunction;
-  /** BudgetCheck applies approved budget extensions: it verifies their decisions too. */
+  /** BudgetCheck applies approved budget extensions (the executions on a definition before 0.8.0): it verifies their decisions too. */
   readonly budgetCheck?: LambdaFunction;
-  /** CallModel makes BudgetCheck's decision before each model call (lambdas/steps/call-model.ts): it verifies them too. */
+  /** CallModel makes the harness's decision before each model call (lambdas/steps/call-model.ts), applying approved budget extensions: it verifies them too. */
   readonly callModel?: LambdaFunction;
   /** The stack's approval callback (infra/stack-api.ts): verifies links, signs decisions. Absent when the agent is served by no API. */
   readonly callback?: LambdaFunction;

@@ -331,7 +331,7 @@ export class DurableAgent extends Construct {
     // The agents it runs as tools: their executions' ends wake its waits (the stack's ExecutionStopped, infra/recovery.ts).
     const childMachines = this.#bindChildren(props.children ?? [], { callTool: functions.callTool, taskResponse });
     const maxRecoveries = checkMaxRecoveries(props.maxRecoveries ?? 3);
-    // Continue-as-new: Handoff starts the successor. (BudgetCheck bounds its execution's history
+    // Continue-as-new: Handoff starts the successor. (CallModel's decision bounds its execution's history
     // events from what the steps record, lambdas/guards/history.ts: it calls no Step Functions API.)
     // Versions: a run is continued on the version its execution runs, read from DescribeExecution;
     // new runs start on the alias. (Starting on a version or an alias is authorized on the state

@@ -72,11 +72,10 @@ export function partitionsOf(agent: string | undefined, tokens = false, stack = 
 export const LEDGER_ACCESS = {
   /** StartRun: createRun, getRun, attachExecution; resuming a run reads its conversation (a query: the twin refused it without). */
   startRun: { table: ['GetItem', 'PutItem', 'Query'] },
-  /** BudgetCheck (an execution's first decision): reads the run, the conversation, the kill flag (one batched read), a budget approval; records guard events and applies an approved extension. */
+  /** BudgetCheck (an execution's first decision in the definitions before 0.8.0, whose executions still invoke it): reads the run, the conversation, the kill flag (one batched read), a budget approval; records guard events and applies an approved extension. */
   budgetCheck: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
   /**
-   * CallModel: reads the run, the conversation and the breaker (one batched read), decides as
-   * BudgetCheck does (a budget approval read, guard events recorded, an approved extension
+   * CallModel: reads the run, the conversation and the breaker (one batched read), decides (a budget approval read, guard events recorded, an approved extension
    * applied), reserves the call's cost, records the turn once with its count (one
    * TransactWriteItems of two Puts: PutItem authorizes each); the model breaker.
    */

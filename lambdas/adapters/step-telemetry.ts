@@ -70,7 +70,7 @@ export function resultMetrics(step: StepName, result: unknown): MetricPoint[] {
   if (!output) return [];
   switch (step) {
     case Steps.CallModel: {
-      // CallModel decides before it calls (BudgetCheck's decision): its guards' metrics, then the turn's, if it made one.
+      // CallModel decides before it calls: its guards' metrics, then the turn's, if it made one.
       const decided = guardMetrics(output);
       if (output['turn'] === undefined) return decided;
       if (output['skippedBy'] === 'fleet') return [...decided, count(MetricNames.FleetBudgetSpent)];

@@ -13,16 +13,15 @@ import type { Clock } from '../shared/ports.js';
  *
  * How the events are counted: never by asking Step Functions (`GetExecutionHistory` is a
  * control-plane call on a per-account bucket refilling 20/s: a fleet of long runs emptied it, issue
- * 34). Each decision — BudgetCheck's at the execution's start, CallModel's before every model call — carries in its own
- * result (`$.budget.result.history`, seeded from StartRun's) a conservative bound of the events its
- * execution has made up to that decision's Task, and adds to it every event the definition
- * (infra/agent-state-machine.ts) can make until the next decision's Task:
+ * 34). Each decision — CallModel's, before every model call, the execution's first included —
+ * carries in its own result (`$.budget.result.history`, seeded from StartRun's) a conservative bound
+ * of the events its execution has made up to that decision's Task, and adds to it every event the
+ * definition (infra/agent-state-machine.ts) can make until the next decision's Task:
  *
- * - the path the last decision sent the run on (`next`): its Choice (ContinueOrStop after
- *   BudgetCheck, ToolCallsOrStop after CallModel), then a model turn CallModel made (the ToolCalls
- *   Map and one CallTool per tool call the recorded turn asked for), BudgetCheck's way to CallModel,
- *   resumed tool calls (ResumeToolCalls and the Map), a compaction or a budget-extension wait; and
- *   the next decision's Task (CallModel's, every decision after an execution's first);
+ * - the path the last decision sent the run on (`next`): its Choice (ToolCallsOrStop), then a
+ *   model turn CallModel made (the ToolCalls Map and one CallTool per tool call the recorded turn
+ *   asked for), resumed tool calls (ResumeToolCalls and the Map), a compaction or a
+ *   budget-extension wait; and the next decision's Task;
  * - every Task entry at its worst: each retry its Retry fields allow (MaxAttempts) of the errors no
  *   step records — Lambda's own faults, States.Timeout, Agent.Transient — each attempt 3 events
  *   (TaskScheduled, TaskStarted, TaskFailed; 4 on a task-token wait, with TaskSubmitted) over the
@@ -59,7 +58,7 @@ const STATE_EVENTS = 2;
 /** A Map state: entered, started, succeeded, exited; each iteration: started, succeeded. */
 const MAP_EVENTS = 4;
 const ITERATION_EVENTS = 2;
-/** Before the first decision (BudgetCheck): ExecutionStarted, StartRun, StartOrResume, SeedHistory. */
+/** Before the first decision (CallModel's): ExecutionStarted, StartRun, StartOrResume, SeedHistory. */
 export const EVENTS_AT_START = 1 + LAMBDA_TASK_EVENTS + 2 * STATE_EVENTS;
 
 /** What a recorded error adds: the failed attempt of a retry, or the loop a Catch starts and the Task it enters again. */
@@ -80,7 +79,12 @@ export function recordedEvents(errorName: string): number {
 export const HistoryNext = z.union([
   /** CallModel called the model for turn `model` in the deciding invocation: its tool calls, then CallModel again. */
   z.object({ model: z.number().int().min(1) }),
-  /** BudgetCheck let a model turn through: CallModel, which decides again before it calls. */
+  /**
+   * BudgetCheck let a model turn through: CallModel, which decides again before it calls. Only
+   * definitions before 0.8.0 have a BudgetCheck state (an execution still running on one of their
+   * versions, a successor it hands off to); its path's Choice and CallModel Task are as `model`'s
+   * opening, so the same arithmetic bounds it.
+   */
   z.object({ callModel: z.literal(true) }),
   z.object({ tools: z.number().int().min(0) }),
   z.object({ compact: z.literal(true) }),
@@ -105,7 +109,7 @@ export function historyAtStart(meter: number): HistoryBound {
 
 /** The events a path between two decisions can make, the second decision's Task included. `toolCallsOf`: the tool calls turn `t` recorded. */
 export function pathEvents(next: HistoryNext | undefined, toolCallsOf: (turn: number) => number): number {
-  const choice = next ? STATE_EVENTS : 0; // ContinueOrStop or ToolCallsOrStop
+  const choice = next ? STATE_EVENTS : 0; // ToolCallsOrStop (ContinueOrStop before 0.8.0)
   const map = (calls: number) => MAP_EVENTS + calls * (ITERATION_EVENTS + LAMBDA_TASK_EVENTS);
   let path = 0;
   if (next && 'model' in next) path = map(toolCallsOf(next.model)); // the model call was the deciding Task's own

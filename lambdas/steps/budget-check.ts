@@ -83,7 +83,7 @@ function unfinishedCalls(turn: TurnRecord, calls: ToolCallRecord[]): ToolCallIte
   return pending.length > 0 ? pending : null;
 }
 
-/** What a decision needs: BudgetCheck's and CallModel's (which makes the same decision before each model call). */
+/** What a decision needs: CallModel's (before each model call) and BudgetCheck's (older definitions'). */
 export interface DecisionDeps {
   agent: AgentDefinition;
   fingerprint: CodeFingerprint;
@@ -106,9 +106,11 @@ export interface Checked {
 export type Decided = BudgetDecision & { history?: HistoryBound };
 
 /**
- * An execution's first decision (the definition's BudgetCheck state); CallModel makes every later
- * one, the same way, before its model call. Every decision carries the execution's history bound
- * on to the next one.
+ * An execution's first decision, in the definitions before 0.8.0 (their BudgetCheck state; 0.6.x
+ * also between turns). CallModel makes every decision now, the same way, before its model call:
+ * this step stays deployed for the executions still running on an older version (and the
+ * successors they hand off to, on the same version), which invoke it. Every decision carries the
+ * execution's history bound on to the next one.
  */
 export function createBudgetCheck(deps: DecisionDeps) {
   return async (input: unknown): Promise<Decided> => {
@@ -175,7 +177,8 @@ export function withHistoryBound({ decision, run, step }: Checked, history: Hist
   const now = boundNow(history, run.historyEvents ?? 0, toolCallsOf);
   const threshold = handoffThreshold(run);
   // Never before the execution made progress (a model turn, tool calls, a compaction): not at its
-  // first decision, nor at CallModel's right after it. A successor must make progress before it hands on.
+  // first decision (nor, in a definition before 0.8.0, at the CallModel right after BudgetCheck's).
+  // A successor must make progress before it hands on.
   const progressed = history.next !== undefined && !('callModel' in history.next);
   if (decision.continue && progressed && mustHandOff(now.events, threshold)) return { ...decision, handoff: { events: now.events, threshold }, history: now };
   // A stop without an extension ends the execution (Finalize): no next.
@@ -185,7 +188,7 @@ export function withHistoryBound({ decision, run, step }: Checked, history: Hist
 
 /**
  * Where a continuing decision sends the run, in the order of the definition's Choice rules: a
- * model call is made in CallModel's own invocation (`model`), or BudgetCheck's leads to CallModel.
+ * model call is made in CallModel's own invocation (`model`), or (before 0.8.0) BudgetCheck's leads to CallModel.
  */
 function nextOf(decision: Extract<BudgetDecision, { continue: true }>, by: 'BudgetCheck' | 'CallModel'): HistoryNext {
   if (decision.compact) return { compact: true };

@@ -23,7 +23,7 @@ import { rememberTurn, toolUses, type ConversationStep } from '../conversation/t
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { check, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
 
-/** `history`: the execution's history bound at the last decision (BudgetCheck's or CallModel's: lambdas/guards/history.ts). */
+/** `history`: the execution's history bound at the last decision (StartRun's at the execution's start: lambdas/guards/history.ts). */
 export const CallModelInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
 
 /**
@@ -130,9 +130,9 @@ export function withNotes(messages: Message[], notes: readonly string[]): void {
 }
 
 /**
- * BudgetCheck's decision, then one model call. The decision is made from the same read as the
- * call (steps/budget-check.ts `check`), so the state machine needs no BudgetCheck state between
- * turns: the kill switches, the budgets, the run's status and the call's reservation are checked
+ * The harness's stop decision, then one model call. The decision is made from the same read as
+ * the call (steps/budget-check.ts `check`), so the state machine needs no BudgetCheck state, at an
+ * execution's start or between turns: the kill switches, the budgets, the run's status and the call's reservation are checked
  * before every model call, on every attempt. A decision other than "call the model" comes back as
  * it is, for the definition's Choice to route. The response and its usage are recorded in the
  * ledger before the step returns; a retry after that point finds the recorded turn and decides

@@ -38,7 +38,7 @@ export const StartRunInput = z.object({
   definition: DefinitionFacts,
 });
 
-/** `history`: where this execution's history bound starts (lambdas/guards/history.ts), for the BudgetChecks after it. */
+/** `history`: where this execution's history bound starts (lambdas/guards/history.ts), for the decisions after it (CallModel's). */
 export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'duplicate' | 'finished'; status: RunRecord['status']; history?: HistoryBound };
 
 export interface StartRunDeps {

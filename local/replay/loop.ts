@@ -46,7 +46,6 @@ const DECIDED = [ErrorNames.ApprovalRejected, ErrorNames.ApprovalExpired, 'State
  */
 export const LOOP_STATES = {
   StartRun: { step: Steps.StartRun, retry: TASK, catch: [{ errors: ['States.ALL'], next: 'RunNotStarted' }] },
-  BudgetCheck: { step: Steps.BudgetCheck, retry: TASK, catch: [{ errors: ['States.ALL'], next: 'RecordFailure' }] },
   CallModel: {
     step: Steps.CallModel,
     retry: [...TASK, THROTTLED, CIRCUIT_OPEN],
@@ -219,15 +218,12 @@ export function agentLoop(deps: LoopDeps): Loop {
         return { ok: false };
       }
     };
-    // The step that decides next: BudgetCheck at the execution's start (its Choice: ContinueOrStop),
-    // CallModel every time after (ToolCallsOrStop).
-    let decider: 'BudgetCheck' | 'CallModel' = 'BudgetCheck';
+    // CallModel decides, at the execution's start and after every turn (its Choice: ToolCallsOrStop).
     for (;;) {
-      const checked = await guarded(decider, () => (decider === 'BudgetCheck' ? task('BudgetCheck', { executionArn, runId, history }) : callModel(executionArn, runId, history)));
+      const checked = await guarded('CallModel', () => callModel(executionArn, runId, history));
       if (!checked.ok) return;
       const budget = checked.value as Record<string, any>;
       history = budget['history'];
-      // ContinueOrStop or ToolCallsOrStop: the same rules, in order.
       if (budget['extension'] !== undefined) {
         const asked = await guarded('RequestBudgetExtension', async () => {
           try {
@@ -237,7 +233,6 @@ export function agentLoop(deps: LoopDeps): Loop {
           }
         });
         if (!asked.ok) return;
-        decider = 'CallModel';
         continue;
       }
       if (budget['continue'] === false) {
@@ -255,15 +250,9 @@ export function agentLoop(deps: LoopDeps): Loop {
       if (budget['compact'] !== undefined) {
         const compacted = await guarded('Compact', () => task('Compact', { executionArn, runId, turn: budget['compact'].turn, covers: budget['compact'].covers }));
         if (!compacted.ok) return;
-        decider = 'CallModel';
         continue;
       }
       const pending = budget['pending'] as { turn: number; call: number }[] | null | undefined;
-      // ContinueOrStop's default: CallModel, which decides again and calls.
-      if ((pending === null || pending === undefined) && decider === 'BudgetCheck') {
-        decider = 'CallModel';
-        continue;
-      }
       // ResumeToolCalls, or ToolCallsOrStop's default: the turn CallModel made. The ToolCalls Map:
       // its Catch (States.ALL) records the run's failure; then CallModel.
       try {
@@ -273,7 +262,6 @@ export function agentLoop(deps: LoopDeps): Loop {
         await recordFailure(failure);
         return;
       }
-      decider = 'CallModel';
     }
   };
 

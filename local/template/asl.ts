@@ -43,7 +43,9 @@ export function agentStateMachineOf(resources: Record<string, CfnResource>, agen
 
 /**
  * The Lambda functions a state machine's definition and properties name (directly, or through one
- * of their `AWS::Lambda::Version`s): an agent's own functions, in a template of several agents.
+ * of their `AWS::Lambda::Version`s), and those its role's policies name (the functions it may
+ * invoke: BudgetCheck, which no state of a 0.8.0 definition invokes and the executions of older
+ * versions still do): an agent's own functions, in a template of several agents.
  */
 export function functionsOfStateMachine(resources: Record<string, CfnResource>, machineId: string): Set<string> {
   const named = new Set<string>();
@@ -62,7 +64,17 @@ export function functionsOfStateMachine(resources: Record<string, CfnResource>, 
     }
     Object.values(value).forEach(walk);
   };
-  walk(resources[machineId]?.Properties);
+  const properties = resources[machineId]?.Properties;
+  walk(properties);
+  const roleArn = properties?.['RoleArn'] as { 'Fn::GetAtt'?: unknown[] } | undefined;
+  const roleId = roleArn?.['Fn::GetAtt']?.[0];
+  if (typeof roleId === 'string') {
+    walk(resources[roleId]?.Properties?.['Policies']);
+    for (const resource of Object.values(resources)) {
+      const attached = resource.Type === 'AWS::IAM::Policy' && ((resource.Properties?.['Roles'] as { Ref?: unknown }[] | undefined) ?? []).some((role) => role.Ref === roleId);
+      if (attached) walk(resource.Properties?.['PolicyDocument']);
+    }
+  }
   return named;
 }
 

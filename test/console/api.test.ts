@@ -134,7 +134,7 @@ describe('reading', () => {
     const report = (await client.status(RUN))!.report;
     const { status, body } = await get(`/api/runs/${RUN}/state-machine`);
     expect(status).toBe(200);
-    expect(body.nodes.map((node: { name: string }) => node.name)).toEqual(expect.arrayContaining(['StartRun', 'BudgetCheck', 'CallModel', 'CallTool', 'RequestApproval', 'Finalize']));
+    expect(body.nodes.map((node: { name: string }) => node.name)).toEqual(expect.arrayContaining(['StartRun', 'CallModel', 'CallTool', 'RequestApproval', 'Finalize']));
     expect(body.edges).toEqual(expect.arrayContaining([{ from: 'StartRun', to: 'StartOrResume', kind: 'next' }]));
     expect(body.counts.StartRun).toMatchObject({ entered: 1 });
     // CallModel decides before each call: once a turn, and once more to end the run.

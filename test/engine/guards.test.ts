@@ -108,7 +108,9 @@ describe('the kill switch', () => {
     await harness.stack.ledger.setGlobalKill({ by: 'ops', at: '2026-11-29T03:00:00.000Z', reason: 'incident' });
     const finished = await harness.run({ runId: 'global', input: { date: runDate } });
     expect(JSON.parse(finished.output!)).toMatchObject({ status: 'killed', reason: 'killed (all runs) by ops at 2026-11-29T03:00:00.000Z: incident' });
-    expect(finished.states['CallModel']).toBeUndefined();
+    // CallModel's decision stopped it before any model call: entered once, no turn.
+    expect(finished.states['CallModel']).toMatchObject({ entered: 1 });
+    expect(await harness.stack.ledger.getRun('global')).toMatchObject({ status: 'killed', modelTurns: 0, steps: 0 });
   });
 
   it('treats StopExecution as a kill, recorded on the run', async () => {

@@ -52,7 +52,7 @@ const DEPLOYED_STEPS = Object.values(Steps).filter((step) => step !== Steps.Batc
 describe('retries of Lambda itself', () => {
   it('retries throttling and Lambda service errors with backoff and jitter on every Task state', () => {
     const tasks = Object.entries(states).filter(([, state]) => state.Type === 'Task');
-    expect(tasks.length).toBeGreaterThanOrEqual(8);
+    expect(tasks.length).toBeGreaterThanOrEqual(7);
     for (const [name, state] of tasks) {
       const retrier = state.Retry?.find((candidate) => candidate.ErrorEquals.includes('Lambda.TooManyRequestsException'));
       expect(retrier, name).toBeDefined();

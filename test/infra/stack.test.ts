@@ -52,11 +52,13 @@ describe('the state machine', () => {
     expect(text).not.toContain('{%');
   });
 
-  it('runs the loop StartRun → BudgetCheck → CallModel → tool calls → CallModel, which decides before each call', () => {
+  it('runs the loop StartRun → CallModel → tool calls → CallModel, which decides before each call (the first included)', () => {
     expect(definition.StartAt).toBe('StartRun');
     expect(states['StartRun']!.Next).toBe('StartOrResume');
-    expect(states['BudgetCheck']!.Next).toBe('ContinueOrStop');
-    expect((states['ContinueOrStop'] as unknown as { Default: string }).Default).toBe('CallModel');
+    expect(states['SeedHistory']!.Next).toBe('CallModel');
+    // No state but CallModel decides: the BudgetCheck function stays deployed for older versions' executions, invoked by none of this one's states.
+    expect(states['BudgetCheck']).toBeUndefined();
+    expect(states['ContinueOrStop']).toBeUndefined();
     expect(states['CallModel']!.Next).toBe('ToolCallsOrStop');
     expect((states['ToolCallsOrStop'] as unknown as { Default: string }).Default).toBe('ToolCalls');
     expect(states['ToolCalls']!.Next).toBe('CallModel');
@@ -146,7 +148,7 @@ describe('the state machine', () => {
 
   it('records every failure after StartRun in the run before the execution fails', () => {
     // A failure inside a tool call's iteration fails the Map (and stops its other iterations): the Map's Catch records it.
-    for (const name of ['BudgetCheck', 'CallModel', 'ToolCalls', 'RequestBudgetExtension', 'Finalize']) {
+    for (const name of ['CallModel', 'ToolCalls', 'RequestBudgetExtension', 'Finalize']) {
       const catchAll = states[name]!.Catch!.find((catcher) => catcher.ErrorEquals.includes('States.ALL'));
       expect(catchAll, name).toMatchObject({ Next: 'RecordFailure', ResultPath: '$.error' });
     }
@@ -169,13 +171,9 @@ describe('the state machine', () => {
     expect(extension.Parameters).toMatchObject({ Payload: { 'taskToken.$': '$$.Task.Token', 'extension.$': '$.budget.result.extension' } });
     expect(extension.Next).toBe('CallModel');
     expect(extension.Catch!.find((catcher) => catcher.ErrorEquals.includes(ErrorNames.ApprovalRejected))!.Next).toBe('CallModel');
-    // Asked first, so that a stop decision carrying an extension request never reaches Finalize;
-    // the same rules after BudgetCheck's decision and CallModel's.
-    for (const choice of ['ContinueOrStop', 'ToolCallsOrStop']) {
-      const rules = (states[choice] as unknown as { Choices: { Next: string }[] }).Choices;
-      expect(rules.map((rule) => rule.Next), choice).toEqual(['RequestBudgetExtension', 'Finalize', 'Handoff', 'Compact', 'ResumeToolCalls']);
-    }
-    expect((states['ContinueOrStop'] as unknown as { Choices: unknown }).Choices).toEqual((states['ToolCallsOrStop'] as unknown as { Choices: unknown }).Choices);
+    // Asked first, so that a stop decision carrying an extension request never reaches Finalize.
+    const rules = (states['ToolCallsOrStop'] as unknown as { Choices: { Next: string }[] }).Choices;
+    expect(rules.map((rule) => rule.Next)).toEqual(['RequestBudgetExtension', 'Finalize', 'Handoff', 'Compact', 'ResumeToolCalls']);
   });
 
   it('sets an explicit timeout on every task', () => {
@@ -281,7 +279,6 @@ describe('the definition the local engine runs', () => {
     expect(JSON.stringify(extracted.definition)).not.toMatch(/Fn::|"Ref"/);
     expect(Object.fromEntries(Object.entries(extracted.tasks).map(([state, task]) => [state, task.step]))).toEqual({
       StartRun: Steps.StartRun,
-      BudgetCheck: Steps.BudgetCheck,
       CallModel: Steps.CallModel,
       RequestApproval: Steps.RequestApproval,
       RequestBudgetExtension: Steps.RequestApproval,

@@ -45,6 +45,14 @@ function arnOf(value: unknown, all: Resources): string {
   return JSON.stringify(value);
 }
 /** IAM's ARN matching: `*` any run of characters, `?` one. */
+/** The function ARN patterns the state machine's role may invoke (`lambda:InvokeFunction`), in `synthesized`. */
+const invocableByStateMachine = (synthesized: Template) => {
+  const all = synthesized.toJSON().Resources as Resources;
+  const role = Object.values(synthesized.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties.RoleArn['Fn::GetAtt'][0] as string;
+  return (roleStatements(all, role) as { Effect: string; Action: string | string[]; Resource: unknown }[])
+    .filter((statement) => statement.Effect === 'Allow' && [statement.Action].flat().includes('lambda:InvokeFunction'))
+    .flatMap((statement) => [statement.Resource].flat().map((resource) => arnOf(resource, all)));
+};
 const globMatches = (pattern: string, arn: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`).test(arn);
 
 const stepOf = (functionId: string) => resources[functionId]!.Properties.Environment.Variables.SAVEPOINT_STEP as string;
@@ -63,7 +71,28 @@ describe('pinned Lambda versions', () => {
       expect(version.Type).toBe('AWS::Lambda::Version');
       steps.add(stepOf(version.Properties.FunctionName.Ref));
     }
-    expect([...steps].sort()).toEqual([Steps.BudgetCheck, Steps.CallModel, Steps.CallTool, Steps.Compact, Steps.Finalize, Steps.Handoff, Steps.RequestApproval, Steps.StartRun].sort());
+    expect([...steps].sort()).toEqual([Steps.CallModel, Steps.CallTool, Steps.Compact, Steps.Finalize, Steps.Handoff, Steps.RequestApproval, Steps.StartRun].sort());
+  });
+
+  /**
+   * 0.8.0 dropped the BudgetCheck state (CallModel makes an execution's first decision), but an
+   * execution started on an older version still invokes that version's BudgetCheck Task — at its
+   * start, and at the start of each successor it hands off to on the same version (0.6.x: between
+   * turns too). Removing the function from the template would delete it with all its versions
+   * (CloudFormation deletes a function's versions with it), and those executions would fail with
+   * Lambda.ResourceNotFoundException. So the function stays, publishes no new version (no Task of
+   * this deploy invokes one), its versions stay invocable by the state machine's role, and it
+   * keeps the tag that lets the pruner delete its versions no remaining state machine version pins.
+   */
+  it("keeps BudgetCheck's function for the executions of older versions: invocable, tagged, with no version of this deploy", () => {
+    const [fnId, fn] = functionOf(Steps.BudgetCheck);
+    expect(fn.Type).toBe('AWS::Lambda::Function');
+    expect(Object.values(resources).filter((resource) => resource.Type === 'AWS::Lambda::Version' && resource.Properties.FunctionName.Ref === fnId)).toEqual([]);
+    expect(fn.Properties.Tags).toContainEqual({ Key: STACK_TAG, Value: 'Savepoint' });
+    const allowed = invocableByStateMachine(template);
+    const olderVersion = `${functionArnOf(fnId)}:3`;
+    expect(allowed.some((pattern) => globMatches(pattern, olderVersion)), `${olderVersion} is invocable`).toBe(true);
+    expect(allowed.some((pattern) => globMatches(pattern, functionArnOf(fnId))), 'never $LATEST unqualified').toBe(false);
   });
 
   it('keeps every version after the next deploy (retained), so draining runs keep working', () => {
@@ -80,12 +109,7 @@ describe('pinned Lambda versions', () => {
    * https://docs.aws.amazon.com/lambda/latest/dg/lambda-api-permissions-ref.html).
    */
   it('lets the state machine invoke the versions an older deploy\'s Tasks invoke, after the next code-changing deploy', () => {
-    const next = synth('build-2');
-    const nextResources = next.toJSON().Resources as Resources;
-    const role = Object.values(next.findResources('AWS::StepFunctions::StateMachine'))[0]!.Properties.RoleArn['Fn::GetAtt'][0] as string;
-    const allowed = (roleStatements(nextResources, role) as { Effect: string; Action: string | string[]; Resource: unknown }[])
-      .filter((statement) => statement.Effect === 'Allow' && [statement.Action].flat().includes('lambda:InvokeFunction'))
-      .flatMap((statement) => [statement.Resource].flat().map((resource) => arnOf(resource, nextResources)));
+    const allowed = invocableByStateMachine(synth('build-2'));
     for (const target of new Set(taskTargets)) {
       // What build-1's Task invokes: its function's version (published as version 1 by that deploy).
       const invoked = `${functionArnOf(resources[target]!.Properties.FunctionName.Ref)}:1`;
@@ -211,9 +235,10 @@ describe('the version pruner', () => {
     expect((lambda[0] as { Condition?: unknown }).Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${STACK_TAG}`]: 'Savepoint' } });
     // No other statement of the pruner's names a function.
     expect(joined(policyOf(id).filter((statement) => statement !== lambda[0]))).not.toMatch(/:function:|lambda:/);
-    // Every function a state machine version pins carries the tag; no shared function does.
+    // Every function a state machine version pins carries the tag (BudgetCheck's too, whose older versions only older state machine versions pin); no shared function does.
     const versioned = new Set(Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Version').map((r) => r.Properties.FunctionName.Ref as string));
-    expect(versioned.size).toBeGreaterThanOrEqual(8);
+    expect(versioned.size).toBeGreaterThanOrEqual(7);
+    versioned.add(functionOf(Steps.BudgetCheck)[0]);
     for (const fnId of versioned) expect(resources[fnId]!.Properties.Tags).toContainEqual({ Key: STACK_TAG, Value: 'Savepoint' });
     for (const step of [Steps.PruneVersions, Steps.Sweep, Steps.ExpireApprovals]) expect(joined(resources[functionOf(step)[0]]!.Properties.Tags ?? [])).not.toContain(STACK_TAG);
     // Nothing else may delete a Lambda function or version.

@@ -72,8 +72,8 @@ describe("the twin's IAM", () => {
     const finished = await h.run({ runId: 'iam-on', input: sampleInput, config: { approvalTimeoutSeconds: 1 } });
     expect(finished.status).toBe('SUCCEEDED');
     const decisions = h.stack.engine.iamDecisions()!;
-    // Every Task's invoke and every BudgetCheck history read at least.
-    expect(decisions.allowed).toBeGreaterThan(finished.states['BudgetCheck']!.invocations);
+    // Every Task's invoke and every decision's batched read at least.
+    expect(decisions.allowed).toBeGreaterThan(2 * finished.states['CallModel']!.invocations);
     expect(decisions.denied).toBe(0);
   });
 

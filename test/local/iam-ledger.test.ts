@@ -112,14 +112,14 @@ describe.each(['embedded', 'dynalite'] as const)("the twin's IAM on the %s ledge
     expect(await h.stack.ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'in_flight' });
   });
 
-  it("refuses BudgetCheck's batched read when its dynamodb:LeadingKeys no longer take the run's partition", async () => {
+  it("refuses CallModel's batched read when its dynamodb:LeadingKeys no longer take the run's partition", async () => {
     // The kill flag and the breakers still allowed, the runs not.
     const narrowed = (statement: Statement) => ({ ...statement, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['GLOBAL', 'BREAKER#*', 'BLOB#*'] } } });
-    const h = await harness(ledger, await withTableStatement('AgentBudgetCheckFunctionServiceRole', narrowed));
+    const h = await harness(ledger, await withTableStatement('AgentCallModelFunctionServiceRole', narrowed));
     const finished = await h.run({ runId: `narrow-${ledger}`, input: sampleInput });
     expect(finished.status).toBe('FAILED');
     const failed = finished.history.find((event) => event.type === 'TaskFailed' && event.taskFailedEventDetails?.error === 'AccessDeniedException')!;
-    expect(failed.taskFailedEventDetails!.cause).toMatch(/assumed-role\/AgentBudgetCheckFunctionServiceRole\w+\/\w+ is not authorized to perform: dynamodb:(BatchGetItem|GetItem) on resource: arn:aws:dynamodb:/);
+    expect(failed.taskFailedEventDetails!.cause).toMatch(/assumed-role\/AgentCallModelFunctionServiceRole\w+\/\w+ is not authorized to perform: dynamodb:(BatchGetItem|GetItem) on resource: arn:aws:dynamodb:/);
   });
 });
 

@@ -82,8 +82,8 @@ describe('API throttling on the local stack (quotas: true)', () => {
     const h = await startHarness({ quotas: true, recovery: false, clock: { now: () => new Date(at) } });
     try {
       const { executionArn } = h.stack.engine.startExecution({ name: 'throttled', input: { runId: 'throttled', input: sampleInput, config: { approvalTimeoutSeconds: 3600 } } });
-      // StartRun has run once BudgetCheck is entered.
-      await waitFor(() => h.stack.engine.getExecutionHistory(executionArn).some((event) => event.stateEnteredEventDetails?.name === 'BudgetCheck'));
+      // StartRun has run once the first decision (CallModel's) is entered.
+      await waitFor(() => h.stack.engine.getExecutionHistory(executionArn).some((event) => event.stateEnteredEventDetails?.name === 'CallModel'));
       // One attempt: the SDK would otherwise retry a throttled call after a real backoff.
       const operator = new SFNClient({ ...localAwsConfig, endpoint: h.stack.endpoints.sfn, maxAttempts: 1 });
       let allowed = 0;
