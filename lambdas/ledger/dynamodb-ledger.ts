@@ -29,6 +29,17 @@ import { StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { DYNAMODB_BATCH_WRITE_MAX_ITEMS } from '../shared/limits.js';
 
+/**
+ * How the ledger's DynamoDBClient is made, beside its region, credentials and endpoint:
+ * `cacheMiddleware` (the SDK's own client option, SmithyConfiguration: "the client will only resolve
+ * the middleware stack once per Command class"), which spares each request the resolution of the
+ * client's middleware stack with the command's, the same every time. It is safe where nothing
+ * changes the client's middleware after its first request: X-Ray's wrapper (`traced`) adds its
+ * middleware when it wraps the client, before any. The price is lib-dynamodb's document client,
+ * which refuses such a client: the ledger converts its items itself (`attributes`, `fromAttributes`).
+ */
+export const LEDGER_CLIENT_CONFIG = { cacheMiddleware: true } as const;
+
 /** The conditions of a put (protocol.ts): the item is still the one read, absent or with the seal read. */
 const IF_ABSENT = { ConditionExpression: 'attribute_not_exists(pk)' };
 const ifSeal = (seal: unknown) => ({ ConditionExpression: '#seal = :seal', ExpressionAttributeNames: { '#seal': 'seal' }, ExpressionAttributeValues: attributes({ ':seal': seal }) });

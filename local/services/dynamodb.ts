@@ -4,6 +4,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { AddressInfo } from 'node:net';
 import { limitConnections } from '../../lambdas/shared/loopback-server.js';
 import { localAwsConfig } from './aws-config.js';
+import { LEDGER_CLIENT_CONFIG } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { Readable } from 'node:stream';
 import { capturingStore, conflictOfWrite, ITEM_WRITES, serveTransaction, TRANSACT_WRITE_ITEMS, transactionsInFlight, type TransactionOptions } from '../aws/dynamodb-transactions.js';
 import { sharingTableDescriptions } from '../aws/dynalite-tables.js';
@@ -11,6 +12,7 @@ import { credentialChecker, credentialedUrl, MISSING_CREDENTIAL, newLoopbackCred
 
 export interface LocalDynamo {
   readonly endpoint: string;
+  /** A client made as the ledger's are (LEDGER_CLIENT_CONFIG), which lib-dynamodb's document client refuses: give it one of its own on `endpoint`. */
   readonly client: DynamoDBClient;
   close(): Promise<void>;
 }
@@ -55,7 +57,7 @@ export async function startDynamo(options: { path?: string; port?: number; trans
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   const endpoint = credentialedUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, credential);
-  const client = new DynamoDBClient({ ...localAwsConfig, endpoint });
+  const client = new DynamoDBClient({ ...localAwsConfig, ...LEDGER_CLIENT_CONFIG, endpoint });
   return {
     endpoint,
     client,
