@@ -508,7 +508,13 @@ export const SPEED_LIMITS = {
   ledger: {
     'embedded, memory': { bound: 15, target: null, measured: '3.9–9.8 in nine runs' },
     'embedded, disk': { bound: 70, target: null, measured: '15.3–45 in nine runs' },
-    'DynamoDB on dynalite, memory': { bound: 3_000, target: null, measured: '447–1904 in nine runs' },
+    // Issue 38's target for this row is absolute, ≤ 6 ms of CPU an agent step, so not a ratio here: with the ledger's
+    // own marshalling and cached middleware and the stand-in's shared table descriptions (issue 38 item 4, 2026-12-04
+    // 21:51–21:58 UTC, CI's form alternated with main's code), 4.76–5.29 ms in 5 of 6 runs at load 3.6–4.4 (one 6.78;
+    // main's 6.03–7.62) and 5.31–7.94 at load 4.6–5.9 (main's 6.72–8.89): met at a light load, not yet under a heavy one.
+    // The ratio's bound is 1.5× the highest of those 22 runs; main's code measured 676–975 beside them, so the bound
+    // catches a regression of half again, not the 15–20% the change made.
+    'DynamoDB on dynalite, memory': { bound: 1_300, target: null, measured: '536–881 in 22 runs at load 3.6–5.9 (issue 38 item 4); 447–1904 in nine runs before it' },
   },
   /**
    * bench/replay.ts: a replay's CPU over the run's it replays (issue 38: ≤ 10% warm, ≤ 20% cold):
