@@ -7,7 +7,7 @@ import { localAwsConfig } from './aws-config.js';
 import { LEDGER_CLIENT_CONFIG } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { Readable } from 'node:stream';
 import { capturingStore, conflictOfWrite, ITEM_WRITES, serveTransaction, TRANSACT_WRITE_ITEMS, transactionsInFlight, type TransactionOptions } from '../aws/dynamodb-transactions.js';
-import { sharingTableDescriptions } from '../aws/dynalite-tables.js';
+import { sharingTableDescriptions } from './dynalite-tables.js';
 import { credentialChecker, credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential } from './loopback-credential.js';
 
 export interface LocalDynamo {
@@ -47,7 +47,9 @@ export async function startDynamo(options: { path?: string; port?: number; trans
     if (target === TRANSACT_WRITE_ITEMS) return void serveTransaction(store, request, response, options.transactions).catch(failed);
     // A write of an item a transaction holds is rejected (local/aws/dynamodb-transactions.ts): while one
     // is in flight, a write's body is read, checked and handed on to dynalite; while none is, the
-    // write goes to dynalite as it came (its check would find nothing to meet).
+    // write goes to dynalite as it came, unread here. It is checked as it arrives: one that meets a
+    // transaction begun while its body streams in is not rejected but ordered with it by dynalite's
+    // item lock, as if the two had not overlapped.
     if (ITEM_WRITES.has(target) && transactionsInFlight(store as object)) return void rejectingConflicts(store, request, response, serve!).catch(failed);
     serve!(request, response);
   });
