@@ -515,12 +515,12 @@ export const SPEED_LIMITS = {
     'embedded, disk': { bound: 70, target: null, measured: '15.3–45 in nine runs' },
     // Issue 38's target for this row is absolute, ≤ 6 ms of CPU an agent step (`cpuMsTarget`: printed, not held): with the
     // ledger's own marshalling and cached middleware and the stand-in's shared table descriptions (issue 38 item 4,
-    // 2026-12-04 21:51–22:08 UTC, CI's form alternated with main's code), 4.68–5.57 ms in 14 runs at load 1.4–2.0
-    // (main's 5.64–6.70), 4.76–5.29 in 5 of 6 at load 3.6–4.4 (one 6.78; main's 6.03–7.62) and 5.31–7.94 at load 4.6–5.9
+    // 2026-12-04 21:51–22:10 UTC, CI's form alternated with main's code), 4.68–6.12 ms in 20 runs at load 1.0–2.0, 19 of
+    // them ≤ 6 and 16 ≤ 5.5 (main's 5.64–6.99), 4.76–5.29 in 5 of 6 at load 3.6–4.4 (one 6.78; main's 6.03–7.62) and 5.31–7.94 at load 4.6–5.9
     // (main's 6.69–8.89): met at a light load, not yet under a heavy one. The ratio's bound is 1.5× the highest of the
-    // runs at load 3.6–5.9 (525–612 at load 1.4–2.0); main's code measured 635–975 beside them, so the bound catches a
+    // runs at load 3.6–5.9 (525–670 at load 1.0–2.0); main's code measured 635–975 beside them, so the bound catches a
     // regression of half again, not the 15–20% the change made.
-    'DynamoDB on dynalite, memory': { bound: 1_300, target: null, cpuMsTarget: 6, measured: '525–881 in 36 runs at load 1.4–5.9 (issue 38 item 4); 447–1904 in nine runs before it' },
+    'DynamoDB on dynalite, memory': { bound: 1_300, target: null, cpuMsTarget: 6, measured: '525–881 in 42 runs at load 1.0–5.9 (issue 38 item 4); 447–1904 in nine runs before it' },
   },
   /**
    * bench/replay.ts: a replay's CPU over the run's it replays (issue 38: ≤ 10% warm, ≤ 20% cold):
