@@ -4,7 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { assertToolsFitTimeout, ToolTimeoutEnvironment, type AgentDefinition, type TraceRedactor } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
-import { DynamoDbLedger } from '../ledger/dynamodb-ledger.js';
+import { DynamoDbLedger, LEDGER_CLIENT_CONFIG } from '../ledger/dynamodb-ledger.js';
 import { secretSealer } from '../ledger/seal.js';
 import { sinkFromEnv } from '../telemetry/config.js';
 import { tracingLedger } from '../telemetry/tracing-ledger.js';
@@ -139,7 +139,7 @@ export function awsDeps(
   // The seal key from Secrets Manager on first use (lambdas/ledger/seal.ts), kept for the container's life.
   const ledger = once(() => {
     const sealSecret = required('LEDGER_SEAL_SECRET_ARN');
-    const stored = new DynamoDbLedger(traced(new DynamoDBClient({})), required('TABLE_NAME'), async () => secretSealer(sealSecret, await getSecret(sealSecret)));
+    const stored = new DynamoDbLedger(traced(new DynamoDBClient({ ...LEDGER_CLIENT_CONFIG })), required('TABLE_NAME'), async () => secretSealer(sealSecret, await getSecret(sealSecret)));
     // GenAI spans from each record as it is written, when the OTEL_* variables name a collector
     // (lambdas/telemetry/): exported before the step returns, so a frozen container loses none.
     const sink = sinkFromEnv(env, { redact: observe.redactTrace });

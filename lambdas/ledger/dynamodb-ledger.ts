@@ -1,17 +1,22 @@
-import { ConditionalCheckFailedException, TransactionCanceledException, TransactionConflictException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
-  BatchWriteCommand,
-  type BatchWriteCommandOutput,
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
+  type AttributeValue,
+  BatchGetItemCommand,
+  type BatchGetItemCommandOutput,
+  BatchWriteItemCommand,
+  type BatchWriteItemCommandOutput,
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
   QueryCommand,
+  type QueryCommandInput,
   ScanCommand,
-  TransactWriteCommand,
-} from '@aws-sdk/lib-dynamodb';
+  TransactionCanceledException,
+  TransactionConflictException,
+  TransactWriteItemsCommand,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DamagedRunOptions } from './ledger.js';
 
 export { itemAttributes, LedgerIndexes } from './dynamodb-item.js';
@@ -24,9 +29,20 @@ import { StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { DYNAMODB_BATCH_WRITE_MAX_ITEMS } from '../shared/limits.js';
 
+/**
+ * How the ledger's DynamoDBClient is made, beside its region, credentials and endpoint:
+ * `cacheMiddleware` (the SDK's own client option, SmithyConfiguration: "the client will only resolve
+ * the middleware stack once per Command class"), which spares each request the resolution of the
+ * client's middleware stack with the command's, the same every time. It is safe where nothing
+ * changes the client's middleware after its first request: X-Ray's wrapper (`traced`) adds its
+ * middleware when it wraps the client, before any. The price is lib-dynamodb's document client,
+ * which refuses such a client: the ledger converts its items itself (`attributes`, `fromAttributes`).
+ */
+export const LEDGER_CLIENT_CONFIG = { cacheMiddleware: true } as const;
+
 /** The conditions of a put (protocol.ts): the item is still the one read, absent or with the seal read. */
 const IF_ABSENT = { ConditionExpression: 'attribute_not_exists(pk)' };
-const ifSeal = (seal: unknown) => ({ ConditionExpression: '#seal = :seal', ExpressionAttributeNames: { '#seal': 'seal' }, ExpressionAttributeValues: { ':seal': seal } });
+const ifSeal = (seal: unknown) => ({ ConditionExpression: '#seal = :seal', ExpressionAttributeNames: { '#seal': 'seal' }, ExpressionAttributeValues: attributes({ ':seal': seal }) });
 const ifUnchanged = (expected: Stored | undefined) => (expected ? ifSeal(expected.basis) : IF_ABSENT);
 
 /**
@@ -43,8 +59,6 @@ const ifUnchanged = (expected: Stored | undefined) => (expected ? ifSeal(expecte
  * replaces was; a record written once (a turn, a run) is put `IF attribute_not_exists(pk)` at once.
  */
 export class DynamoDbLedger extends StorageLedger {
-  private readonly doc: DynamoDBDocumentClient;
-
   /**
    * The items this instance last read or wrote, verified, by `pk|sk`: the basis of its next
    * update. A stale basis (another writer came first) fails the condition: read again.
@@ -53,7 +67,7 @@ export class DynamoDbLedger extends StorageLedger {
   private loadedSealer?: Promise<LedgerSealer>;
 
   constructor(
-    client: DynamoDBClient,
+    private readonly client: DynamoDBClient,
     private readonly tableName: string,
     /**
      * Seals every item written and verifies every item read (lambdas/ledger/seal.ts); on AWS a
@@ -68,11 +82,6 @@ export class DynamoDbLedger extends StorageLedger {
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   ) {
     super();
-    // convertClassInstanceToMap: the SDK takes any object with an own `constructor` key (which a
-    // model's tool input may have) for a class instance and refuses to marshall it. Records are
-    // plain JSON data (times are ISO strings, as their types say), so every object is a map; the
-    // price is that a stray class instance (a Date) would be stored as an empty map, not rejected.
-    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
   }
 
   // ── the primitives ──────────────────────────────────────────────────────────────────────
@@ -81,17 +90,17 @@ export class DynamoDbLedger extends StorageLedger {
     const items = new Map<string, Item>();
     const unique = [...new Map(keys.map((key) => [id(key), key])).values()];
     if (unique.length === 1) {
-      const result = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: unique[0], ConsistentRead: true }));
-      if (result.Item) items.set(id(unique[0]!), this.verified(await this.seals(), result.Item));
+      const result = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: keyAttributes(unique[0]!), ConsistentRead: true }));
+      if (result.Item) items.set(id(unique[0]!), this.verified(await this.seals(), fromAttributes(result.Item)));
     } else {
       // One BatchGetItem (strongly consistent); it may leave keys unprocessed under load: ask again for those.
-      let pending: Record<string, unknown>[] | undefined = unique;
+      let pending: Record<string, AttributeValue>[] | undefined = unique.map(keyAttributes);
       for (let round = 0; pending && pending.length > 0; round++) {
         if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 20 * 2 ** round)));
         if (round >= 8) throw new Error(`loadStep: DynamoDB left ${pending.length} keys unprocessed after ${round} rounds`);
-        const result: BatchGetCommandOutput = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
+        const result: BatchGetItemCommandOutput = await this.client.send(new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
         const sealer = await this.seals();
-        for (const item of result.Responses?.[this.tableName] ?? []) items.set(`${item['pk']}|${item['sk']}`, this.verified(sealer, item));
+        for (const item of (result.Responses?.[this.tableName] ?? []).map(fromAttributes)) items.set(`${item['pk']}|${item['sk']}`, this.verified(sealer, item));
         pending = result.UnprocessedKeys?.[this.tableName]?.Keys;
       }
     }
@@ -109,7 +118,7 @@ export class DynamoDbLedger extends StorageLedger {
   protected async put(key: Key, stored: Stored, expected: Stored | undefined | 'any'): Promise<boolean> {
     const item = await this.sealed(key, stored);
     try {
-      await this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ...(expected === 'any' ? {} : ifUnchanged(expected)) }));
+      await this.client.send(new PutItemCommand({ TableName: this.tableName, Item: attributes(item), ...(expected === 'any' ? {} : ifUnchanged(expected)) }));
     } catch (error) {
       // A put that meets a transaction in progress on its item (a sibling call's record and the
       // run's count) is refused as TransactionConflictException, unwritten: as a failed condition,
@@ -135,10 +144,10 @@ export class DynamoDbLedger extends StorageLedger {
     const items = await Promise.all(writes.map(async ({ key, item }) => item && (await this.sealed(key, item))));
     const TransactItems = writes.map(({ key, expected }, index) => {
       const item = items[index];
-      return item ? { Put: { TableName: this.tableName, Item: item, ...ifUnchanged(expected) } } : { ConditionCheck: { TableName: this.tableName, Key: key, ...ifUnchanged(expected) } };
+      return item ? { Put: { TableName: this.tableName, Item: attributes(item), ...ifUnchanged(expected) } } : { ConditionCheck: { TableName: this.tableName, Key: keyAttributes(key), ...ifUnchanged(expected) } };
     });
     try {
-      await this.doc.send(new TransactWriteCommand({ TransactItems }));
+      await this.client.send(new TransactWriteItemsCommand({ TransactItems }));
     } catch (error) {
       const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []).map((reason) => reason.Code) : [];
       if (!reasons.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) throw error;
@@ -170,8 +179,8 @@ export class DynamoDbLedger extends StorageLedger {
   protected async queryPartition(pk: string, fromSk?: string, onDamaged?: (error: LedgerIntegrityError) => void): Promise<Stored[]> {
     const items = await this.queryAll(
       fromSk === undefined
-        ? { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }
-        : { KeyConditionExpression: 'pk = :pk AND sk >= :from', ExpressionAttributeValues: { ':pk': pk, ':from': fromSk } },
+        ? { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: attributes({ ':pk': pk }) }
+        : { KeyConditionExpression: 'pk = :pk AND sk >= :from', ExpressionAttributeValues: attributes({ ':pk': pk, ':from': fromSk }) },
     );
     const sealer = await this.seals();
     return items.flatMap((item) => {
@@ -189,19 +198,19 @@ export class DynamoDbLedger extends StorageLedger {
     // A scan is fine for the handful of runs a ledger holds per day; a `byKind` index is the
     // upgrade path when it is not.
     const runs: RunRecord[] = [];
-    let start: Record<string, unknown> | undefined;
+    let start: Record<string, AttributeValue> | undefined;
     do {
-      const page = await this.doc.send(
+      const page = await this.client.send(
         new ScanCommand({
           TableName: this.tableName,
           FilterExpression: '#kind = :run',
           ExpressionAttributeNames: { '#kind': 'kind' },
-          ExpressionAttributeValues: { ':run': 'run' },
+          ExpressionAttributeValues: { ':run': { S: 'run' } },
           ExclusiveStartKey: start,
         }),
       );
       const sealer = await this.seals();
-      for (const item of (page.Items ?? []) as Item[]) {
+      for (const item of (page.Items ?? []).map(fromAttributes)) {
         const run = this.trusted(sealer, item, options);
         if (run) runs.push(strip(run) as unknown as RunRecord);
       }
@@ -214,20 +223,20 @@ export class DynamoDbLedger extends StorageLedger {
     // Newest first from the index (it projects the run id only: a run item changes at every step),
     // each run then read itself, consistently (the index is eventually consistent).
     const ids: string[] = [];
-    let start: Record<string, unknown> | undefined;
+    let start: Record<string, AttributeValue> | undefined;
     do {
-      const page = await this.doc.send(
+      const page = await this.client.send(
         new QueryCommand({
           TableName: this.tableName,
           IndexName: LedgerIndexes.runsByAgent,
           KeyConditionExpression: options.notAfter === undefined ? 'runAgent = :agent' : 'runAgent = :agent AND createdAt <= :notAfter',
-          ExpressionAttributeValues: { ':agent': agent, ...(options.notAfter !== undefined && { ':notAfter': options.notAfter }) },
+          ExpressionAttributeValues: attributes({ ':agent': agent, ...(options.notAfter !== undefined && { ':notAfter': options.notAfter }) }),
           ScanIndexForward: false,
           Limit: Math.min(limit - ids.length, 1000),
           ExclusiveStartKey: start,
         }),
       );
-      for (const item of page.Items ?? []) ids.push(String(item['runId']));
+      for (const item of (page.Items ?? []).map(fromAttributes)) ids.push(String(item['runId']));
       start = page.LastEvaluatedKey;
     } while (start && ids.length < limit);
     const runs = await Promise.all(
@@ -246,7 +255,7 @@ export class DynamoDbLedger extends StorageLedger {
     // The index projects only the run id (a run record changes at every step; a full copy in the
     // index would be rewritten with it): each run is then read itself, consistently, and checked
     // again (the index is eventually consistent).
-    const keys = await this.queryAll({ IndexName: LedgerIndexes.runningRuns, KeyConditionExpression: 'runningRun = :running', ExpressionAttributeValues: { ':running': RUNNING } });
+    const keys = await this.queryAll({ IndexName: LedgerIndexes.runningRuns, KeyConditionExpression: 'runningRun = :running', ExpressionAttributeValues: attributes({ ':running': RUNNING }) });
     const runs = await Promise.all(
       keys.map(async ({ runId }) => {
         try {
@@ -260,16 +269,16 @@ export class DynamoDbLedger extends StorageLedger {
   }
 
   protected async approvalById(approvalId: string): Promise<Key | undefined> {
-    const result = await this.doc.send(
-      new QueryCommand({ TableName: this.tableName, IndexName: LedgerIndexes.byApprovalId, KeyConditionExpression: 'approvalId = :id', ExpressionAttributeValues: { ':id': approvalId } }),
+    const result = await this.client.send(
+      new QueryCommand({ TableName: this.tableName, IndexName: LedgerIndexes.byApprovalId, KeyConditionExpression: 'approvalId = :id', ExpressionAttributeValues: attributes({ ':id': approvalId }) }),
     );
-    const item = result.Items?.[0] as ApprovalRecord | undefined;
+    const item = result.Items?.[0] && (fromAttributes(result.Items[0]) as unknown as ApprovalRecord);
     return item && { pk: runKey(item.runId).pk, sk: approvalSkOf(item) };
   }
 
   protected async queryPendingApprovals(): Promise<ApprovalRecord[]> {
     // An index holds a projection of the items (never the task token): not the item its seal covers.
-    const items = await this.queryAll({ IndexName: LedgerIndexes.pendingApprovals, KeyConditionExpression: 'pendingApproval = :pending', ExpressionAttributeValues: { ':pending': PENDING } });
+    const items = await this.queryAll({ IndexName: LedgerIndexes.pendingApprovals, KeyConditionExpression: 'pendingApproval = :pending', ExpressionAttributeValues: attributes({ ':pending': PENDING }) });
     return items.map(strip).filter((item) => item['kind'] === 'approval') as unknown as ApprovalRecord[];
   }
 
@@ -279,12 +288,12 @@ export class DynamoDbLedger extends StorageLedger {
    * but the approval functions' (dynamodb:LeadingKeys, infra/ledger-table.ts).
    */
   protected async putTaskToken(key: Key, taskToken: string): Promise<void> {
-    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...key, taskToken, expiresAt: expiresAt(new Date()) } }));
+    await this.client.send(new PutItemCommand({ TableName: this.tableName, Item: attributes({ ...key, taskToken, expiresAt: expiresAt(new Date()) }) }));
   }
 
   protected async readTaskToken(key: Key): Promise<string | undefined> {
-    const result = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
-    const token = result.Item?.['taskToken'];
+    const result = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: keyAttributes(key), ConsistentRead: true }));
+    const token = result.Item && fromAttributes(result.Item)['taskToken'];
     return typeof token === 'string' ? token : undefined;
   }
 
@@ -294,14 +303,14 @@ export class DynamoDbLedger extends StorageLedger {
   protected async writeBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
     const expires = expiresAt(new Date());
     await Promise.all(
-      chunks.map((data, index) => this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...blobKey(runId, digest, index), kind: 'blob', data, expiresAt: expires } }))),
+      chunks.map((data, index) => this.client.send(new PutItemCommand({ TableName: this.tableName, Item: attributes({ ...blobKey(runId, digest, index), kind: 'blob', data, expiresAt: expires }) }))),
     );
   }
 
   protected async readBlob(runId: string, digest: string): Promise<string[]> {
     const chunks = await this.queryAll({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :digest)',
-      ExpressionAttributeValues: { ':pk': blobKey(runId, digest, 0).pk, ':digest': `${digest}#` },
+      ExpressionAttributeValues: attributes({ ':pk': blobKey(runId, digest, 0).pk, ':digest': `${digest}#` }),
       ProjectionExpression: '#data',
       ExpressionAttributeNames: { '#data': 'data' },
     });
@@ -340,20 +349,20 @@ export class DynamoDbLedger extends StorageLedger {
     this.guarded({ query: { pk } });
     const query = {
       KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
+      ExpressionAttributeValues: attributes({ ':pk': pk }),
       ProjectionExpression: 'pk, sk, #seal, #kind, #effect, #key',
       ExpressionAttributeNames: { '#seal': 'seal', '#kind': 'kind', '#effect': 'effect', '#key': 'idempotencyKey' },
     };
     if (limit === undefined) return this.queryAll(query);
-    const page = await this.doc.send(new QueryCommand({ TableName: this.tableName, ConsistentRead: true, Limit: limit, ...query }));
-    return (page.Items ?? []) as Item[];
+    const page = await this.client.send(new QueryCommand({ TableName: this.tableName, ConsistentRead: true, Limit: limit, ...query }));
+    return (page.Items ?? []).map(fromAttributes);
   }
 
   /** DeleteItem IF the seal is still `seal`; false when the item changed (or is gone). */
   private async deleteIfUnchanged(key: Key, seal: unknown): Promise<boolean> {
     this.guarded({ delete: [key] });
     try {
-      await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: key, ...ifSeal(seal) }));
+      await this.client.send(new DeleteItemCommand({ TableName: this.tableName, Key: keyAttributes(key), ...ifSeal(seal) }));
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       return false;
@@ -375,11 +384,11 @@ export class DynamoDbLedger extends StorageLedger {
     for (let start = 0; start < keys.length; start += DYNAMODB_BATCH_WRITE_MAX_ITEMS) {
       const batch = keys.slice(start, start + DYNAMODB_BATCH_WRITE_MAX_ITEMS);
       this.guarded({ delete: batch, batch: true });
-      let requests: NonNullable<BatchWriteCommandOutput['UnprocessedItems']>[string] | undefined = batch.map((key) => ({ DeleteRequest: { Key: key } }));
+      let requests: NonNullable<BatchWriteItemCommandOutput['UnprocessedItems']>[string] | undefined = batch.map((key) => ({ DeleteRequest: { Key: keyAttributes(key) } }));
       for (let round = 0; requests && requests.length > 0; round++) {
         if (round >= 8) throw new Error(`prune: DynamoDB left ${requests.length} deletes unprocessed after ${round} rounds; run prune again to finish`);
         if (round > 0) await this.sleep(Math.min(1_000, 20 * 2 ** round));
-        const result: BatchWriteCommandOutput = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }));
+        const result: BatchWriteItemCommandOutput = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.tableName]: requests } }));
         requests = result.UnprocessedItems?.[this.tableName];
       }
       for (const key of batch) this.basis.delete(id(key));
@@ -421,12 +430,12 @@ export class DynamoDbLedger extends StorageLedger {
     this.basis.set(`${item['pk']}|${item['sk']}`, cloneItem(item));
   }
 
-  private async queryAll(input: Pick<QueryCommand['input'], 'IndexName' | 'KeyConditionExpression' | 'ExpressionAttributeValues' | 'ProjectionExpression' | 'ExpressionAttributeNames'>): Promise<Item[]> {
+  private async queryAll(input: Pick<QueryCommandInput, 'IndexName' | 'KeyConditionExpression' | 'ExpressionAttributeValues' | 'ProjectionExpression' | 'ExpressionAttributeNames'>): Promise<Item[]> {
     const items: Item[] = [];
-    let start: Record<string, unknown> | undefined;
+    let start: Record<string, AttributeValue> | undefined;
     do {
-      const page = await this.doc.send(new QueryCommand({ TableName: this.tableName, ConsistentRead: input.IndexName ? undefined : true, ...input, ExclusiveStartKey: start }));
-      items.push(...((page.Items ?? []) as Item[]));
+      const page = await this.client.send(new QueryCommand({ TableName: this.tableName, ConsistentRead: input.IndexName ? undefined : true, ...input, ExclusiveStartKey: start }));
+      for (const item of page.Items ?? []) items.push(fromAttributes(item));
       start = page.LastEvaluatedKey;
     } while (start);
     return items;
@@ -455,6 +464,23 @@ const CONTENDED_WAIT_MAX_MS = 1_000;
 const conflictWait = () => Math.ceil(Math.random() * CONFLICT_WAIT_MS);
 
 type Item = Record<string, unknown>;
+
+/**
+ * Items to and from DynamoDB's attribute values: util-dynamodb's `marshall` and `unmarshall`, with
+ * the options the document client (lib-dynamodb) was given, applied here to the few fields of each
+ * request that hold items, keys or values, instead of by the document client's middleware, which
+ * walks every command's input and output for them.
+ *
+ * convertClassInstanceToMap: the SDK takes any object with an own `constructor` key (which a
+ * model's tool input may have) for a class instance and refuses to marshall it. Records are plain
+ * JSON data (times are ISO strings, as their types say), so every object is a map; the price is
+ * that a stray class instance (a Date) would be stored as an empty map, not rejected.
+ */
+const MARSHALL_OPTIONS = { removeUndefinedValues: true, convertClassInstanceToMap: true } as const;
+const attributes = (values: Record<string, unknown>): Record<string, AttributeValue> => marshall(values, MARSHALL_OPTIONS);
+const fromAttributes = (item: Record<string, AttributeValue>): Item => unmarshall(item);
+/** A key's attributes: two strings, as the table's schema has them (infra/ledger-table.ts). */
+const keyAttributes = (key: Key): Record<string, AttributeValue> => ({ pk: { S: key.pk }, sk: { S: key.sk } });
 
 /**
  * A deep copy of an item as the SDK unmarshalls it (maps, lists, strings, numbers, booleans, null,

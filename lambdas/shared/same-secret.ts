@@ -11,6 +11,12 @@ export function sameSecret(offered: string | Buffer, expected: string | Buffer):
   return timingSafeEqual(digest(offered), digest(expected));
 }
 
+/** `sameSecret` against one secret, whose digest is taken once: for a check made on every request. */
+export function sameSecretAs(expected: string | Buffer): (offered: string | Buffer) => boolean {
+  const wanted = digest(expected);
+  return (offered) => timingSafeEqual(digest(offered), wanted);
+}
+
 function digest(value: string | Buffer): Buffer {
   return createHash('sha256').update(value).digest();
 }

@@ -71,6 +71,11 @@ export interface TransactionOptions {
   readonly latency?: () => Promise<void>;
 }
 
+/** Whether any transaction is in flight on `store`: until one is, no plain write can meet one (`conflictOfWrite`). */
+export function transactionsInFlight(store: object): boolean {
+  return (inFlight.get(store)?.size ?? 0) > 0;
+}
+
 /** The plain writes DynamoDB rejects when they meet a transaction in flight on their item. */
 export const ITEM_WRITES = new Set(['DynamoDB_20120810.PutItem', 'DynamoDB_20120810.UpdateItem', 'DynamoDB_20120810.DeleteItem']);
 
@@ -97,11 +102,10 @@ export async function conflictOfWrite(store: any, body: string): Promise<{ __typ
 export async function serveTransaction(store: any, request: IncomingMessage, response: ServerResponse, options: TransactionOptions = {}): Promise<void> {
   const reply = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(body));
   const invalid = (message: string) => reply(400, { __type: 'com.amazon.coral.validate#ValidationException', message });
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
+  const text = await bodyText(request);
   let body: { TransactItems?: unknown };
   try {
-    body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
+    body = JSON.parse(text) as typeof body;
   } catch {
     return void invalid('the request body is not JSON');
   }
@@ -163,6 +167,16 @@ export async function serveTransaction(store: any, request: IncomingMessage, res
   });
   if (outcome.reasons) return void cancelled(outcome.reasons);
   reply(200, {});
+}
+
+/** A request's body as text (read by its events: an async iterator over it costs more than the parse of a small body). */
+function bodyText(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
 }
 
 /** Runs `work` holding every item's lock (each table's in sorted key order). */

@@ -4,12 +4,15 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { AddressInfo } from 'node:net';
 import { limitConnections } from '../../lambdas/shared/loopback-server.js';
 import { localAwsConfig } from './aws-config.js';
+import { LEDGER_CLIENT_CONFIG } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { Readable } from 'node:stream';
-import { capturingStore, conflictOfWrite, ITEM_WRITES, serveTransaction, TRANSACT_WRITE_ITEMS, type TransactionOptions } from '../aws/dynamodb-transactions.js';
-import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
+import { capturingStore, conflictOfWrite, ITEM_WRITES, serveTransaction, TRANSACT_WRITE_ITEMS, transactionsInFlight, type TransactionOptions } from '../aws/dynamodb-transactions.js';
+import { sharingTableDescriptions } from './dynalite-tables.js';
+import { credentialChecker, credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential } from './loopback-credential.js';
 
 export interface LocalDynamo {
   readonly endpoint: string;
+  /** A client made as the ledger's are (LEDGER_CLIENT_CONFIG), which lib-dynamodb's document client refuses: give it one of its own on `endpoint`. */
   readonly client: DynamoDBClient;
   close(): Promise<void>;
 }
@@ -24,11 +27,13 @@ export interface LocalDynamo {
 export async function startDynamo(options: { path?: string; port?: number; transactions?: TransactionOptions } = {}): Promise<LocalDynamo> {
   // dynalite has no transactions: TransactWriteItems is served on its store (local/aws/dynamodb-transactions.ts).
   const { server, store } = capturingStore(() => dynalite({ path: options.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 }));
+  sharingTableDescriptions(store);
   const credential = newLoopbackCredential();
+  const pathAfterCredential = credentialChecker(credential);
   const [serve] = server.listeners('request') as RequestListener[];
   server.removeAllListeners('request');
   server.on('request', (request, response) => {
-    const rest = pathAfterCredential(request.url ?? '/', credential);
+    const rest = pathAfterCredential(request.url ?? '/');
     if (rest === undefined) {
       request.resume();
       const body = JSON.stringify({ __type: 'com.amazon.coral.service#UnrecognizedClientException', message: `The security token included in the request is invalid: ${MISSING_CREDENTIAL}` });
@@ -40,8 +45,12 @@ export async function startDynamo(options: { path?: string; port?: number; trans
     };
     const target = String(request.headers['x-amz-target']);
     if (target === TRANSACT_WRITE_ITEMS) return void serveTransaction(store, request, response, options.transactions).catch(failed);
-    // A write of an item a transaction holds is rejected (local/aws/dynamodb-transactions.ts); any other goes to dynalite, its body read once and handed on.
-    if (ITEM_WRITES.has(target)) return void rejectingConflicts(store, request, response, serve!).catch(failed);
+    // A write of an item a transaction holds is rejected (local/aws/dynamodb-transactions.ts): while one
+    // is in flight, a write's body is read, checked and handed on to dynalite; while none is, the
+    // write goes to dynalite as it came, unread here. It is checked as it arrives: one that meets a
+    // transaction begun while its body streams in is not rejected but ordered with it by dynalite's
+    // item lock, as if the two had not overlapped.
+    if (ITEM_WRITES.has(target) && transactionsInFlight(store as object)) return void rejectingConflicts(store, request, response, serve!).catch(failed);
     serve!(request, response);
   });
   limitConnections(server);
@@ -50,7 +59,7 @@ export async function startDynamo(options: { path?: string; port?: number; trans
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   const endpoint = credentialedUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, credential);
-  const client = new DynamoDBClient({ ...localAwsConfig, endpoint });
+  const client = new DynamoDBClient({ ...localAwsConfig, ...LEDGER_CLIENT_CONFIG, endpoint });
   return {
     endpoint,
     client,

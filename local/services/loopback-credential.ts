@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sameSecret } from '../../lambdas/shared/same-secret.js';
+import { sameSecret, sameSecretAs } from '../../lambdas/shared/same-secret.js';
 import type { HttpService, ServiceReply } from '../../sim/in-process.js';
 
 /**
@@ -28,8 +28,18 @@ export function credentialedUrl(origin: string, credential: string, path = ''): 
  * (compared in constant time: the answer's timing tells nothing of the secret).
  */
 export function pathAfterCredential(path: string, credential: string): string | undefined {
+  return afterCredential(path, (offered) => sameSecret(offered, credential));
+}
+
+/** `pathAfterCredential` for one credential, its digest taken once: for an endpoint that checks every request. */
+export function credentialChecker(credential: string): (path: string) => string | undefined {
+  const matches = sameSecretAs(credential);
+  return (path) => afterCredential(path, matches);
+}
+
+function afterCredential(path: string, matches: (offered: string) => boolean): string | undefined {
   const offered = /^\/([^/?#]*)/.exec(path)?.[1] ?? '';
-  if (!sameSecret(offered, credential)) return undefined;
+  if (!matches(offered)) return undefined;
   return path.slice(1 + offered.length) || '/';
 }
 

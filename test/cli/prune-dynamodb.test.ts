@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { startDynamo } from '../../local/services/dynamodb.js';
@@ -9,6 +9,7 @@ import { LEDGER_PATHS, LEDGER_TABLE } from '../../local/state/ledger-files.js';
 import { duplicates, providerJournal, savepoint, workspace } from '../support/cli-process.js';
 import { duplicatePayments, startHarness, type Harness } from '../support/refund-harness.js';
 import { serveStack, stackSealer, type ServedStack } from '../support/served-stack.js';
+import { documentClient } from '../support/document-client.js';
 
 /**
  * `savepoint prune --finished-before <date>` on the DynamoDB ledger (issue 26, item 9): a state
@@ -58,7 +59,7 @@ describe('savepoint prune on a state directory with the DynamoDB ledger (dynalit
     // The prune record, altered in the table (what someone with table access could do): verify names it and fails.
     const dynamo = await startDynamo({ path: join(stateDir, LEDGER_PATHS.dynalite) });
     try {
-      const doc = DynamoDBDocumentClient.from(dynamo.client);
+      const doc = documentClient(dynamo);
       const [record] = (await doc.send(new QueryCommand({ TableName: LEDGER_TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'PRUNED' } }))).Items ?? [];
       await doc.send(new PutCommand({ TableName: LEDGER_TABLE, Item: { ...record, runIds: ['day-z'] } }));
     } finally {

@@ -1,4 +1,4 @@
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../client/ledger-client.js';
@@ -12,6 +12,7 @@ import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services
 import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { runRecord } from '../support/records.js';
+import { documentClient } from '../support/document-client.js';
 
 /**
  * The console's run list on a DynamoDB ledger (dynalite, the real SDK) where one run's record was
@@ -33,7 +34,7 @@ async function ledgerWithDamagedRun(): Promise<DynamoDbLedger> {
   const ledger = new DynamoDbLedger(dynamo.client, name, ephemeralSealer());
   await ledger.createRun(run('r1'));
   await ledger.createRun(run('r2'));
-  const doc = DynamoDBDocumentClient.from(dynamo.client);
+  const doc = documentClient(dynamo);
   const { Item } = await doc.send(new GetCommand({ TableName: name, Key: { pk: 'RUN#r1', sk: 'RUN' } }));
   await doc.send(new PutCommand({ TableName: name, Item: { ...Item, steps: 7 } }));
   return ledger;

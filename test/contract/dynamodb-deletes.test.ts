@@ -1,7 +1,7 @@
 import { Role, AccountRootPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Template } from 'aws-cdk-lib/assertions';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
 import { LedgerTable } from '../../infra/ledger-table.js';
@@ -18,6 +18,7 @@ import { cachedTemplate } from '../../local/template/cache.js';
 import { assertionApp } from '../infra/example-template.js';
 import { at, run } from './fixtures.js';
 import { sixRuns } from './spec/prune.js';
+import { documentClient } from '../support/document-client.js';
 
 /**
  * A prune's reads and deletes on DynamoDB (issue 26, item 9), on dynalite with the real SDK — what
@@ -35,7 +36,7 @@ beforeAll(async () => {
 });
 afterAll(async () => dynamo?.close());
 
-const doc = () => DynamoDBDocumentClient.from(dynamo.client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
+const doc = () => documentClient(dynamo, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
 /** Every item of a partition, as stored. */
 const partition = async (table: string, pk: string) =>
   (await doc().send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }))).Items ?? [];

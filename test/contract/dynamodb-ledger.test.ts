@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
@@ -8,6 +8,7 @@ import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { describeLedgerContract } from './ledger.contract.js';
 import { at, call, run } from './fixtures.js';
+import { documentClient } from '../support/document-client.js';
 
 // The DynamoDB ledger on dynalite (in memory) with the real SDK: the conditional writes that deploy.
 let dynamo: LocalDynamo;
@@ -29,8 +30,8 @@ describeLedgerContract('DynamoDB on dynalite', async () => {
   const sealer = ephemeralSealer();
   const ledger = new DynamoDbLedger(dynamo.client, name, sealer);
   // Damage: the items themselves, changed with the SDK (what a person with table access could do).
-  // (The document client shares the client's config: the ledger's marshalling options, kept.)
-  const doc = DynamoDBDocumentClient.from(dynamo.client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
+  // (With the ledger's marshalling options: lambdas/ledger/dynamodb-ledger.ts MARSHALL_OPTIONS.)
+  const doc = documentClient(dynamo, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true } });
   const damage = async (runId: string, edit: (items: Map<string, Record<string, unknown>>) => void) => {
     const found = await doc.send(new QueryCommand({ TableName: name, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `RUN#${runId}` } }));
     const before = new Map((found.Items ?? []).map((item) => [String(item['sk']), item]));

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
+import { documentClient } from '../support/document-client.js';
 
 // TransactWriteItems on the emulator (local/aws/dynamodb-transactions.ts), through the real SDK, by the
 // rules of https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html.
@@ -26,7 +27,7 @@ beforeAll(async () => {
     AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
     BillingMode: 'PAY_PER_REQUEST',
   });
-  doc = DynamoDBDocumentClient.from(dynamo.client);
+  doc = documentClient(dynamo);
 });
 afterAll(async () => dynamo.close());
 
