@@ -6,7 +6,7 @@ import { readBoundedBody } from '../local/services/http-body.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { ListQuery, type RunSummary } from '../lambdas/runs/runs-api.js';
 import { decodeCursor, mergeRunPages } from '../lambdas/runs/run-pages.js';
-import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from '../local/services/loopback-credential.js';
+import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, credentialChecker } from '../local/services/loopback-credential.js';
 
 /** One agent's engine behind the front door: its runs and approval APIs, with their credential. */
 export interface AgentApis {
@@ -35,13 +35,14 @@ const batchesOf = (agent: AgentApis) => agent.runs.replace(/\/v1\/runs$/, '/v1/b
  */
 export async function startFrontDoor(agents: readonly AgentApis[], options: { port?: number; fallback?: (request: IncomingMessage, response: ServerResponse) => boolean } = {}) {
   const credential = newLoopbackCredential();
+  const pathAfterCredential = credentialChecker(credential);
   const names = agents.map((agent) => agent.name).join(', ');
   const server = createLoopbackServer((request, response) => {
     route(request, response).catch((error: unknown) => answer(response, 500, String(error)));
   });
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const authorized = pathAfterCredential(request.url ?? '/', credential);
+    const authorized = pathAfterCredential(request.url ?? '/');
     if (authorized === undefined) {
       if (options.fallback?.(request, response)) return;
       request.resume();

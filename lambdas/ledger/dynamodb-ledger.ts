@@ -205,7 +205,7 @@ export class DynamoDbLedger extends StorageLedger {
           TableName: this.tableName,
           FilterExpression: '#kind = :run',
           ExpressionAttributeNames: { '#kind': 'kind' },
-          ExpressionAttributeValues: { ':run': { S: 'run' } },
+          ExpressionAttributeValues: attributes({ ':run': 'run' }),
           ExclusiveStartKey: start,
         }),
       );

@@ -8,7 +8,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
  * @example sameSecret(request.headers['x-token'] ?? '', token)
  */
 export function sameSecret(offered: string | Buffer, expected: string | Buffer): boolean {
-  return timingSafeEqual(digest(offered), digest(expected));
+  return sameSecretAs(expected)(offered);
 }
 
 /** `sameSecret` against one secret, whose digest is taken once: for a check made on every request. */

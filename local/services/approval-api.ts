@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { createLoopbackServer, type ConnectionLimits } from '../../lambdas/shared/loopback-server.js';
 import { readBoundedBody } from './http-body.js';
 import { lambdaContext } from './lambda-context.js';
-import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
+import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, credentialChecker } from './loopback-credential.js';
 import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
 import type { RunEventsRoute } from '../../lambdas/adapters/run-events-http.js';
 import { nodeStreamResponse } from './event-stream.js';
@@ -68,13 +68,14 @@ export async function startApprovalApi(
 ) {
   const user = options.user ?? localUser();
   const credential = options.credential ?? newLoopbackCredential();
+  const pathAfterCredential = credentialChecker(credential);
   const server = createLoopbackServer(async (request, response) => {
     const answer = (status: number, message: string) =>
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ message }));
     try {
       const target = request.url ?? '/';
       const page = target.startsWith('/v1/decide');
-      const authorized = page ? target : pathAfterCredential(target, credential);
+      const authorized = page ? target : pathAfterCredential(target);
       if (authorized === undefined && !page && options.fallback?.(request, response)) return;
       if (authorized === undefined) {
         request.resume(); // read and dropped: the refusal is sent after the body, not as a reset

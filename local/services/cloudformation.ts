@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLoopbackServer, type ConnectionLimits } from '../../lambdas/shared/loopback-server.js';
-import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
+import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, credentialChecker } from './loopback-credential.js';
 
 /**
  * A loopback endpoint speaking CloudFormation's `DescribeStacks` (AWS Query protocol, XML), so the
@@ -34,8 +34,9 @@ export async function startCfnEndpoint(
   options: { credential?: string; limits?: ConnectionLimits } = {},
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const credential = options.credential ?? newLoopbackCredential();
+  const pathAfterCredential = credentialChecker(credential);
   const server = createLoopbackServer((req, res) => {
-    if (pathAfterCredential(req.url ?? '/', credential) === undefined) {
+    if (pathAfterCredential(req.url ?? '/') === undefined) {
       req.resume(); // read and dropped: the refusal is sent after the body, not as a reset
       // The code the real service answers an unsigned or badly signed request with.
       return reply(res, 403, errorXml('Sender', 'InvalidClientTokenId', `The security token included in the request is invalid: ${MISSING_CREDENTIAL}`));

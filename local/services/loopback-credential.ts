@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { sameSecret, sameSecretAs } from '../../lambdas/shared/same-secret.js';
+import { sameSecretAs } from '../../lambdas/shared/same-secret.js';
 import type { HttpService, ServiceReply } from '../../sim/in-process.js';
 
 /**
@@ -24,23 +24,17 @@ export function credentialedUrl(origin: string, credential: string, path = ''): 
 }
 
 /**
- * The request's path without its credential, or undefined when it does not start with it
- * (compared in constant time: the answer's timing tells nothing of the secret).
+ * An endpoint's check of `credential`: a request's path without its credential, or undefined when
+ * it does not start with it (compared in constant time: the answer's timing tells nothing of the
+ * secret). Made once per endpoint: the credential's digest is taken once, not on every request.
  */
-export function pathAfterCredential(path: string, credential: string): string | undefined {
-  return afterCredential(path, (offered) => sameSecret(offered, credential));
-}
-
-/** `pathAfterCredential` for one credential, its digest taken once: for an endpoint that checks every request. */
 export function credentialChecker(credential: string): (path: string) => string | undefined {
   const matches = sameSecretAs(credential);
-  return (path) => afterCredential(path, matches);
-}
-
-function afterCredential(path: string, matches: (offered: string) => boolean): string | undefined {
-  const offered = /^\/([^/?#]*)/.exec(path)?.[1] ?? '';
-  if (!matches(offered)) return undefined;
-  return path.slice(1 + offered.length) || '/';
+  return (path) => {
+    const offered = /^\/([^/?#]*)/.exec(path)?.[1] ?? '';
+    if (!matches(offered)) return undefined;
+    return path.slice(1 + offered.length) || '/';
+  };
 }
 
 /** The sentence a request without the credential is refused with (it names the fix, not the secret). */
@@ -53,8 +47,9 @@ export const MISSING_CREDENTIAL =
  * puts in front of its service.
  */
 export function requireCredential(service: HttpService, credential: string, refused: () => ServiceReply): HttpService {
+  const pathAfterCredential = credentialChecker(credential);
   return async (request) => {
-    const url = pathAfterCredential(request.url, credential);
+    const url = pathAfterCredential(request.url);
     return url === undefined ? refused() : service({ ...request, url });
   };
 }

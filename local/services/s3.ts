@@ -19,7 +19,7 @@ import type { AuthorizationRequest } from '../aws/iam/policy.js';
 import { localAwsConfig } from './aws-config.js';
 import { readBoundedBody } from './http-body.js';
 import { objectRequest, s3ErrorBody, S3_ERRORS } from '../aws/s3-objects.js';
-import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, pathAfterCredential } from './loopback-credential.js';
+import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, credentialChecker } from './loopback-credential.js';
 
 /** The largest object the twin keeps (a manifest, not a data lake): 64 MiB. */
 const MAX_OBJECT_BYTES = 64 * 1024 * 1024;
@@ -42,6 +42,7 @@ export interface LocalS3Options {
 
 export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
   const credential = newLoopbackCredential();
+  const pathAfterCredential = credentialChecker(credential);
   const memory = new Map<string, Buffer>();
   const fileOf = (bucket: string, key: string) => join(options.dir!, bucket, encodeURIComponent(key));
   const read = (bucket: string, key: string): Buffer | undefined => {
@@ -65,7 +66,7 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
   });
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const rest = pathAfterCredential(request.url ?? '/', credential);
+    const rest = pathAfterCredential(request.url ?? '/');
     if (rest === undefined) {
       request.resume();
       return fail(response, 403, 'InvalidAccessKeyId', MISSING_CREDENTIAL);

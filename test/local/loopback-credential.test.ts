@@ -2,7 +2,7 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { localAwsConfig } from '../../local/services/aws-config.js';
 import { startDynamo } from '../../local/services/dynamodb.js';
-import { pathAfterCredential } from '../../local/services/loopback-credential.js';
+import { credentialChecker } from '../../local/services/loopback-credential.js';
 
 describe('the loopback credential', () => {
   it.each([
@@ -15,7 +15,7 @@ describe('the loopback credential', () => {
     ['/v1/s3cret', undefined],
     ['/', undefined],
   ])('%s → %s', (path, after) => {
-    expect(pathAfterCredential(path, 's3cret')).toBe(after);
+    expect(credentialChecker('s3cret')(path)).toBe(after);
   });
 
   it('guards the DynamoDB emulator too: a client without it is refused, with it served', async () => {
