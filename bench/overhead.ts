@@ -526,12 +526,9 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   console.log(`  total           ${money(bill.dollars)}; each second a step waits on the model or a provider adds ${money(aws.lambdaDollarsPerSecondWaiting)} (not in the total)`);
 }
 
-/**
- * The states a run enters once, whatever its length: its start, its end, and the decision that
- * ends it (CallModel's, ToolCallsOrStop).
- */
-const ONCE_A_RUN: readonly string[] = ['StartRun', 'StartOrResume', 'SeedHistory', 'CallModel', 'ToolCallsOrStop', 'Finalize', 'RunFinished'];
-/** The states a model turn enters once (one each a turn; the run's last decision is in ONCE_A_RUN). */
+/** The states a run enters once, whatever its length: its start and its end. */
+const ONCE_A_RUN: readonly string[] = ['StartRun', 'StartOrResume', 'Finalize', 'RunFinished'];
+/** The states a model turn enters once: CallModel, its Choice, and the Map of its tool calls (the final answer's turn has none). */
 const EACH_TURN: readonly string[] = ['CallModel', 'ToolCallsOrStop', 'ToolCalls'];
 
 /**
@@ -540,17 +537,17 @@ const EACH_TURN: readonly string[] = ['CallModel', 'ToolCallsOrStop', 'ToolCalls
  * workload's shape (CI's 20-step day has 1.5 calls a turn, the 100-step day 2.6). Per agent step,
  * a turn of k calls costs (perTurn + k · perCall) / (1 + k): ≤ 2 once turns average one call at
  * 3 + 1 (CallModel, ToolCallsOrStop, the Map; CallTool), as both days' do. On p = 0 every state is
- * entered once per turn or call (no retry).
+ * entered once per turn or call (no retry), and every CallModel makes a model turn (the workload
+ * neither compacts nor hands off): the run's end is decided with its final answer.
  */
 function loopTransitions(row: OverheadFigures, steps: number): { perStep: number; perTurn: number; perToolCall: number } | undefined {
   const byState = row.transitionsByState;
   if (!byState) return undefined;
   const entered = (state: string) => (byState[state] ?? 0) * steps;
-  // The Map is entered once a turn (an empty one after a turn without tool calls).
-  const turns = entered('ToolCalls');
+  const turns = entered('CallModel');
   const calls = steps - turns;
   const loop = row.transitionsPerStep * steps - ONCE_A_RUN.reduce((sum, state) => sum + (byState[state] ? 1 : 0), 0);
-  const perTurnTotal = EACH_TURN.reduce((sum, state) => sum + entered(state), 0) - EACH_TURN.filter((state) => ONCE_A_RUN.includes(state) && byState[state]).length;
+  const perTurnTotal = EACH_TURN.reduce((sum, state) => sum + entered(state), 0);
   return { perStep: round(loop / steps, 3), perTurn: round(perTurnTotal / turns, 3), perToolCall: round((loop - perTurnTotal) / calls, 3) };
 }
 

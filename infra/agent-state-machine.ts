@@ -117,8 +117,6 @@ export const States = {
   WaitSettle: 'WaitSettle',
   Handoff: 'Handoff',
   Compact: 'Compact',
-  /** Seeds the first decision's history estimate (CallModel's) from StartRun's result. */
-  SeedHistory: 'SeedHistory',
 } as const;
 
 /** Retries with exponential backoff and full jitter, on transient error names only. */
@@ -183,7 +181,10 @@ export const LAMBDA_RETRY: RetryProps = {
  * Step Functions bills each, and they are most of a run's AWS bill. So CallModel makes the
  * harness's stop decision itself (steps/budget-check.ts `check`, from the read it makes for the
  * call) before every model call: at an execution's start, after a turn's tool calls, a compaction
- * or a budget extension. Its decision goes through one Choice (`routeDecision`). The BudgetCheck
+ * or a budget extension; and after the model's final answer, in the same invocation, so the last
+ * turn goes straight to Finalize (no empty Map, no CallModel after it). Its decision goes through
+ * one Choice (`routeDecision`). StartRun's result selector shapes the state the loop starts from
+ * (no Pass state after it). The BudgetCheck
  * function made an execution's first decision until 0.8.0: no state invokes it now, and it stays
  * deployed for the executions still running on an older version, which do.
  *
@@ -222,12 +223,12 @@ export class AgentStateMachine extends Construct {
     const pinned = (fn: IFunction): IFunction => (fn instanceof LambdaFunction ? fn.currentVersion : fn);
     const taskTimeout = (fn: IFunction): Duration =>
       ((fn instanceof LambdaFunction && fn.timeout) || LAMBDA_MAX_TIMEOUT).plus(TASK_TIMEOUT_MARGIN);
-    const step = (name: string, fn: IFunction, payload: Record<string, unknown>, resultPath: string) => {
+    const step = (name: string, fn: IFunction, payload: Record<string, unknown>, resultPath: string, resultSelector: Record<string, unknown> = { 'result.$': '$.Payload' }) => {
       const task = new LambdaInvoke(this, name, {
         stateName: name,
         lambdaFunction: pinned(fn),
         payload: TaskInput.fromObject({ executionArn: JsonPath.executionId, ...payload }), // ops: the execution on every log line
-        resultSelector: { 'result.$': '$.Payload' },
+        resultSelector,
         resultPath,
         // Explicit: a Task without a timeout waits forever on AWS (and 60 s on the local engine).
         taskTimeout: Timeout.duration(taskTimeout(fn)),
@@ -267,6 +268,10 @@ export class AgentStateMachine extends Construct {
         return identity;
       },
     });
+    // StartRun's result is the execution's state from here on: the run's id and what StartRun
+    // decided (for StartOrResume), and where the first decision's history estimate starts (null
+    // when there is nothing to do). The execution's input (the run request, its config) is
+    // StartRun's alone, not carried through every later state.
     const startRun = step(
       States.StartRun,
       fns.startRun,
@@ -275,7 +280,11 @@ export class AgentStateMachine extends Construct {
         executionArn: JsonPath.executionId,
         definition: { hash: definitionHash, executionTimeoutSeconds: executionTimeout.toSeconds(), approvalWaitSeconds: backstop.toSeconds() },
       },
-      '$.run',
+      '$',
+      {
+        run: { result: { 'runId.$': '$.Payload.runId', 'action.$': '$.Payload.action', 'status.$': '$.Payload.status' } },
+        budget: { result: { 'history.$': '$.Payload.history' } },
+      },
     );
     startRun.addCatch(notStarted, catchAll);
 
@@ -444,23 +453,16 @@ export class AgentStateMachine extends Construct {
      * its tool calls. (`pending` exists only when the run continues; Not(IsNull) rather than
      * IsNull: false, which the local engine's interpreter gets wrong.)
      */
-    const routeDecision = new Choice(this, States.ToolCallsOrStop, { comment: "CallModel decided and called the model: the turn's tool calls next; or it decided on a stop, a wait, a compaction, a handoff, and called nothing." })
+    const routeDecision = new Choice(this, States.ToolCallsOrStop, { comment: "CallModel decided and called the model: the turn's tool calls next, or the run's end after its final answer; or it decided on a stop, a wait, a compaction, a handoff, and called nothing." })
       .when(Condition.isPresent('$.budget.result.extension'), requestBudgetExtension)
       .when(Condition.booleanEquals('$.budget.result.continue', false), finalize);
     if (handoff) routeDecision.when(Condition.isPresent('$.budget.result.handoff'), handoff);
     if (compact) routeDecision.when(Condition.isPresent('$.budget.result.compact'), compact);
     callModel.next(routeDecision.when(Condition.not(Condition.isNull('$.budget.result.pending')), resumeToolCalls).otherwise(toolCalls));
 
-    // The first decision's estimate: where StartRun says this execution starts from. The state
-    // from here on is the run's id (the one thing of StartRun's result the states after this read)
-    // and what the steps add: the execution's input (the run request, its config) and the rest of
-    // StartRun's result are for StartRun and StartOrResume alone, not carried through every later state.
-    const seedHistory = new Pass(this, States.SeedHistory, {
-      parameters: { run: { result: { 'runId.$': '$.run.result.runId' } }, budget: { result: { 'history.$': '$.run.result.history' } } },
-    }).next(callModel);
     const definition = startRun.next(
       new Choice(this, 'StartOrResume')
-        .when(Condition.or(Condition.stringEquals('$.run.result.action', 'start'), Condition.stringEquals('$.run.result.action', 'resume')), seedHistory)
+        .when(Condition.or(Condition.stringEquals('$.run.result.action', 'start'), Condition.stringEquals('$.run.result.action', 'resume')), callModel)
         .otherwise(new Succeed(this, 'NothingToDo', { comment: 'The run is finished, or driven by another live execution.' })),
     );
 

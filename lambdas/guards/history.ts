@@ -58,8 +58,8 @@ const STATE_EVENTS = 2;
 /** A Map state: entered, started, succeeded, exited; each iteration: started, succeeded. */
 const MAP_EVENTS = 4;
 const ITERATION_EVENTS = 2;
-/** Before the first decision (CallModel's): ExecutionStarted, StartRun, StartOrResume, SeedHistory. */
-export const EVENTS_AT_START = 1 + LAMBDA_TASK_EVENTS + 2 * STATE_EVENTS;
+/** Before the first decision (CallModel's): ExecutionStarted, StartRun, StartOrResume. */
+export const EVENTS_AT_START = 1 + LAMBDA_TASK_EVENTS + STATE_EVENTS;
 
 /** What a recorded error adds: the failed attempt of a retry, or the loop a Catch starts and the Task it enters again. */
 export function recordedEvents(errorName: string): number {

@@ -59,8 +59,7 @@ export function decide(
   const trip = budgetTrip(run, now, globalKill);
   if (trip) return { continue: false, status: trip.guard === 'kill' ? 'killed' : 'stopped', reason: trip.reason, guard: trip.guard };
   const last = turns.at(-1);
-  // The model is done when its last turn asked for no tool: its answer is final.
-  if (last && last.stopReason === 'end_turn' && toolUses(last).length === 0) return { continue: false, status: 'succeeded', reason: 'done' };
+  if (last && isFinalAnswer(last)) return { continue: false, status: 'succeeded', reason: 'done' };
   const loop = loopVerdict(turns, loopSettings(agent.loops), run.loopAllowedThrough);
   if (loop?.action === 'stop') return { continue: false, status: 'stopped', reason: loop.reason, guard: 'loop' };
   // A turn recorded but never counted (its CallModel died between the two) goes back to CallModel,
@@ -72,6 +71,11 @@ export function decide(
   const over = reservation && reservationTrip(run, reservation);
   if (over) return { continue: false, status: 'stopped', reason: over.reason, guard: over.guard };
   return { continue: true, nextTurn: run.modelTurns + 1, pending };
+}
+
+/** The model is done when its turn ended asking for no tool: its answer is final, and the run succeeds. */
+export function isFinalAnswer(turn: Pick<TurnRecord, 'stopReason' | 'content'>): boolean {
+  return turn.stopReason === 'end_turn' && toolUses(turn).length === 0;
 }
 
 /**

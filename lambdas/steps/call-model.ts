@@ -21,7 +21,7 @@ import { compactedView } from '../conversation/compaction.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberTurn, toolUses, type ConversationStep } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
-import { check, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
+import { check, isFinalAnswer, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
 
 /** `history`: the execution's history bound at the last decision (StartRun's at the execution's start: lambdas/guards/history.ts). */
 export const CallModelInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
@@ -30,6 +30,8 @@ export const CallModelInput = z.object({ runId: z.string().min(1), history: Hist
  * CallModel's answer: the decision it made before the call (steps/budget-check.ts), and, when that
  * decision let a model turn through, the turn (ModelTurn). A decision to stop, ask for an
  * extension, hand off, compact or finish a turn's pending calls comes back without a model call.
+ * After the model's final answer, the decision is the one made after the turn: the run's end (or
+ * a budget extension to ask for), with the turn.
  */
 export type CallModelResult = Decided | (Decided & ModelTurn);
 
@@ -147,12 +149,23 @@ export function createCallModel(deps: CallModelDeps) {
     const checked = await check(deps, runId, { breaker: breakerName, recording: true });
     const decided = withHistoryBound(checked, history, 'CallModel');
     if (!decided.continue || decided.pending || decided.compact || decided.handoff) return decided;
-    return { ...decided, ...(await modelTurn(deps, { ...checked.step, run: checked.run, breakerName }, decided.nextTurn, signal)) };
+    const { made, final } = await modelTurn(deps, { ...checked.step, run: checked.run, breakerName }, decided.nextTurn, signal);
+    if (final) {
+      // A final answer: the run's next decision (it succeeds, or a guard stops it) is made here, from
+      // a fresh read, as the CallModel after the turn's empty Map would make it: three transitions
+      // and an invocation fewer a run. A retry that finds the turn recorded decides the same way.
+      const after = withHistoryBound(await check(deps, runId, { recording: true }), decided.history, 'CallModel');
+      if (!after.continue) return { ...after, ...made };
+    }
+    return { ...decided, ...made };
   };
 }
 
-/** Model turn `turn` of the run `step` read, called (its cost reserved first) or found recorded. */
-async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breakerName: string }, turn: number, signal: AbortSignal | undefined): Promise<ModelTurn> {
+/**
+ * Model turn `turn` of the run `step` read, called (its cost reserved first) or found recorded;
+ * `final` when it is the model's final answer (nothing left to call).
+ */
+async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breakerName: string }, turn: number, signal: AbortSignal | undefined): Promise<{ made: ModelTurn; final: boolean }> {
   const { run } = step;
   const fingerprint = checkVersion(run, deps.agent, deps.fingerprint);
   const recorded = step.turns.find((known) => known.turn === turn);
@@ -165,14 +178,14 @@ async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breaker
     // fleet's budget too: recorded before the call goes out (once per turn, whatever the attempts),
     // settled below.
     const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill, fleet: deps.fleetBudget });
-    if (trip) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason, skippedBy: trip.guard };
+    if (trip) return { made: { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason, skippedBy: trip.guard }, final: false };
     messages = conversation(run, previous, step.calls, toolNames(deps.agent));
   }
-  const made = recorded ? { record: recorded, counted: false } : await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages!, reservation });
+  const called = recorded ? { record: recorded, counted: false } : await callModel(deps, run, turn, signal, { ...step, fingerprint, messages: messages!, reservation });
   // The run's wall clock ran out while the model was answering: nothing recorded (the reservation
   // stands for what the call may have cost); the next decision stops the run.
-  if (made instanceof AttemptCut) return { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: made.message };
-  const { record } = made;
+  if (called instanceof AttemptCut) return { made: { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: called.message }, final: false };
+  const { record } = called;
   // This function's conversation cache learns the turn it recorded: the next turn's read asks for
   // this turn's calls by their keys, and nothing of this turn or of the one about to be recorded
   // on a guess.
@@ -180,11 +193,11 @@ async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breaker
   // The turn this attempt recorded was counted in the same write, the reservation settled to its
   // real usage. A turn found recorded (on the embedded log a crash may have come between the
   // turn's line and the count's) is counted here: idempotent per turn.
-  const counted = made.counted || (await settleModelCall(deps.ledger, record, reservation));
+  const counted = called.counted || (await settleModelCall(deps.ledger, record, reservation));
   // A recorded turn is a resume: its calls without a recorded result are still to make.
   const calls = plannedCalls(record, step.calls);
   const uses = toolUses(record);
-  return {
+  const made: ModelTurn = {
     turn,
     stopReason: record.stopReason,
     toolCalls: uses.length,
@@ -194,6 +207,7 @@ async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breaker
     dollars: record.costMicros / 1_000_000,
     counted,
   };
+  return { made, final: isFinalAnswer(record) };
 }
 
 async function callModel(

@@ -38,8 +38,14 @@ export const StartRunInput = z.object({
   definition: DefinitionFacts,
 });
 
-/** `history`: where this execution's history bound starts (lambdas/guards/history.ts), for the decisions after it (CallModel's). */
-export type StartRunResult = { runId: string; action: 'start' | 'resume' | 'duplicate' | 'finished'; status: RunRecord['status']; history?: HistoryBound };
+/**
+ * `history`: where this execution's history bound starts (lambdas/guards/history.ts), for the
+ * decisions after it (CallModel's); null when the execution has nothing to do (the definition's
+ * result selector reads it either way).
+ */
+export type StartRunResult =
+  | { runId: string; action: 'start' | 'resume'; status: RunRecord['status']; history: HistoryBound }
+  | { runId: string; action: 'duplicate' | 'finished'; status: RunRecord['status']; history: null };
 
 export interface StartRunDeps {
   agent: AgentDefinition;
@@ -137,11 +143,11 @@ export function createStartRun(deps: StartRunDeps) {
     // A killed run is finished too, whichever switch killed it: lifting the global kill switch
     // lets new runs start, it does not bring back the runs it stopped (docs/guards.md).
     if (existing.status === 'succeeded' || existing.status === 'stopped' || existing.status === 'killed') {
-      return { runId: existing.runId, action: 'finished', status: existing.status };
+      return { runId: existing.runId, action: 'finished', status: existing.status, history: null };
     }
     if (existing.executionArn === executionArn) return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.historyEvents ?? 0) };
     if (existing.status === 'running' && (await deps.executions.isRunning(existing.executionArn))) {
-      return { runId: existing.runId, action: 'duplicate', status: 'running' };
+      return { runId: existing.runId, action: 'duplicate', status: 'running', history: null };
     }
     // A run stopped by an integrity failure waits for an operator (docs/guarantees.md): resumed
     // only on purpose, after `savepoint verify`, with --force.
@@ -174,7 +180,7 @@ export function createStartRun(deps: StartRunDeps) {
       ...(changed.length > 0 ? { fingerprint: resumed, definitionHash } : {}),
     });
     // Another execution resumed the run between our read and our write: it drives the run.
-    if (!attached) return { runId: existing.runId, action: 'duplicate', status: 'running' };
+    if (!attached) return { runId: existing.runId, action: 'duplicate', status: 'running', history: null };
     return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.historyEvents ?? 0) };
   };
 }

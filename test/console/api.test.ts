@@ -137,8 +137,8 @@ describe('reading', () => {
     expect(body.nodes.map((node: { name: string }) => node.name)).toEqual(expect.arrayContaining(['StartRun', 'CallModel', 'CallTool', 'RequestApproval', 'Finalize']));
     expect(body.edges).toEqual(expect.arrayContaining([{ from: 'StartRun', to: 'StartOrResume', kind: 'next' }]));
     expect(body.counts.StartRun).toMatchObject({ entered: 1 });
-    // CallModel decides before each call: once a turn, and once more to end the run.
-    expect(body.counts.CallModel.entered).toBe(report.modelTurns + 1);
+    // CallModel decides before each call, once a turn (the run's end with the final answer).
+    expect(body.counts.CallModel.entered).toBe(report.modelTurns);
     const retried = Object.values(body.counts as Record<string, { retried: number; failed: number }>);
     expect(retried.reduce((sum, state) => sum + state.retried, 0)).toBeGreaterThan(0);
     expect(body.current).toBeNull();

@@ -43,8 +43,10 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
     // The execution history: which states ran and how often, and no retries without faults.
     const states = finished.states;
     expect(states['StartRun']).toMatchObject({ entered: 1, invocations: 1 });
-    // CallModel decides before each call: once a turn, and once more to find the run done.
-    expect(states['CallModel']).toMatchObject({ entered: report.modelTurns + 1, invocations: report.modelTurns + 1, failures: 0 });
+    // CallModel decides before each call, once a turn; the model's final answer and the run's end
+    // in the same invocation, which goes straight to Finalize (no empty Map after it).
+    expect(states['CallModel']).toMatchObject({ entered: report.modelTurns, invocations: report.modelTurns, failures: 0 });
+    expect(states['ToolCalls']).toMatchObject({ entered: report.modelTurns - 1 });
     // A call that needs approval enters CallTool twice: to learn it needs one (Agent.ApprovalNeeded,
     // caught into RequestApproval), and after the decision. Every other call, once.
     expect(states['CallTool']).toMatchObject({ entered: report.toolCalls + 2, invocations: report.toolCalls + 2, errors: { 'Agent.ApprovalNeeded': 2 } });
@@ -61,21 +63,20 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
     expect(stack.world.payments.reports()).toHaveLength(1);
   });
 
-  it("hands on only the run's id after SeedHistory: no later state carries the execution's input or its config", async () => {
+  it("hands on only StartRun's answer after it: no later state carries the execution's input or its config", async () => {
     harness = await startHarness(expiringApprovals());
     const finished = await harness.run({ runId: 'lean-state', input: { date: sampleDay.date } });
     expect(finished.status).toBe('SUCCEEDED');
     const entered = finished.history.flatMap((event) => (event.stateEnteredEventDetails ? [event.stateEnteredEventDetails] : []));
-    const seeded = entered.findIndex((details) => details.name === 'SeedHistory');
-    expect(seeded).toBeGreaterThan(0);
-    // SeedHistory's own input is StartRun's state: the execution's input, the run request's date among it.
-    expect(entered[seeded]!.input).toContain(sampleDay.date);
-    const later = entered.slice(seeded + 1);
+    expect(entered[0]!.name).toBe('StartRun');
+    // StartRun's own input is the execution's: the run request's date among it.
+    expect(entered[0]!.input).toContain(sampleDay.date);
+    const later = entered.slice(1);
     expect(later.length).toBeGreaterThan(50);
     for (const { name, input } of later) {
       const state = JSON.parse(input!) as Record<string, unknown>;
-      expect([name, Object.keys(state).filter((key) => ['input', 'config'].includes(key))]).toEqual([name, []]);
-      if (state['run'] !== undefined) expect([name, state['run']]).toEqual([name, { result: { runId: 'lean-state' } }]);
+      expect([name, Object.keys(state).filter((key) => ['input', 'config', 'event'].includes(key))]).toEqual([name, []]);
+      if (state['run'] !== undefined) expect([name, state['run']]).toEqual([name, { result: { runId: 'lean-state', action: 'start', status: 'running' } }]);
     }
   });
 
@@ -100,8 +101,8 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
     expect(Object.keys(CallTool!.errors).every((name) => name === 'Agent.Transient' || name === 'Agent.CircuitOpen' || name === 'Agent.ApprovalNeeded')).toBe(true);
     expect(CallTool!.errors['Agent.ApprovalNeeded']).toBe(aboveThreshold);
     // A retried step is counted once: the agent's steps do not grow with retries (nor with the
-    // approval calls' second entry into CallTool, nor with CallModel's last entry, which decides the run is done).
-    expect(report.steps).toBe(CallModel!.entered - 1 + CallTool!.entered - aboveThreshold);
+    // approval calls' second entry into CallTool).
+    expect(report.steps).toBe(CallModel!.entered + CallTool!.entered - aboveThreshold);
     expect(report.inFlight).toBe(0);
     expect(harness.stack.world.payments.refunds()).toHaveLength(plainRefunds);
     expect(duplicatePayments(harness.stack)).toEqual([]);

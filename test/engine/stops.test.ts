@@ -567,6 +567,28 @@ describe('the loop detector', () => {
   });
 });
 
+describe("the model's final answer", () => {
+  it('ends the run in the invocation that records it: Finalize next, with no empty Map and no CallModel after it', async () => {
+    const current = await start(scriptedAgent([lookup], [() => calls(use('t1', 'lookup', { id: 'a' })), () => finish()]));
+    const finished = await run(current, 'final');
+    expect(finished.output).toMatchObject({ status: 'succeeded', reason: 'done' });
+    expect(finished.states['CallModel']).toMatchObject({ entered: 2, invocations: 2 });
+    expect(finished.states['ToolCalls']).toMatchObject({ entered: 1 });
+    expect(finished.states['CallTool']).toMatchObject({ entered: 1 });
+    expect(finished.states['Finalize']).toMatchObject({ entered: 1 });
+    expect(await current.ledger.getRun('final')).toMatchObject({ modelTurns: 2, toolCalls: 1, steps: 3, status: 'succeeded' });
+  });
+
+  it('is decided on as the next decision would be: a final answer that spent the last step stops the run on the step budget', async () => {
+    const current = await start(scriptedAgent([lookup], [() => calls(use('t1', 'lookup', { id: 'a' })), () => finish()]));
+    const finished = await run(current, 'last-step', { maxSteps: 3 });
+    expect(finished.output).toMatchObject({ status: 'stopped', reason: expect.stringMatching(/^budget exceeded: steps 3 \/ 3/) });
+    expect(finished.states['CallModel']).toMatchObject({ entered: 2 });
+    expect(finished.states['ToolCalls']).toMatchObject({ entered: 1 });
+    expect(await current.ledger.getRun('last-step')).toMatchObject({ modelTurns: 2, steps: 3, status: 'stopped' });
+  });
+});
+
 describe('a result that would blow the budget', () => {
   const MB = 1024 * 1024;
   const document = (bytes: number) => ({ text: 'x'.repeat(bytes) });

@@ -55,7 +55,18 @@ describe('the state machine', () => {
   it('runs the loop StartRun → CallModel → tool calls → CallModel, which decides before each call (the first included)', () => {
     expect(definition.StartAt).toBe('StartRun');
     expect(states['StartRun']!.Next).toBe('StartOrResume');
-    expect(states['SeedHistory']!.Next).toBe('CallModel');
+    expect((states['StartOrResume'] as unknown as { Choices: { Next: string }[] }).Choices.map((rule) => rule.Next)).toEqual(['CallModel']);
+    // StartRun's answer is the state the loop starts from (no Pass state to shape it): the run's id
+    // and what StartRun decided, and the first decision's history estimate where CallModel reads it.
+    expect(states['StartRun']).toMatchObject({
+      ResultPath: '$',
+      ResultSelector: {
+        run: { result: { 'runId.$': '$.Payload.runId', 'action.$': '$.Payload.action', 'status.$': '$.Payload.status' } },
+        budget: { result: { 'history.$': '$.Payload.history' } },
+      },
+    });
+    expect(states['CallModel']).toMatchObject({ Parameters: { Payload: { 'runId.$': '$.run.result.runId', 'history.$': '$.budget.result.history' } } });
+    expect(states['SeedHistory']).toBeUndefined();
     // No state but CallModel decides: the BudgetCheck function stays deployed for older versions' executions, invoked by none of this one's states.
     expect(states['BudgetCheck']).toBeUndefined();
     expect(states['ContinueOrStop']).toBeUndefined();

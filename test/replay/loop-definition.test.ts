@@ -57,9 +57,8 @@ describe("replay's agent loop against the synthesized definition", () => {
       expect.stringContaining('"Not":{"Variable":"$.budget.result.pending","IsNull":true}'),
     ]);
     expect(choice.Default).toBe('ToolCalls');
-    expect(states.get('StartOrResume')).toMatchObject({ Default: 'NothingToDo', Choices: [{ Next: 'SeedHistory' }] });
     // CallModel makes an execution's first decision too (loop.ts starts there).
-    expect(states.get('SeedHistory')?.['Next']).toBe('CallModel');
+    expect(states.get('StartOrResume')).toMatchObject({ Default: 'NothingToDo', Choices: [{ Next: 'CallModel' }] });
     expect(states.has('BudgetCheck')).toBe(false);
     expect(states.get('CallModel')?.['Next']).toBe('ToolCallsOrStop');
     expect(states.get('ResumeToolCalls')?.['Next']).toBe('ToolCalls');

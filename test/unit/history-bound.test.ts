@@ -23,8 +23,8 @@ describe('the history bound (lambdas/guards/history.ts)', () => {
   it('takes every Task at its unrecorded MaxAttempts: 53 events a Lambda Task, 62 a task-token wait', () => {
     expect(LAMBDA_TASK_EVENTS).toBe(53);
     expect(TOKEN_TASK_EVENTS).toBe(62);
-    // The first BudgetCheck follows ExecutionStarted, StartRun, StartOrResume and SeedHistory.
-    expect(EVENTS_AT_START).toBe(1 + 53 + 2 + 2);
+    // An execution's first decision (CallModel's) follows ExecutionStarted, StartRun and StartOrResume.
+    expect(EVENTS_AT_START).toBe(1 + 53 + 2);
     expect(boundNow(historyAtStart(0), 0, () => 0).events).toBe(EVENTS_AT_START + LAMBDA_TASK_EVENTS);
   });
 
