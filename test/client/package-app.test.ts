@@ -15,7 +15,7 @@ import { openLedger } from '../../cli/state.js';
 import { readRunRecords, settledEvents, type RunEvent } from '../../lambdas/runs/events.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { duplicates } from '../support/cli-process.js';
-import { packRepository } from '../support/pack.js';
+import { installApp } from '../support/pack.js';
 import { sampleDay } from '../support/refund-harness.js';
 
 /**
@@ -135,11 +135,7 @@ function startServe(stateDir = '.savepoint', cwd = app): { child: ChildProcess; 
 describe('an application from npm pack, on savepoint serve', () => {
   // One install for both tests: savepoint from npm pack, the sample day, the template as `cdk synth` writes it.
   beforeAll(async () => {
-    const tarball = await packRepository(work, 300_000);
-    mkdirSync(app);
-    const dependencies = { savepoint: `file:${tarball}`, 'aws-local-stepfunctions': versionOf('aws-local-stepfunctions'), esbuild: versionOf('esbuild') };
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'events-app', private: true, type: 'module', dependencies }, null, 2));
-    await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
+    await installApp(app, { name: 'events-app', dependencies: { 'aws-local-stepfunctions': versionOf('aws-local-stepfunctions'), esbuild: versionOf('esbuild') } }, 300_000);
     writeFileSync(join(app, 'app.mjs'), APP);
     writeFileSync(join(app, 'waiting-app.mjs'), WAITING_APP);
     writeFileSync(join(app, 'template.json'), JSON.stringify(await cachedTemplate('refund-reconciler')));

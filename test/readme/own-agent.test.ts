@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { packRepository } from '../support/pack.js';
+import { installApp } from '../support/pack.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLD_START_TARGETS } from '../../bench/check.js';
 import { staticImports } from '../../bench/cold-start.js';
@@ -177,24 +177,22 @@ const pinned = (...names: string[]) =>
 
 describe('savepoint from npm pack, in a package outside the repository', () => {
   beforeAll(async () => {
-    // npm pack builds dist/ first (prepack): minutes on a loaded machine.
-    const tarball = await packRepository(work, 300_000);
     const install = installedBy(snippet('install'));
     expect(install.dependencies).toEqual(['savepoint', 'zod']);
-    mkdirSync(app);
-    writeFileSync(
-      join(app, 'package.json'),
-      JSON.stringify({
+    // npm pack builds dist/ first (prepack), and npm installs from its cache (the project's own
+    // install, which has every package): minutes on a loaded machine.
+    await installApp(
+      app,
+      {
         name: 'my-agents',
-        private: true,
-        type: 'module',
-        // What the README's install block installs: savepoint and zod; the optional peers, the cdk
-        // and the test runner a team that runs locally, tests and deploys adds.
-        dependencies: { savepoint: `file:${tarball}`, ...pinned(...install.dependencies.filter((name) => name !== 'savepoint')) },
+        // What the README's install block installs: savepoint (from npm pack) and zod; the optional
+        // peers, the cdk and the test runner a team that runs locally, tests and deploys adds.
+        dependencies: pinned(...install.dependencies.filter((name) => name !== 'savepoint')),
         // And this test's own: the compiler of the strict consumer below; dynalite (the optional peer
         // of `--ledger dynalite`) and the Step Functions client, for the DynamoDB ledger's snippets.
         devDependencies: pinned(...install.devDependencies, 'typescript', '@types/node', 'dynalite', '@aws-sdk/client-sfn'),
-      }),
+      },
+      300_000,
     );
     for (const [name, code] of Object.entries(readmeFiles())) writeFileSync(join(app, name), code);
     // The README's cdk.json, as it shows it: it runs the README's app.
@@ -210,8 +208,6 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       join(app, 'tsconfig.json'),
       JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, types: ['node'], checkers: 1 }, files: ['consumer.ts', 'digest.ts', 'traced-app.ts', 'settings-app.ts', 'models-app.ts', 'approvals-app.ts', 'refund-tool.ts', 'events-app.ts'] }),
     );
-    // Everything is in npm's cache already (the project's own install).
-    await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
   }, 700_000);
 
   it('ships compiled JavaScript, declarations and source maps, and no TypeScript source but the examples', () => {
