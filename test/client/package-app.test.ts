@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { openLedger } from '../../cli/state.js';
 import { readRunRecords, settledEvents, type RunEvent } from '../../lambdas/runs/events.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { duplicates } from '../support/cli-process.js';
-import { installApp } from '../support/pack.js';
+import { installApp, pinned } from '../support/pack.js';
 import { sampleDay } from '../support/refund-harness.js';
 
 /**
@@ -30,7 +30,6 @@ import { sampleDay } from '../support/refund-harness.js';
  * docs/applications.md's and docs/mcp.md's programs. One install serves them all.
  */
 const exec = promisify(execFile);
-const ROOT = new URL('../..', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'savepoint-package-app-'));
 const app = join(work, 'app');
 const children = new Set<ChildProcess>();
@@ -39,7 +38,6 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 }, 60_000);
 
-const versionOf = (name: string) => (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[name]!;
 
 /** The README's curl session runs in bash with curl: without them that test skips itself, as CI installs both (.ci/run). */
 const haveCurl = (() => {
@@ -161,7 +159,7 @@ function startServe(stateDir = '.savepoint', cwd = app): { child: ChildProcess; 
 describe('an application from npm pack, on savepoint serve', () => {
   // One install for both tests: savepoint from npm pack, the sample day, the template as `cdk synth` writes it.
   beforeAll(async () => {
-    await installApp(app, { name: 'events-app', dependencies: { 'aws-local-stepfunctions': versionOf('aws-local-stepfunctions'), esbuild: versionOf('esbuild') } }, 300_000);
+    await installApp(app, { name: 'events-app', dependencies: pinned('aws-local-stepfunctions', 'esbuild') }, 300_000);
     writeFileSync(join(app, 'app.mjs'), APP);
     writeFileSync(join(app, 'waiting-app.mjs'), WAITING_APP);
     writeFileSync(join(app, 'template.json'), JSON.stringify(await cachedTemplate('refund-reconciler')));

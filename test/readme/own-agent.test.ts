@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { installApp } from '../support/pack.js';
+import { installApp, pinned } from '../support/pack.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLD_START_TARGETS } from '../../bench/check.js';
 import { staticImports } from '../../bench/cold-start.js';
@@ -34,7 +34,6 @@ import { DOC_FILES, installedBy, readmeFiles, readmeInline, shapeOf, shellWords,
  * run here too, from the same package, each taken from the README (readme-text.ts).
  */
 const exec = promisify(execFile);
-const ROOT = new URL('../..', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'savepoint-own-agent-'));
 const app = join(work, 'app');
 // A whole project's node_modules (the CDK's among them), on a loaded machine: minutes at worst.
@@ -176,19 +175,6 @@ const [stateMachineArn, file] = process.argv.slice(2);
 const { executionArn } = await new SFNClient({}).send(new StartExecutionCommand({ stateMachineArn, input: readFileSync(file, 'utf8') }));
 console.log(executionArn);
 `;
-
-const versions = (() => {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
-  return { ...pkg['devDependencies'], ...pkg['dependencies'] } as Record<string, string>;
-})();
-/** Each package at the version the project itself installs (so npm's cache has it); a name the project lacks fails. */
-const pinned = (...names: string[]) =>
-  Object.fromEntries(
-    names.map((name) => {
-      if (!versions[name]) throw new Error(`${name}: not a dependency of savepoint's own package.json, so no version to pin`);
-      return [name, versions[name]];
-    }),
-  );
 
 describe('savepoint from npm pack, in a package outside the repository', () => {
   beforeAll(async () => {

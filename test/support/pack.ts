@@ -69,6 +69,23 @@ async function pack(destination: string, timeoutMs: number): Promise<string> {
   return join(destination, stdout.trim().split('\n').at(-1)!);
 }
 
+/** The version of each package that savepoint's own package.json installs (so npm's cache has it). */
+function projectVersions(): Record<string, string> {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+  return { ...pkg['devDependencies'], ...pkg['dependencies'] };
+}
+
+/** Each package at the version the project itself installs (so npm's cache has it); a name the project lacks fails. */
+export function pinned(...names: string[]): Record<string, string> {
+  const versions = projectVersions();
+  return Object.fromEntries(
+    names.map((name) => {
+      if (!versions[name]) throw new Error(`${name}: not a dependency of savepoint's own package.json, so no version to pin`);
+      return [name, versions[name]];
+    }),
+  );
+}
+
 /** What a test's app depends on besides savepoint: package name → version. */
 export interface AppManifest {
   name: string;
@@ -81,10 +98,6 @@ const SHARED_PEERS = ['aws-local-stepfunctions', 'esbuild'];
 
 const npmInstall = (cwd: string, timeoutMs: number) => exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd, timeout: timeoutMs });
 
-const projectVersions = () => {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
-  return { ...pkg['devDependencies'], ...pkg['dependencies'] } as Record<string, string>;
-};
 
 /**
  * A package of a user's at `app` (a directory not yet made, in a directory of the caller's own: the
@@ -103,13 +116,13 @@ export async function installApp(app: string, manifest: AppManifest, timeoutMs: 
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ ...manifest, private: true, type: 'module', dependencies: { savepoint: `file:../${basename(tarball)}`, ...manifest.dependencies } }, null, 2));
   const runDir = inject('runDir');
-  const versions = projectVersions();
+  const peers = pinned(...SHARED_PEERS);
   const named = { ...manifest.dependencies, ...manifest.devDependencies };
-  if (runDir === undefined || !SHARED_PEERS.every((name) => named[name] === versions[name])) {
+  if (runDir === undefined || !SHARED_PEERS.every((name) => named[name] === peers[name])) {
     await npmInstall(app, timeoutMs);
     return;
   }
-  linkTree(join(await sharedInstall(runDir, versions, timeoutMs), 'node_modules'), join(app, 'node_modules'));
+  linkTree(join(await sharedInstall(runDir, timeoutMs), 'node_modules'), join(app, 'node_modules'));
   if (Object.keys(named).length > SHARED_PEERS.length) await npmInstall(app, timeoutMs);
 }
 
@@ -119,7 +132,7 @@ export async function installApp(app: string, manifest: AppManifest, timeoutMs: 
  * the same bytes), so an app's npm finds savepoint installed as it asks (an absolute path, another
  * for each, had it extract savepoint's 2,000 files again).
  */
-async function sharedInstall(runDir: string, versions: Record<string, string>, timeoutMs: number): Promise<string> {
+async function sharedInstall(runDir: string, timeoutMs: number): Promise<string> {
   const dir = join(runDir, 'installed');
   await lock();
   try {
@@ -129,7 +142,7 @@ async function sharedInstall(runDir: string, versions: Record<string, string>, t
     const making = `${dir}.making`;
     rmSync(making, { recursive: true, force: true });
     mkdirSync(making);
-    const dependencies = Object.fromEntries([['savepoint', `file:../${basename(tarball)}`], ...SHARED_PEERS.map((name) => [name, versions[name]!])]);
+    const dependencies = { savepoint: `file:../${basename(tarball)}`, ...pinned(...SHARED_PEERS) };
     writeFileSync(join(making, 'package.json'), JSON.stringify({ name: 'savepoint-installed', private: true, type: 'module', dependencies }));
     await npmInstall(making, timeoutMs);
     renameSync(making, dir);
