@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,12 +10,11 @@ import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/t
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readmeFiles, snippet } from '../readme/readme-text.js';
-import { connect } from '../../client/index.js';
 import { openLedger } from '../../cli/state.js';
 import { readRunRecords, settledEvents, type RunEvent } from '../../lambdas/runs/events.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { duplicates } from '../support/cli-process.js';
-import { packRepository } from '../support/pack.js';
+import { installApp, pinned } from '../support/pack.js';
 import { sampleDay } from '../support/refund-harness.js';
 
 /**
@@ -31,7 +30,6 @@ import { sampleDay } from '../support/refund-harness.js';
  * docs/applications.md's and docs/mcp.md's programs. One install serves them all.
  */
 const exec = promisify(execFile);
-const ROOT = new URL('../..', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'savepoint-package-app-'));
 const app = join(work, 'app');
 const children = new Set<ChildProcess>();
@@ -40,7 +38,6 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 }, 60_000);
 
-const versionOf = (name: string) => (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[name]!;
 
 /** The README's curl session runs in bash with curl: without them that test skips itself, as CI installs both (.ci/run). */
 const haveCurl = (() => {
@@ -52,17 +49,6 @@ const haveCurl = (() => {
   }
 })();
 if (!haveCurl) console.warn("the README's curl session skipped: no bash or curl on PATH");
-
-/** Starts the sample day as `runId` on the serve of `stateDir` (in the app) and approves what it asks until it ends: the run a guide's snippet follows. */
-async function finishedRun(stateDir: string, runId: string): Promise<void> {
-  const client = await connect({ stateDir: join(app, stateDir) });
-  await client.start({ agent: 'refund-reconciler', input: { date: sampleDay.date }, runId, config: { approvalTimeoutSeconds: 3600 } });
-  for (;;) {
-    const run = await client.wait(runId, { untilInput: true });
-    if (run.lifecycle !== 'input_required') break;
-    for (const approval of run.approvals) await client.decide(approval.approvalId, 'approve', { reason: 'checked' });
-  }
-}
 
 const eventIds = (output: string) => [...output.matchAll(/^id: (.+)$/gm)].map((match) => match[1]!);
 
@@ -103,14 +89,52 @@ while (run.lifecycle === 'input_required') {
 console.log(run.lifecycle);
 `;
 
-/** A directory of the app with the installed serve on ./.savepoint in it, as the guides' commands expect. */
-async function servedDirectory(name: string) {
-  const dir = join(app, name);
+/**
+ * What the tests share, made by the first that needs it (the tests of this file run one after
+ * another): a serve that several tests use, one a state directory rather than one a test (each
+ * start of the CLI and its engine is over half a second of CPU); the last of them stops it
+ * (SIGTERM, exit 0), or the file's cleanup does when it runs alone.
+ */
+function shared<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => (made ??= make());
+}
+
+/** A directory of the app with the installed serve on ./.savepoint in it, as the guides' programs and commands expect: the README's application, the events application and the curl session run there. */
+const docsDirectory = shared(async () => {
+  const dir = join(app, 'docs');
   mkdirSync(dir);
   const serve = startServe('.savepoint', dir);
   await serve.ready;
   return { dir, serve };
+});
+
+const docsRuns = new Map<string, Promise<void>>();
+/**
+ * The run `runId` of the sample day, finished on the docs directory's serve (started, and its
+ * approvals decided, by an app with the installed client): the run the guides' events application
+ * and curl session follow (both name it), made once.
+ */
+async function docsRun(runId: string): Promise<string> {
+  const { dir } = await docsDirectory();
+  if (!docsRuns.has(runId)) {
+    const made = (async () => {
+      writeFileSync(join(dir, 'session-run.mjs'), SESSION_RUN);
+      const { stdout } = await exec(process.execPath, ['session-run.mjs', runId, sampleDay.date], { cwd: dir, timeout: 120_000 });
+      expect(stdout.trim()).toBe('completed');
+    })();
+    docsRuns.set(runId, made);
+  }
+  await docsRuns.get(runId);
+  return dir;
 }
+
+/** The serve the MCP tests' hosts reach, on .savepoint-mcp in the app. */
+const mcpServe = shared(async () => {
+  const serve = startServe('.savepoint-mcp');
+  await serve.ready;
+  return serve;
+});
 
 /** The installed package's `savepoint serve` in the app (or in a directory of it: `cwd`), on its own state directory. */
 function startServe(stateDir = '.savepoint', cwd = app): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null> } {
@@ -135,11 +159,7 @@ function startServe(stateDir = '.savepoint', cwd = app): { child: ChildProcess; 
 describe('an application from npm pack, on savepoint serve', () => {
   // One install for both tests: savepoint from npm pack, the sample day, the template as `cdk synth` writes it.
   beforeAll(async () => {
-    const tarball = await packRepository(work, 300_000);
-    mkdirSync(app);
-    const dependencies = { savepoint: `file:${tarball}`, 'aws-local-stepfunctions': versionOf('aws-local-stepfunctions'), esbuild: versionOf('esbuild') };
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'events-app', private: true, type: 'module', dependencies }, null, 2));
-    await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
+    await installApp(app, { name: 'events-app', dependencies: pinned('aws-local-stepfunctions', 'esbuild') }, 300_000);
     writeFileSync(join(app, 'app.mjs'), APP);
     writeFileSync(join(app, 'waiting-app.mjs'), WAITING_APP);
     writeFileSync(join(app, 'template.json'), JSON.stringify(await cachedTemplate('refund-reconciler')));
@@ -207,9 +227,8 @@ describe('an application from npm pack, on savepoint serve', () => {
     // The configuration as the guide prints it, run as a host runs it: its command and args, in the app.
     const { command, args } = (JSON.parse(snippet('mcp-host-config')) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers['savepoint']!;
     expect([command, ...args]).toEqual(['npx', 'savepoint', '--state-dir', '.savepoint', 'mcp', '--agent', 'refund-reconciler']);
-    args[args.indexOf('.savepoint')] = '.savepoint-mcp'; // this test's own state directory
-    const serve = startServe('.savepoint-mcp');
-    await serve.ready;
+    args[args.indexOf('.savepoint')] = '.savepoint-mcp'; // the MCP tests' state directory
+    await mcpServe();
     const mcp = new Client({ name: 'package-mcp-host', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
     mcp.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { decision: 'approve', reason: 'checked' } }));
     await mcp.connect(new StdioClientTransport({ command, args, cwd: app, stderr: 'pipe' }));
@@ -218,15 +237,12 @@ describe('an application from npm pack, on savepoint serve', () => {
     const result = await mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.structuredContent).toMatchObject({ runId: task.taskId, status: 'succeeded' });
     await mcp.close();
-    serve.child.kill('SIGTERM');
-    expect(await serve.exited).toBe(0);
   }, 300_000);
 
   it("runs docs/mcp.md's own server (savepointMcpServer in front of connect) as an MCP host would", async () => {
     // The guide's snippet as written (plain JavaScript as well as TypeScript), in the app.
-    writeFileSync(join(app, 'mcp-server.mjs'), readmeFiles()['mcp-server.ts']!.replace("'.savepoint'", "'.savepoint-own-mcp'"));
-    const serve = startServe('.savepoint-own-mcp');
-    await serve.ready;
+    writeFileSync(join(app, 'mcp-server.mjs'), readmeFiles()['mcp-server.ts']!.replace("'.savepoint'", "'.savepoint-mcp'"));
+    const serve = await mcpServe();
     const mcp = new Client({ name: 'package-mcp-host', version: '1.0.0' });
     await mcp.connect(new StdioClientTransport({ command: process.execPath, args: ['mcp-server.mjs'], cwd: app, stderr: 'pipe' }));
     const { tools } = await mcp.listTools();
@@ -239,46 +255,18 @@ describe('an application from npm pack, on savepoint serve', () => {
   }, 300_000);
 
   it("runs the README's application as written, in a directory with serve on ./.savepoint: it starts a run, decides what waits, and ends completed", async () => {
-    const { dir, serve } = await servedDirectory('docs-app');
+    const { dir } = await docsDirectory();
     writeFileSync(join(dir, 'runs-app.mjs'), readmeFiles()['runs-app.ts']!);
     const { stdout } = await exec(process.execPath, ['runs-app.mjs'], { cwd: dir, timeout: 120_000 });
     expect(stdout.trim()).toBe('completed');
-    serve.child.kill('SIGTERM');
-    expect(await serve.exited).toBe(0);
-  }, 300_000);
-
-  it("runs docs/applications.md's events application as written: every event of the run the guide names, started to finished", async () => {
-    writeFileSync(join(app, 'events-app.mjs'), readmeFiles()['events-app.ts']!.replace("'.savepoint'", "'.savepoint-events-app'"));
-    const runId = /client\.events\('([^']+)'\)/.exec(readmeFiles()['events-app.ts']!)![1]!;
-    const serve = startServe('.savepoint-events-app');
-    await serve.ready;
-    await finishedRun('.savepoint-events-app', runId);
-    const { stdout } = await exec(process.execPath, ['events-app.mjs'], { cwd: app, timeout: 120_000 });
-    const lines = stdout.trimEnd().split('\n');
-    expect(lines[0]).toBe('a.run run.started');
-    expect(lines.at(-1)).toBe('z.run run.finished');
-    expect(lines.filter((line) => line.endsWith(' model.turn')).length).toBeGreaterThan(5);
-    // The records of the run, each once: what the ledger holds.
-    serve.child.kill('SIGTERM');
-    expect(await serve.exited).toBe(0);
-    const { ledger, close } = await openLedger(join(app, '.savepoint-events-app'));
-    try {
-      expect(lines).toEqual(settledEvents((await readRunRecords(ledger, runId))!).map((event) => `${event.id} ${event.type}`));
-    } finally {
-      await close();
-    }
   }, 300_000);
 
   it.skipIf(!haveCurl)("runs the README's curl session as written, in a directory with serve on ./.savepoint: the whole stream, then a resume exactly after the event it names, by Last-Event-ID and by ?after=", async () => {
     const block = snippet('run-events-curl');
     const [assign, whole, byHeader, byQuery, ...more] = block.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
     expect(more).toEqual([]);
-    const { dir, serve } = await servedDirectory('docs-session');
     // The run the session follows, started (and its approvals decided) by an app with the installed client.
-    const runId = /\$API\/([^/]+)\/events/.exec(whole!)![1]!;
-    writeFileSync(join(dir, 'session-run.mjs'), SESSION_RUN);
-    const { stdout } = await exec(process.execPath, ['session-run.mjs', runId, sampleDay.date], { cwd: dir, timeout: 120_000 });
-    expect(stdout.trim()).toBe('completed');
+    const dir = await docsRun(/\$API\/([^/]+)\/events/.exec(whole!)![1]!);
 
     // Each command as the guide writes it, run by bash in that directory.
     const sh = (command: string) => execFileSync('bash', ['-c', `set -euo pipefail; ${assign}; ${command}`], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
@@ -294,8 +282,27 @@ describe('an application from npm pack, on savepoint serve', () => {
     expect(ids(sh(byHeader!))).toEqual(after);
     expect(ids(sh(byQuery!))).toEqual(after);
     expect(after[0]).toBe(/# id: (\S+)/.exec(block.slice(block.indexOf(byHeader!)))![1]);
+  }, 300_000);
 
+  // The last of the tests in the docs directory: it stops its serve, to read the ledger.
+  it("runs docs/applications.md's events application as written: every event of the run the guide names, started to finished", async () => {
+    const runId = /client\.events\('([^']+)'\)/.exec(readmeFiles()['events-app.ts']!)![1]!;
+    const dir = await docsRun(runId);
+    writeFileSync(join(dir, 'events-app.mjs'), readmeFiles()['events-app.ts']!);
+    const { stdout } = await exec(process.execPath, ['events-app.mjs'], { cwd: dir, timeout: 120_000 });
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('a.run run.started');
+    expect(lines.at(-1)).toBe('z.run run.finished');
+    expect(lines.filter((line) => line.endsWith(' model.turn')).length).toBeGreaterThan(5);
+    // The records of the run, each once: what the ledger holds.
+    const { serve } = await docsDirectory();
     serve.child.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
+    const { ledger, close } = await openLedger(join(dir, '.savepoint'));
+    try {
+      expect(lines).toEqual(settledEvents((await readRunRecords(ledger, runId))!).map((event) => `${event.id} ${event.type}`));
+    } finally {
+      await close();
+    }
   }, 300_000);
 });

@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { packRepository } from '../support/pack.js';
+import { installApp, pinned } from '../support/pack.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLD_START_TARGETS } from '../../bench/check.js';
 import { staticImports } from '../../bench/cold-start.js';
@@ -34,7 +34,6 @@ import { DOC_FILES, installedBy, readmeFiles, readmeInline, shapeOf, shellWords,
  * run here too, from the same package, each taken from the README (readme-text.ts).
  */
 const exec = promisify(execFile);
-const ROOT = new URL('../..', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'savepoint-own-agent-'));
 const app = join(work, 'app');
 // A whole project's node_modules (the CDK's among them), on a loaded machine: minutes at worst.
@@ -74,14 +73,16 @@ async function pruneWithReadme(cwd: string, runId: string): Promise<void> {
 }
 
 /**
- * The environment of an app of the README synthesized for its template alone, into `out`: no
- * bundling, and without the CDK's built-in CloudFormation validation (`CDK_VALIDATION=false`, as
- * aws-cdk-lib's README documents), whose engine is most of a synthesis' CPU and whose findings
- * are warnings (the CDK's default) that no test here reads: it could not fail these tests. The
- * guide's own `npx cdk synth` (bundling) keeps both, and test/infra/nag.test.ts holds the example
- * app's templates to the validation's rules as errors.
+ * The environment of a synthesis here: without the CDK's built-in CloudFormation validation
+ * (`CDK_VALIDATION=false`, as aws-cdk-lib's README documents), whose engine is most of a
+ * synthesis' CPU (4 of the 9.5 s of the guide's bundling `npx cdk synth`) and whose findings are
+ * warnings (the CDK's default) that no test here reads: it could not fail these tests.
+ * test/infra/nag.test.ts holds the example app's templates to the validation's rules as errors.
  */
-const templateOnly = (out: string) => ({ ...process.env, CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }), CDK_VALIDATION: 'false' });
+const unvalidated = () => ({ ...process.env, CDK_VALIDATION: 'false' });
+
+/** The environment of an app of the README synthesized for its template alone, into `out`: no bundling, no validation (above). */
+const templateOnly = (out: string) => ({ ...unvalidated(), CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [] }) });
 
 /** The README's apps synthesized for their templates alone (templateOnly), each as `npx tsx <name>-app.ts` writes it into <name>.out. */
 const TEMPLATE_APPS = ['models', 'traced', 'settings', 'approvals'] as const;
@@ -92,6 +93,19 @@ import { pathToFileURL } from 'node:url';
 for (const name of process.argv.slice(1)) {
   process.env.CDK_OUTDIR = join(process.cwd(), name + '.out');
   await import(pathToFileURL(join(process.cwd(), name + '-app.ts')).href);
+}
+`;
+/**
+ * Imports each file it is given in turn, each to its end (its top-level awaits), and prints `<file> ran`
+ * after it: programs of the README run in one process, tsx and Node loaded once (about 0.4 s of CPU a
+ * process), not once a program.
+ */
+const IN_TURN = `
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+for (const file of process.argv.slice(1)) {
+  await import(pathToFileURL(join(process.cwd(), file)).href);
+  console.log(file + ' ran');
 }
 `;
 let templateApps: Promise<unknown> | undefined;
@@ -162,39 +176,24 @@ const { executionArn } = await new SFNClient({}).send(new StartExecutionCommand(
 console.log(executionArn);
 `;
 
-const versions = (() => {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
-  return { ...pkg['devDependencies'], ...pkg['dependencies'] } as Record<string, string>;
-})();
-/** Each package at the version the project itself installs (so npm's cache has it); a name the project lacks fails. */
-const pinned = (...names: string[]) =>
-  Object.fromEntries(
-    names.map((name) => {
-      if (!versions[name]) throw new Error(`${name}: not a dependency of savepoint's own package.json, so no version to pin`);
-      return [name, versions[name]];
-    }),
-  );
-
 describe('savepoint from npm pack, in a package outside the repository', () => {
   beforeAll(async () => {
-    // npm pack builds dist/ first (prepack): minutes on a loaded machine.
-    const tarball = await packRepository(work, 300_000);
     const install = installedBy(snippet('install'));
     expect(install.dependencies).toEqual(['savepoint', 'zod']);
-    mkdirSync(app);
-    writeFileSync(
-      join(app, 'package.json'),
-      JSON.stringify({
+    // npm pack builds dist/ first (prepack), and npm installs from its cache (the project's own
+    // install, which has every package): minutes on a loaded machine.
+    await installApp(
+      app,
+      {
         name: 'my-agents',
-        private: true,
-        type: 'module',
-        // What the README's install block installs: savepoint and zod; the optional peers, the cdk
-        // and the test runner a team that runs locally, tests and deploys adds.
-        dependencies: { savepoint: `file:${tarball}`, ...pinned(...install.dependencies.filter((name) => name !== 'savepoint')) },
+        // What the README's install block installs: savepoint (from npm pack) and zod; the optional
+        // peers, the cdk and the test runner a team that runs locally, tests and deploys adds.
+        dependencies: pinned(...install.dependencies.filter((name) => name !== 'savepoint')),
         // And this test's own: the compiler of the strict consumer below; dynalite (the optional peer
         // of `--ledger dynalite`) and the Step Functions client, for the DynamoDB ledger's snippets.
         devDependencies: pinned(...install.devDependencies, 'typescript', '@types/node', 'dynalite', '@aws-sdk/client-sfn'),
-      }),
+      },
+      300_000,
     );
     for (const [name, code] of Object.entries(readmeFiles())) writeFileSync(join(app, name), code);
     // The README's cdk.json, as it shows it: it runs the README's app.
@@ -210,8 +209,6 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       join(app, 'tsconfig.json'),
       JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, skipLibCheck: false, types: ['node'], checkers: 1 }, files: ['consumer.ts', 'digest.ts', 'traced-app.ts', 'settings-app.ts', 'models-app.ts', 'approvals-app.ts', 'refund-tool.ts', 'events-app.ts'] }),
     );
-    // Everything is in npm's cache already (the project's own install).
-    await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, timeout: 300_000 });
   }, 700_000);
 
   it('ships compiled JavaScript, declarations and source maps, and no TypeScript source but the examples', () => {
@@ -248,11 +245,14 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
       expect(code, `${provider}: @example`).toBeDefined();
       return [provider, code!.split('\n').map((line) => line.replace(/^\s*\* ?/, '')).join('\n')] as const;
     });
-    for (const [provider, code] of examples) {
-      writeFileSync(join(app, `wire-${provider}.ts`), code);
-      const { stdout } = await exec(process.execPath, ['--import', 'tsx', `wire-${provider}.ts`], { cwd: app, timeout: 60_000 });
+    for (const [provider, code] of examples) writeFileSync(join(app, `wire-${provider}.ts`), code);
+    const files = examples.map(([provider]) => `wire-${provider}.ts`);
+    const { stdout } = await exec(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', IN_TURN, ...files], { cwd: app, timeout: 120_000 });
+    const printed = stdout.split(/^(\S+) ran$/m);
+    expect(printed.filter((_, index) => index % 2 === 1)).toEqual(files);
+    for (const [index, [provider]] of examples.entries()) {
       // What each example's comment says it prints.
-      expect(stdout.trim(), provider).toBe(provider === 'openai' ? 'Hello.' : provider === 'anthropic' ? "[ { type: 'text', text: 'Hello.' } ]" : "[ { text: 'Hello.' } ]");
+      expect(printed[index * 2]!.trim(), provider).toBe(provider === 'openai' ? 'Hello.' : provider === 'anthropic' ? "[ { type: 'text', text: 'Hello.' } ]" : "[ { text: 'Hello.' } ]");
     }
   }, 180_000);
 
@@ -300,7 +300,8 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
     // The first line of the guide's block, as written: the template in cdk.out/ (and on stdout).
     const [npx, ...synth] = shellWords(snippet('synth-and-deploy').split('\n')[0]!);
     expect([npx, ...synth]).toEqual(['npx', 'cdk', 'synth']);
-    await exec(npx!, synth, { cwd: app, timeout: 420_000, maxBuffer: 64 * 1024 * 1024 });
+    // Bundling, which this test reads; not the validation (unvalidated, above).
+    await exec(npx!, synth, { cwd: app, env: unvalidated(), timeout: 420_000, maxBuffer: 64 * 1024 * 1024 });
     const out = join(app, 'cdk.out');
     const template = JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, { Type: string }>; Parameters: Record<string, unknown> };
     // The README's deploy command for this app names every parameter there is (the CDK's own aside).

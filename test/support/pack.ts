@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { whenChanged } from './when-changed.js';
@@ -49,8 +49,7 @@ export async function packRepository(destination: string, timeoutMs: number): Pr
   const runDir = inject('runDir') ?? destination;
   await lock();
   try {
-    const packed = readdirSync(runDir).find((name) => name.endsWith('.tgz'));
-    const tarball = packed ? join(runDir, packed) : await pack(runDir, timeoutMs);
+    const tarball = packedIn(runDir) ?? (await pack(runDir, timeoutMs));
     if (runDir === destination) return tarball;
     const copy = join(destination, tarball.slice(runDir.length + 1));
     copyFileSync(tarball, copy);
@@ -60,7 +59,113 @@ export async function packRepository(destination: string, timeoutMs: number): Pr
   }
 }
 
+function packedIn(dir: string): string | undefined {
+  const packed = readdirSync(dir).find((name) => name.endsWith('.tgz'));
+  return packed && join(dir, packed);
+}
+
 async function pack(destination: string, timeoutMs: number): Promise<string> {
   const { stdout } = await exec('npm', ['pack', '--silent', '--pack-destination', destination], { cwd: ROOT, timeout: timeoutMs });
   return join(destination, stdout.trim().split('\n').at(-1)!);
+}
+
+/** The version of each package that savepoint's own package.json installs (so npm's cache has it). */
+function projectVersions(): Record<string, string> {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+  return { ...pkg['devDependencies'], ...pkg['dependencies'] };
+}
+
+/** Each package at the version the project itself installs (so npm's cache has it); a name the project lacks fails. */
+export function pinned(...names: string[]): Record<string, string> {
+  const versions = projectVersions();
+  return Object.fromEntries(
+    names.map((name) => {
+      if (!versions[name]) throw new Error(`${name}: not a dependency of savepoint's own package.json, so no version to pin`);
+      return [name, versions[name]];
+    }),
+  );
+}
+
+/** What a test's app depends on besides savepoint: package name → version. */
+export interface AppManifest {
+  name: string;
+  dependencies: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+
+/** The optional peers the run's shared install holds beside savepoint: what its local engine (`savepoint serve`) runs on. */
+const SHARED_PEERS = ['aws-local-stepfunctions', 'esbuild'];
+
+const npmInstall = (cwd: string, timeoutMs: number) => exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd, timeout: timeoutMs });
+
+
+/**
+ * A package of a user's at `app` (a directory not yet made, in a directory of the caller's own: the
+ * packed tarball is copied there), savepoint from `npm pack` (`file:../savepoint-….tgz`) among its
+ * dependencies, installed by npm. Most of an install is npm writing the files of savepoint's own
+ * dependencies (some 22,000, the AWS SDK's), the same in every app: npm installs savepoint with
+ * SHARED_PEERS once a run, in the run's directory, and an app that depends on at least those (at
+ * the project's versions) starts from that install's files, hard-linked, and `npm install` adds
+ * what else it names, as it would to a user's existing node_modules: the same tree, file for file
+ * (own-agent's app: 15-17 s of npm's CPU installed afresh, 6-9 s this way; package-app's, which
+ * names no more, is that install). npm replaces a package's files rather than writing into them,
+ * so an app's install never changes the shared one's.
+ */
+export async function installApp(app: string, manifest: AppManifest, timeoutMs: number): Promise<void> {
+  const tarball = await packRepository(join(app, '..'), timeoutMs);
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ ...manifest, private: true, type: 'module', dependencies: { savepoint: `file:../${basename(tarball)}`, ...manifest.dependencies } }, null, 2));
+  const runDir = inject('runDir');
+  const peers = pinned(...SHARED_PEERS);
+  const named = { ...manifest.dependencies, ...manifest.devDependencies };
+  if (runDir === undefined || !SHARED_PEERS.every((name) => named[name] === peers[name])) {
+    await npmInstall(app, timeoutMs);
+    return;
+  }
+  linkTree(join(await sharedInstall(runDir, timeoutMs), 'node_modules'), join(app, 'node_modules'));
+  if (Object.keys(named).length > SHARED_PEERS.length) await npmInstall(app, timeoutMs);
+}
+
+/**
+ * The run's shared install (installApp), made by its first caller; the lock keeps the others waiting
+ * for it. Its package and each app's name the tarball beside them alike (`file:../savepoint-….tgz`,
+ * the same bytes), so an app's npm finds savepoint installed as it asks (an absolute path, another
+ * for each, had it extract savepoint's 2,000 files again).
+ */
+async function sharedInstall(runDir: string, timeoutMs: number): Promise<string> {
+  const dir = join(runDir, 'installed');
+  await lock();
+  try {
+    if (existsSync(dir)) return dir;
+    const tarball = packedIn(runDir) ?? (await pack(runDir, timeoutMs));
+    // Made under another name and renamed once installed: a failed install leaves no half of one.
+    const making = `${dir}.making`;
+    rmSync(making, { recursive: true, force: true });
+    mkdirSync(making);
+    const dependencies = { savepoint: `file:../${basename(tarball)}`, ...pinned(...SHARED_PEERS) };
+    writeFileSync(join(making, 'package.json'), JSON.stringify({ name: 'savepoint-installed', private: true, type: 'module', dependencies }));
+    await npmInstall(making, timeoutMs);
+    renameSync(making, dir);
+    return dir;
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
+}
+
+/** `from`'s tree again at `to`: directories made, files hard-linked (copied across file systems), symbolic links (node_modules/.bin's, relative) as they are. */
+function linkTree(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const [source, target] = [join(from, entry.name), join(to, entry.name)];
+    if (entry.isDirectory()) linkTree(source, target);
+    else if (entry.isSymbolicLink()) symlinkSync(readlinkSync(source), target);
+    else {
+      try {
+        linkSync(source, target);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+        copyFileSync(source, target);
+      }
+    }
+  }
 }
