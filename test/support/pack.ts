@@ -98,7 +98,6 @@ const SHARED_PEERS = ['aws-local-stepfunctions', 'esbuild'];
 
 const npmInstall = (cwd: string, timeoutMs: number) => exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd, timeout: timeoutMs });
 
-
 /**
  * A package of a user's at `app` (a directory not yet made, in a directory of the caller's own: the
  * packed tarball is copied there), savepoint from `npm pack` (`file:../savepoint-….tgz`) among its
