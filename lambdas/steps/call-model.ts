@@ -154,11 +154,24 @@ export function createCallModel(deps: CallModelDeps) {
       // A final answer: the run's next decision (it succeeds, or a guard stops it) is made here, from
       // a fresh read, as the CallModel after the turn's empty Map would make it: three transitions
       // and an invocation fewer a run. A retry that finds the turn recorded decides the same way.
-      const after = withHistoryBound(await check(deps, runId, { recording: true }), decided.history, 'CallModel');
-      if (!after.continue) return { ...after, ...made };
+      const after = await decisionAfter(deps, runId, decided.history);
+      if (after && !after.continue) return { ...after, ...made };
     }
     return { ...decided, ...made };
   };
+}
+
+/**
+ * The decision after a final answer, or undefined when its read failed: the turn is recorded and
+ * counted already, so it goes back as it is (its metrics with it), and the CallModel after the
+ * turn's empty Map decides, as it did before 0.9.0, retried as any step.
+ */
+async function decisionAfter(deps: CallModelDeps, runId: string, history: HistoryBound | undefined): Promise<Decided | undefined> {
+  try {
+    return withHistoryBound(await check(deps, runId, { recording: true }), history, 'CallModel');
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineAgent, defineTool } from '../../lambdas/define.js';
+import { CircuitBreaker } from '../../lambdas/guards/breaker.js';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { singleModel } from '../../lambdas/models/registry.js';
+import type { MessageResponse } from '../../lambdas/records/messages.js';
+import { TransientError } from '../../lambdas/shared/errors.js';
+import { createCallModel } from '../../lambdas/steps/call-model.js';
+import { RUN_STARTED_AT, runRecord } from '../support/records.js';
+
+/**
+ * CallModel after the model's final answer (lambdas/steps/call-model.ts): the run's next decision
+ * made in the same invocation; and when that decision's read fails, the turn goes back as it is,
+ * for the CallModel after it to decide (the engine tests, test/engine/stops.test.ts, run both on
+ * the definition).
+ */
+
+const MODEL = 'sim:savepoint-sim-1';
+const clock = { now: () => new Date(Date.parse(RUN_STARTED_AT) + 60_000) };
+const lookup = defineTool({ name: 'lookup', description: 'Looks a record up.', input: z.object({ id: z.string() }), effect: 'read', execute: async ({ id }) => ({ id }) });
+const agent = defineAgent({ name: 'final', model: MODEL, system: 'Answer.', input: z.object({}), prompt: () => 'Answer.', tools: [lookup] });
+const answer: MessageResponse = { id: 'm1', type: 'message', role: 'assistant', model: 'savepoint-sim-1', content: [{ type: 'text', text: 'Done.' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 5 } };
+
+/** CallModel on run `r`, its ledger's `loadStep` failing (Agent.Transient) on the reads `fails` names (1: the first). */
+async function callModelOn(fails: (read: number) => boolean) {
+  const ledger = EmbeddedLedger.open();
+  await ledger.createRun(runRecord({ runId: 'r', agent: agent.name, model: MODEL }));
+  let reads = 0;
+  const faulty = new Proxy(ledger, {
+    get(target, key) {
+      if (key === 'loadStep') {
+        return async (...args: Parameters<EmbeddedLedger['loadStep']>) => {
+          reads += 1;
+          if (fails(reads)) throw new TransientError('the read failed');
+          return target.loadStep(...args);
+        };
+      }
+      const value = Reflect.get(target, key) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const callModel = createCallModel({ agent, fingerprint: () => 'f', ledger: faulty, clock, models: singleModel({ createMessage: async () => answer }), breaker: new CircuitBreaker(ledger, clock) });
+  return { callModel, ledger };
+}
+
+describe("CallModel after the model's final answer", () => {
+  it('returns the run’s end with the turn: the decision the next CallModel would make', async () => {
+    const { callModel, ledger } = await callModelOn(() => false);
+    expect(await callModel({ runId: 'r' })).toMatchObject({ continue: false, status: 'succeeded', reason: 'done', turn: 1, stopReason: 'end_turn', toolCalls: 0, calls: [], counted: true });
+    expect(await ledger.getRun('r')).toMatchObject({ modelTurns: 1, steps: 1 });
+  });
+
+  it('returns the turn as it is when the decision’s read fails, and the next CallModel ends the run without calling the model again', async () => {
+    const { callModel, ledger } = await callModelOn((read) => read === 2);
+    const turn = await callModel({ runId: 'r' });
+    expect(turn).toMatchObject({ continue: true, nextTurn: 1, turn: 1, stopReason: 'end_turn', calls: [], counted: true });
+    expect(await callModel({ runId: 'r' })).toEqual({ continue: false, status: 'succeeded', reason: 'done' });
+    expect(await ledger.getRun('r')).toMatchObject({ modelTurns: 1, steps: 1 });
+  });
+});
