@@ -65,7 +65,7 @@ describe("an upgrade from 0.7.0's definition with a run in flight", () => {
     expect(duplicatePayments(h.stack)).toEqual([]);
 
     // A run started now goes on the new version: no BudgetCheck state.
-    const { executionArn: fresh } = h.stack.engine.startExecution({ name: 'on-0.8.0', input: { runId: 'fresh', input: sampleInput, config: { approvalTimeoutSeconds: 1 } } });
+    const { executionArn: fresh } = h.stack.engine.startExecution({ name: 'on-this-version', input: { runId: 'fresh', input: sampleInput, config: { approvalTimeoutSeconds: 1 } } });
     await waitFor(() => (statesEntered(fresh).includes('CallModel') ? true : undefined));
     expect(h.stack.engine.describeExecution(fresh).stateMachineVersionArn).toBe(`${h.stack.stateMachineArn}:2`);
     expect(statesEntered(fresh).slice(0, 3)).toEqual(['StartRun', 'StartOrResume', 'CallModel']);
