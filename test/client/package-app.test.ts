@@ -38,7 +38,6 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 }, 60_000);
 
-
 /** The README's curl session runs in bash with curl: without them that test skips itself, as CI installs both (.ci/run). */
 const haveCurl = (() => {
   try {
@@ -154,7 +153,6 @@ function startServe(stateDir = '.savepoint', cwd = app): { child: ChildProcess; 
   ready.catch(() => undefined); // awaited where it matters; a serve killed by the cleanup is no failure
   return { child, ready, exited };
 }
-
 
 describe('an application from npm pack, on savepoint serve', () => {
   // One install for both tests: savepoint from npm pack, the sample day, the template as `cdk synth` writes it.
