@@ -46,7 +46,7 @@ import { itemSizeGuard } from '../aws/dynamodb-item-size.js';
 import { startSfnEndpoint } from '../services/step-functions.js';
 import { SfnQuotas } from '../aws/sfn-api-throttling.js';
 import { routeStatusChanges, settleStatusChanges } from '../services/status-events.js';
-import { cachedTemplate } from '../template/cache.js';
+import { cachedTemplate, validatedToolSchemas } from '../template/cache.js';
 import { assertDeployable } from '../aws/cloudformation-template.js';
 import { recoverOrphans } from './watchdog.js';
 import { localBatches } from './batches.js';
@@ -122,6 +122,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const model = await startModelServer({
       policy: agent.dev?.policy ?? (() => ({ content: [], stop_reason: 'end_turn' })),
       faults: { failRate: options.failRate ?? 0, seed: options.seed ?? 1 },
+      // The agent's tool schemas, checked by the simulated provider once across processes (each engine paid ~45 ms for it).
+      knownSchemas: validatedToolSchemas(),
     });
     closers.push(model.close);
     // The world checks its records against what the ledger remembers doing (a deleted journal is reported).
