@@ -6,6 +6,7 @@ import { inProcessFetch, jsonReply, serveHttp, type HttpService, type ServiceRep
 import { faultInjector, type FaultOptions } from './random.js';
 import { promptBlocks, toInternal, WireRequestBody } from './wire/anthropic-server.js';
 import { conversationProblem } from './wire/conversation.js';
+import type { KnownValid } from './wire/json-schema.js';
 import { BreakpointCache, MIN_CACHEABLE_TOKENS } from './wire/prompt-cache.js';
 
 /**
@@ -45,6 +46,8 @@ export interface ModelServerOptions {
   faults?: FaultOptions;
   /** The shortest prefix a breakpoint caches. @default 1024 tokens (Anthropic's for Sonnet-class models) */
   minCacheableTokens?: number;
+  /** Tool schemas found valid before, not checked again (sim/wire/json-schema.ts). @default none: each process checks them once */
+  knownSchemas?: KnownValid;
 }
 
 export async function startModelServer(opts: ModelServerOptions): Promise<ModelServer> {
@@ -72,12 +75,12 @@ export function modelService(opts: ModelServerOptions): { service: HttpService; 
       // Alternate so that both throttling answers are exercised, reproducibly per seed.
       return faults % 2 === 1 ? errorReply(529, 'overloaded_error', 'Overloaded') : errorReply(429, 'rate_limit_error', 'Rate limited: too many requests');
     }
-    return answer(request, opts.policy, cache);
+    return answer(request, opts.policy, cache, opts.knownSchemas);
   };
   return { service, requestCount: () => requests };
 }
 
-function answer(request: ServiceRequest, decide: ModelPolicy, cache: BreakpointCache): ServiceReply {
+function answer(request: ServiceRequest, decide: ModelPolicy, cache: BreakpointCache, knownSchemas: KnownValid | undefined): ServiceReply {
   const path = new URL(request.url, 'http://localhost').pathname;
   if (request.method !== 'POST' || path !== '/v1/messages') return errorReply(404, 'not_found_error', `no route ${request.method} ${path}`);
   if (!header(request, 'x-api-key')) return errorReply(401, 'authentication_error', 'x-api-key header is required');
@@ -100,7 +103,7 @@ function answer(request: ServiceRequest, decide: ModelPolicy, cache: BreakpointC
   // The simulator serves the models priced as `sim:<id>`, and no other.
   if (!Object.hasOwn(DEFAULT_PRICE_TABLE.models, `sim:${body.model}`)) return errorReply(404, 'not_found_error', `model: ${body.model}`);
   const internal = toInternal(body);
-  const problem = conversationProblem(internal);
+  const problem = conversationProblem(internal, knownSchemas);
   if (problem !== undefined) return errorReply(400, 'invalid_request_error', problem);
 
   const decision = decide(internal);

@@ -24,7 +24,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { batchStates, BatchSources, type BatchExecutionInput, type BatchStore } from '../../lambdas/runs/batch.js';
 import { LocalEngine, type EngineIam, type Timers } from '../engine/local-engine.js';
 import { extractDefinition, walkStates, type CfnTemplateJson } from '../template/asl.js';
@@ -33,7 +32,7 @@ import { batchItemFunctionName, batchStateMachineName, deployBatchTemplate } fro
 import { twinIam, type TwinIam } from '../aws/iam/index.js';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from '../aws/iam/deployment.js';
 import type { AuthorizationRequest } from '../aws/iam/policy.js';
-import type { LocalS3 } from '../services/s3.js';
+import { getObjectText, type LocalS3 } from '../services/s3.js';
 
 export interface LocalBatchesOptions {
   agent: string;
@@ -76,7 +75,8 @@ export function localBatches(options: LocalBatchesOptions) {
     if (!role) throw new Error('the batch template has no state machine role');
     // Step Functions assumes it once per execution's calls, with a session name of its own: its S3 reads are signed with its key.
     const caller = { role, session: randomBytes(16).toString('hex') };
-    const s3 = options.s3.client(twin.credentials.of(role, caller.session));
+    const credentials = twin.credentials.of(role, caller.session);
+    let s3: ReturnType<LocalS3['client']> | undefined;
     // Authorized here rather than by twin.engine: the item function is the agent stack's, not the batch template's.
     const engineIam: EngineIam = {
       authorizeInvoke: (functionArn) => twin.authorizer.authorize(caller, { action: 'lambda:InvokeFunction', resource: functionArn }),
@@ -95,7 +95,7 @@ export function localBatches(options: LocalBatchesOptions) {
       iam: engineIam,
       retryIntervalOverrides,
       tasks: Object.fromEntries(sources.flatMap((names) => [[names.StartItemRun, invoke], [names.CheckItemRun, invoke]])),
-      getObject: async (bucket, key) => (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString('utf8'),
+      getObject: async (bucket, key) => getObjectText(await (s3 ??= options.s3.client(credentials)), bucket, key),
       // Validated once per definition across processes, as the agent's engine (local/runtime/tasks.ts): each serve that resumes a batch paid ~150 ms for it.
       validated: validatedDefinitions(),
       ...(options.now && { now: options.now }),

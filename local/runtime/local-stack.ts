@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { mkdirSync } from 'node:fs';
 import { stackApprovalApiHandler } from '../../lambdas/adapters/approval-http.js';
@@ -47,12 +46,12 @@ import { itemSizeGuard } from '../aws/dynamodb-item-size.js';
 import { startSfnEndpoint } from '../services/step-functions.js';
 import { SfnQuotas } from '../aws/sfn-api-throttling.js';
 import { routeStatusChanges, settleStatusChanges } from '../services/status-events.js';
-import { cachedTemplate } from '../template/cache.js';
+import { cachedTemplate, validatedToolSchemas } from '../template/cache.js';
 import { assertDeployable } from '../aws/cloudformation-template.js';
 import { recoverOrphans } from './watchdog.js';
 import { localBatches } from './batches.js';
 import { batchTemplate } from '../template/batch.js';
-import { startS3 } from '../services/s3.js';
+import { getObjectText, startS3 } from '../services/s3.js';
 import { createBatchItem } from '../../lambdas/runs/batch.js';
 import { createRunsRoutes } from '../../lambdas/runs/runs-api.js';
 
@@ -123,6 +122,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const model = await startModelServer({
       policy: agent.dev?.policy ?? (() => ({ content: [], stop_reason: 'end_turn' })),
       faults: { failRate: options.failRate ?? 0, seed: options.seed ?? 1 },
+      // The agent's tool schemas, checked by the simulated provider once across processes (each engine paid ~45 ms for it).
+      knownSchemas: validatedToolSchemas(),
     });
     closers.push(model.close);
     // The world checks its records against what the ledger remembers doing (a deleted journal is reported).
@@ -271,8 +272,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     closers.push(() => batches.close());
     // The stack's API handlers, as on AWS (lambdas/adapters/stack-api.ts): this stack's agent is the one they serve.
     // The runs function lists a manifest batch's runs by reading its manifest, signed as its role (the template grants it the twin's manifest bucket).
-    const runsS3 = s3.client(iam?.credentialsOf(Steps.RunsApi));
-    const readManifest = async (bucket: string, key: string) => (await runsS3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString('utf8');
+    const runsCredentials = iam?.credentialsOf(Steps.RunsApi);
+    let runsS3: ReturnType<typeof s3.client> | undefined;
+    const readManifest = async (bucket: string, key: string) => getObjectText(await (runsS3 ??= s3.client(runsCredentials)), bucket, key);
     const servedRuns: RunsApiDeps = { ...runsDeps, batches: { store: batches.store, itemFunction: batches.itemFunction, readManifest }, batchPollSeconds: LOCAL_BATCH_POLL_SECONDS };
     const runsApi = runsRoutesHandler(createStackRunsRoutes(new Map([[agent.name, servedRuns]]), ledgerOf(Steps.RunsApi)));
     const approvalDeps: ApprovalDeps = { ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) };

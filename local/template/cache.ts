@@ -197,8 +197,22 @@ function readOwnFile(file: string, onNote?: (note: string) => void): string | un
  * write, or one of theirs, is not believed.
  */
 export function validatedDefinitions(options: Pick<TemplateCacheOptions, 'dir'> = {}): { has(text: string): boolean; add(text: string): void } {
+  return knownValid('asl', INTERPRETER, options);
+}
+
+/**
+ * Tool input schemas the simulated model provider accepted (sim/wire/json-schema.ts, whose texts
+ * name its check and ajv's version), remembered on disk as definitions are (above): checking the
+ * first schema loads ajv and compiles the JSON Schema meta-schema, ~45 ms of a process's CPU.
+ */
+export function validatedToolSchemas(options: Pick<TemplateCacheOptions, 'dir'> = {}): { has(text: string): boolean; add(text: string): void } {
+  return knownValid('tool-schema', '', options);
+}
+
+/** Texts that passed a check of `kind` by `checker`, remembered as marker files named by their hash, trusted as the cache is. */
+function knownValid(kind: string, checker: string, options: Pick<TemplateCacheOptions, 'dir'>): { has(text: string): boolean; add(text: string): void } {
   const dir = cacheDir(options.dir);
-  const marker = (text: string) => join(dir, `valid-asl-${createHash('sha256').update(INTERPRETER).update('\0').update(text).digest('hex').slice(0, 32)}`);
+  const marker = (text: string) => join(dir, `valid-${kind}-${createHash('sha256').update(checker).update('\0').update(text).digest('hex').slice(0, 32)}`);
   const known = new Set<string>();
   return {
     has: (text) => known.has(text) || (trustedDir(dir) && ownMarker(marker(text))),

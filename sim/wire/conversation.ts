@@ -1,17 +1,17 @@
 import type { MessageRequest } from '../../lambdas/records/messages.js';
-import { toolSchemaProblem } from './json-schema.js';
+import { toolSchemaProblem, type KnownValid } from './json-schema.js';
 
 /**
  * The conversation rules the providers enforce, checked on the ledger's shape once a server has
  * translated its wire request into it. Returns the first problem, worded like a provider's 400, or
- * undefined when the conversation is well formed.
+ * undefined when the conversation is well formed. `known`: tool schemas found valid before (toolSchemaProblem).
  */
-export function conversationProblem(request: MessageRequest): string | undefined {
+export function conversationProblem(request: MessageRequest, known?: KnownValid): string | undefined {
   const tools = new Set<string>();
   for (const [i, tool] of (request.tools ?? []).entries()) {
     if (tools.has(tool.name)) return `tools.${i}: tool names must be unique (${tool.name})`;
     tools.add(tool.name);
-    const problem = toolSchemaProblem(tool.input_schema);
+    const problem = toolSchemaProblem(tool.input_schema, known);
     if (problem !== undefined) return `tools.${i}.input_schema ${problem}`;
   }
 
