@@ -81,8 +81,8 @@ export function planOf(histories: readonly (readonly HistoryEvent[])[], ledgerCa
         if (map) map.push(task);
         else phases.push([task]);
       } else if (event.type === 'TaskSucceeded') {
-        // CallModel decides before it calls: a decision that called no model (the run's end, a
-        // compaction's, a handoff's) answers without a turn, and waits for no model.
+        // CallModel decides before it calls: a decision that called no model (a stop before the
+        // call, a compaction's, a handoff's) answers without a turn, and waits for no model.
         let at: HistoryEvent | undefined = event;
         while (at && at.type !== 'TaskScheduled') at = byId.get(at.previousEventId);
         const task = at && scheduled.get(at.id);
