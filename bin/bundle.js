@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { isBuiltin } from 'node:module';
+import { createRequire, isBuiltin } from 'node:module';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -34,7 +34,17 @@ export const BUNDLED_PACKAGES = ['zod'];
  * their class (`this.name = this.constructor.name`). Only those installed beside the sources; the
  * others stay external.
  */
-export const INLINED_PACKAGES = ['commander'];
+export const INLINED_PACKAGES = ['commander', 'aws-local-stepfunctions'];
+
+/**
+ * Imports of a CommonJS package's functions that the CLI bundle makes lazy: each export named is a
+ * function that loads the package (with `require`) at its first call. aws-local-stepfunctions
+ * (inlined) imports both at its top, for what the local engine never asks of it on a known
+ * definition: the definition's validation (asl-validator and its ajv, ~60 ms of CPU to load; the
+ * engine passes `noValidate` for a definition it validated before: local/engine/versions.ts) and
+ * Cognito credentials for a real Lambda (~25 ms). Every engine process paid both at its start.
+ */
+export const LAZY_EXPORTS = { 'asl-validator': ['default'], '@aws-sdk/credential-providers': ['fromCognitoIdentityPool'] };
 
 /**
  * Where bundles are kept: inside the project, so the bundles' bare imports resolve to its
@@ -97,15 +107,74 @@ function externalPackagesBut(bundled, inlined) {
   return {
     name: 'savepoint-external-packages',
     setup(build) {
-      build.onResolve({ filter: /^[^./]/ }, (args) => {
-        if (args.kind === 'require-call' && isBuiltin(args.path)) return { path: args.path, namespace: BUILTIN };
+      build.onResolve({ filter: /^[^./]/ }, async (args) => {
+        if (args.pluginData === RESOLVING) return undefined;
+        if (isBuiltin(args.path)) return args.kind === 'require-call' ? { path: args.path, namespace: BUILTIN } : { path: args.path, external: true };
         if (inlined.length > 0 && inline.test(args.path)) return undefined;
-        return bundled.length > 0 && own.test(args.path) ? undefined : { path: args.path, external: true };
+        if (bundled.length > 0 && own.test(args.path)) return undefined;
+        return (args.kind === 'import-statement' && (await requiredInstead(build, args))) || { path: args.path, external: true };
       });
       build.onLoad({ filter: /.*/, namespace: BUILTIN }, (args) => ({ contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`, loader: 'js' }));
+      build.onLoad({ filter: /.*/, namespace: REQUIRED }, (args) => ({ contents: requiringModule(...JSON.parse(args.path)), loader: 'js' }));
     },
   };
 }
+
+/**
+ * An external package that Node would load as CommonJS, loaded with `require` rather than a static `import`:
+ * the same file, the same module instance (an agent's `import` of it shares it), without the scan
+ * Node makes of a CommonJS module an ES module imports, and of every module it re-exports
+ * (cjs-module-lexer: ~50 ms of CPU at every engine process's start, for the AWS SDK's clients and
+ * the @smithy packages they re-export; the aws-cdk-lib modules of a synthesis). Only where Node's
+ * `import` and `require` resolve the name to the same file and that file is CommonJS; a package
+ * with an ES module build for `import` keeps it. Resolved at run time, as the import was, from the
+ * importing file's package (an inlined package's own dependencies are its own). A dynamic `import()`
+ * stays one: its namespace is what Node's scan finds, and a missing optional package fails it as
+ * Node fails it (ERR_MODULE_NOT_FOUND, which the callers name: `npm install …`).
+ */
+async function requiredInstead(build, args) {
+  const from = nearestPackageJson(args.importer);
+  if (!from) return undefined;
+  let file;
+  try {
+    file = createRequire(from).resolve(args.path);
+  } catch {
+    return undefined;
+  }
+  const imported = await build.resolve(args.path, { kind: 'import-statement', resolveDir: args.resolveDir, pluginData: RESOLVING });
+  if (imported.errors.length > 0 || imported.path !== file || !isCommonJs(file)) return undefined;
+  return { path: JSON.stringify([from, args.path]), namespace: REQUIRED };
+}
+
+/** The module that stands for CommonJS package `name` resolved from `from` (a package.json): its exports, or the LAZY_EXPORTS functions that load it. */
+function requiringModule(from, name) {
+  const load = `process.getBuiltinModule("node:module").createRequire(${JSON.stringify(from)})(${JSON.stringify(name)})`;
+  const lazy = LAZY_EXPORTS[name];
+  if (!lazy) return `module.exports = ${load};`;
+  const call = (member) => `return (loaded ??= ${load})${member}(...args);`;
+  return [
+    'let loaded;',
+    ...lazy.map((exported) => (exported === 'default' ? `export default function (...args) { ${call('')} }` : `export function ${exported}(...args) { ${call(`.${exported}`)} }`)),
+  ].join('\n');
+}
+
+/** Whether Node loads `file` as CommonJS: a `.cjs`, or a `.js` whose nearest package.json says no `"type": "module"`. */
+function isCommonJs(file) {
+  if (file.endsWith('.cjs')) return true;
+  if (!file.endsWith('.js')) return false;
+  const packageJson = nearestPackageJson(file);
+  return JSON.parse(readFileSync(packageJson, 'utf8')).type !== 'module';
+}
+
+/** The package.json nearest to `file` (at or above its directory); undefined when none. */
+function nearestPackageJson(file) {
+  return findUp(dirname(file), (at) => (existsSync(join(at, 'package.json')) ? join(at, 'package.json') : undefined));
+}
+
+/** The namespace of an external CommonJS package loaded with `require` (requiredInstead). */
+const REQUIRED = 'savepoint-required';
+/** The plugin data of its own resolution of a package's file (requiredInstead): esbuild's resolution, not the plugin's. */
+const RESOLVING = { resolving: true };
 
 /**
  * The CLI bundle's lazy modules (the files an `import()` loads, and the public entries, which only

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ENTRIES, isIntact } from '../../bin/bundle.js';
+import { cliBundle, ENTRIES, isIntact } from '../../bin/bundle.js';
 import { readmeFiles } from '../readme/readme-text.js';
 
 /**
@@ -116,6 +116,57 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
       .join('\n');
     expect(bundled).toContain('// node_modules/commander/error.js');
     expect(bundled).not.toMatch(/from "commander"|require\("node:events"\)/);
+  });
+
+  it("loads an external CommonJS package with require where Node's import would load the same file (one instance with an import of it); ES modules, dual packages and import() stay imports; LAZY_EXPORTS load at their first call", async () => {
+    const { cache, write, start } = project('required');
+    const pkg = (name: string, manifest: object, files: Record<string, string>) => {
+      write(`node_modules/${name}/package.json`, JSON.stringify({ name, ...manifest }));
+      for (const [file, text] of Object.entries(files)) write(`node_modules/${name}/${file}`, text);
+    };
+    pkg('cjs-pkg', { main: 'index.js' }, { 'index.js': 'exports.named = { from: "cjs" };\n' });
+    pkg('cjs-lazy', { main: 'index.js' }, { 'index.js': 'exports.later = "later";\n' });
+    pkg('esm-pkg', { type: 'module', main: 'index.js' }, { 'index.js': 'export const esm = "esm";\n' });
+    pkg('dual-pkg', { exports: { import: './index.mjs', require: './index.cjs' } }, { 'index.mjs': 'export const dual = "import";\n', 'index.cjs': 'exports.dual = "require";\n' });
+    // A stand-in for asl-validator (LAZY_EXPORTS: its default export), which says when it is loaded.
+    pkg('asl-validator', { main: 'index.js' }, { 'index.js': 'globalThis.validatorLoaded = true;\nmodule.exports = (definition) => `valid ${definition}`;\n' });
+    write(
+      ENTRIES.cli,
+      [
+        "import { named } from 'cjs-pkg';",
+        "import { esm } from 'esm-pkg';",
+        "import { dual } from 'dual-pkg';",
+        "import validate from 'asl-validator';",
+        'const loadedBefore = globalThis.validatorLoaded === true;',
+        "const { later } = await import('cjs-lazy');",
+        "const same = (await import('cjs-pkg' + '')).named === named;",
+        'console.log(named.from, same, esm, dual, later, loadedBefore, validate("x"), globalThis.validatorLoaded);',
+        '',
+      ].join('\n'),
+    );
+    expect(await start()).toBe('cjs true esm import later false valid x true');
+    const [dir] = builds(cache);
+    const bundled = readdirSync(join(cache, dir!), { recursive: true })
+      .filter((file) => String(file).endsWith('.js'))
+      .map((file) => readFileSync(join(cache, dir!, String(file)), 'utf8'))
+      .join('\n');
+    expect(bundled).toMatch(/createRequire\("[^"]*\/package\.json"\)\("cjs-pkg"\)/);
+    expect(bundled).not.toMatch(/from "cjs-pkg"/);
+    expect(bundled).toMatch(/from "esm-pkg"/);
+    expect(bundled).toMatch(/from "dual-pkg"/);
+    expect(bundled).toMatch(/import\("cjs-lazy"\)/);
+  });
+
+  it("this project's bundle: the local engine (aws-local-stepfunctions) inlined, the AWS SDK's clients required, the engine's definition validator loaded only if called", async () => {
+    const { dir } = await cliBundle();
+    const bundled = readdirSync(dir, { recursive: true })
+      .filter((file) => String(file).endsWith('.js'))
+      .map((file) => readFileSync(join(dir, String(file)), 'utf8'))
+      .join('\n');
+    expect(bundled).toMatch(/^\/\/ \S*node_modules\/aws-local-stepfunctions\/build\/main\.node\.esm\.js$/m);
+    expect(bundled).not.toMatch(/from "(aws-local-stepfunctions|asl-validator|@aws-sdk\/[^"]+|@smithy\/[^"]+)"/);
+    expect(bundled).toMatch(/\)\("@aws-sdk\/client-sfn"\)/);
+    expect(bundled).toMatch(/function \w+\(\.\.\.args\) \{\n\s*return \(\w+ \?\?= [^\n]*\("asl-validator"\)\)\(\.\.\.args\);/);
   });
 });
 
