@@ -42,6 +42,13 @@ function project(name: string): { root: string; cache: string; write: (file: str
 
 const builds = (cache: string) => readdirSync(cache).filter((name) => /^cli-[0-9a-f]+$/.test(name));
 
+/** The text of every JavaScript file of a bundle directory, one after another. */
+const bundleText = (dir: string) =>
+  readdirSync(dir, { recursive: true })
+    .filter((file) => String(file).endsWith('.js'))
+    .map((file) => readFileSync(join(dir, String(file)), 'utf8'))
+    .join('\n');
+
 describe('the CLI bundle', { timeout: 120_000 }, () => {
   it('is built on the first start, reused by the next, and rebuilt after a source changes (no stale code)', async () => {
     const { root, cache, write, start } = project('change');
@@ -109,11 +116,7 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     // A class of the same name in the CLI's own code: the bundle renames one of the two.
     write(ENTRIES.cli, "import * as commander from 'commander';\nclass CommanderError {}\nconsole.log(new commander.CommanderError().name, commander.emitter, new CommanderError() instanceof commander.CommanderError);\n");
     expect(await start()).toBe('CommanderError function false');
-    const [dir] = builds(cache);
-    const bundled = readdirSync(join(cache, dir!), { recursive: true })
-      .filter((file) => String(file).endsWith('.js'))
-      .map((file) => readFileSync(join(cache, dir!, String(file)), 'utf8'))
-      .join('\n');
+    const bundled = bundleText(join(cache, builds(cache)[0]!));
     expect(bundled).toContain('// node_modules/commander/error.js');
     expect(bundled).not.toMatch(/from "commander"|require\("node:events"\)/);
   });
@@ -145,11 +148,7 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
       ].join('\n'),
     );
     expect(await start()).toBe('cjs true esm import later false valid x true');
-    const [dir] = builds(cache);
-    const bundled = readdirSync(join(cache, dir!), { recursive: true })
-      .filter((file) => String(file).endsWith('.js'))
-      .map((file) => readFileSync(join(cache, dir!, String(file)), 'utf8'))
-      .join('\n');
+    const bundled = bundleText(join(cache, builds(cache)[0]!));
     expect(bundled).toMatch(/createRequire\("[^"]*\/package\.json"\)\("cjs-pkg"\)/);
     expect(bundled).not.toMatch(/from "cjs-pkg"/);
     expect(bundled).toMatch(/from "esm-pkg"/);
@@ -158,11 +157,7 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
   });
 
   it("this project's bundle: the local engine (aws-local-stepfunctions) inlined, the AWS SDK's clients required, the engine's definition validator loaded only if called", async () => {
-    const { dir } = await cliBundle();
-    const bundled = readdirSync(dir, { recursive: true })
-      .filter((file) => String(file).endsWith('.js'))
-      .map((file) => readFileSync(join(dir, String(file)), 'utf8'))
-      .join('\n');
+    const bundled = bundleText((await cliBundle()).dir);
     expect(bundled).toMatch(/^\/\/ \S*node_modules\/aws-local-stepfunctions\/build\/main\.node\.esm\.js$/m);
     expect(bundled).not.toMatch(/from "(aws-local-stepfunctions|asl-validator|@aws-sdk\/[^"]+|@smithy\/[^"]+)"/);
     expect(bundled).toMatch(/\)\("@aws-sdk\/client-sfn"\)/);
