@@ -158,12 +158,12 @@ function requiringModule(from, name) {
   ].join('\n');
 }
 
-/** Whether Node loads `file` as CommonJS: a `.cjs`, or a `.js` whose nearest package.json says no `"type": "module"`. */
+/** Whether Node loads `file` as CommonJS: a `.cjs`, or a `.js` with no package.json above it or whose nearest says no `"type": "module"`. */
 function isCommonJs(file) {
   if (file.endsWith('.cjs')) return true;
   if (!file.endsWith('.js')) return false;
   const packageJson = nearestPackageJson(file);
-  return JSON.parse(readFileSync(packageJson, 'utf8')).type !== 'module';
+  return packageJson === undefined || JSON.parse(readFileSync(packageJson, 'utf8')).type !== 'module';
 }
 
 /** The package.json nearest to `file` (at or above its directory); undefined when none. */
