@@ -129,8 +129,10 @@ function externalPackagesBut(bundled, inlined) {
  * `import` and `require` resolve the name to the same file and that file is CommonJS; a package
  * with an ES module build for `import` keeps it. Resolved at run time, as the import was, from the
  * importing file's package (an inlined package's own dependencies are its own). A dynamic `import()`
- * stays one: its namespace is what Node's scan finds, and a missing optional package fails it as
- * Node fails it (ERR_MODULE_NOT_FOUND, which the callers name: `npm install …`).
+ * stays one: its namespace is what Node's scan finds. A missing package fails a `require` with
+ * MODULE_NOT_FOUND ("Cannot find module 'x'"), where an `import` fails with ERR_MODULE_NOT_FOUND
+ * ("Cannot find package 'x'"): code that names the install command for a missing optional package
+ * takes both (local/template/synthesize.ts isMissingCdk).
  */
 async function requiredInstead(build, args) {
   const from = nearestPackageJson(args.importer);

@@ -226,7 +226,13 @@ function shippedTemplate(agentName: string, traced: boolean): CfnTemplate | unde
   return structuredClone(template);
 }
 
-function isMissingCdk(error: unknown): boolean {
+/**
+ * Whether loading the CDK failed because it is not installed: Node's `import` of a package it cannot
+ * find (ERR_MODULE_NOT_FOUND, "Cannot find package 'aws-cdk-lib'"), or its `require`, which the
+ * CLI bundle of a checkout uses for CommonJS packages (bin/bundle.js: MODULE_NOT_FOUND, "Cannot find
+ * module 'aws-cdk-lib/aws-iam'").
+ */
+export function isMissingCdk(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return code === 'ERR_MODULE_NOT_FOUND' && /'(aws-cdk-lib|constructs)'/.test(String(message));
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /'(aws-cdk-lib|constructs)(\/[^']*)?'/.test(String(message));
 }
