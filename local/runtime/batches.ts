@@ -32,7 +32,7 @@ import { batchItemFunctionName, batchStateMachineName, deployBatchTemplate } fro
 import { twinIam, type TwinIam } from '../aws/iam/index.js';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from '../aws/iam/deployment.js';
 import type { AuthorizationRequest } from '../aws/iam/policy.js';
-import { getObjectText, type LocalS3 } from '../services/s3.js';
+import type { LocalS3 } from '../services/s3.js';
 
 export interface LocalBatchesOptions {
   agent: string;
@@ -75,8 +75,7 @@ export function localBatches(options: LocalBatchesOptions) {
     if (!role) throw new Error('the batch template has no state machine role');
     // Step Functions assumes it once per execution's calls, with a session name of its own: its S3 reads are signed with its key.
     const caller = { role, session: randomBytes(16).toString('hex') };
-    const credentials = twin.credentials.of(role, caller.session);
-    let s3: ReturnType<LocalS3['client']> | undefined;
+    const readObject = options.s3.objectReader(twin.credentials.of(role, caller.session));
     // Authorized here rather than by twin.engine: the item function is the agent stack's, not the batch template's.
     const engineIam: EngineIam = {
       authorizeInvoke: (functionArn) => twin.authorizer.authorize(caller, { action: 'lambda:InvokeFunction', resource: functionArn }),
@@ -95,7 +94,7 @@ export function localBatches(options: LocalBatchesOptions) {
       iam: engineIam,
       retryIntervalOverrides,
       tasks: Object.fromEntries(sources.flatMap((names) => [[names.StartItemRun, invoke], [names.CheckItemRun, invoke]])),
-      getObject: async (bucket, key) => getObjectText(await (s3 ??= options.s3.client(credentials)), bucket, key),
+      getObject: readObject,
       // Validated once per definition across processes, as the agent's engine (local/runtime/tasks.ts): each serve that resumes a batch paid ~150 ms for it.
       validated: validatedDefinitions(),
       ...(options.now && { now: options.now }),

@@ -51,7 +51,7 @@ import { assertDeployable } from '../aws/cloudformation-template.js';
 import { recoverOrphans } from './watchdog.js';
 import { localBatches } from './batches.js';
 import { batchTemplate } from '../template/batch.js';
-import { getObjectText, startS3 } from '../services/s3.js';
+import { startS3 } from '../services/s3.js';
 import { createBatchItem } from '../../lambdas/runs/batch.js';
 import { createRunsRoutes } from '../../lambdas/runs/runs-api.js';
 
@@ -272,9 +272,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     closers.push(() => batches.close());
     // The stack's API handlers, as on AWS (lambdas/adapters/stack-api.ts): this stack's agent is the one they serve.
     // The runs function lists a manifest batch's runs by reading its manifest, signed as its role (the template grants it the twin's manifest bucket).
-    const runsCredentials = iam?.credentialsOf(Steps.RunsApi);
-    let runsS3: ReturnType<typeof s3.client> | undefined;
-    const readManifest = async (bucket: string, key: string) => getObjectText(await (runsS3 ??= s3.client(runsCredentials)), bucket, key);
+    const readManifest = s3.objectReader(iam?.credentialsOf(Steps.RunsApi));
     const servedRuns: RunsApiDeps = { ...runsDeps, batches: { store: batches.store, itemFunction: batches.itemFunction, readManifest }, batchPollSeconds: LOCAL_BATCH_POLL_SECONDS };
     const runsApi = runsRoutesHandler(createStackRunsRoutes(new Map([[agent.name, servedRuns]]), ledgerOf(Steps.RunsApi)));
     const approvalDeps: ApprovalDeps = { ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) };

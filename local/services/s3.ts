@@ -27,8 +27,12 @@ const MAX_OBJECT_BYTES = 64 * 1024 * 1024;
 export interface LocalS3 {
   /** `http://127.0.0.1:<port>/<credential>`: the endpoint, path-style, for an S3Client (`s3Client`). */
   readonly endpoint: string;
-  /** An S3 client of this endpoint, signing with `credentials` (a role's: local/aws/iam) or as the administrator. */
-  client(credentials?: AccessKey): Promise<S3Client>;
+  /**
+   * A reader of objects' bodies as text (GetObject) through an S3 client of this endpoint, signing
+   * with `credentials` (a role's: local/aws/iam) or as the administrator; the client is made at
+   * the first read.
+   */
+  objectReader(credentials?: AccessKey): (bucket: string, key: string) => Promise<string>;
   close(): Promise<void>;
 }
 
@@ -117,11 +121,18 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
   const clients: S3Client[] = [];
   return {
     endpoint,
-    client: async (credentials) => {
-      const { S3Client } = await s3Sdk();
-      const client = new S3Client({ ...localAwsConfig, ...(credentials && { credentials }), endpoint, forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
-      clients.push(client);
-      return client;
+    objectReader: (credentials) => {
+      let made: Promise<S3Client> | undefined;
+      const client = async () => {
+        const { S3Client } = await s3Sdk();
+        const s3Client = new S3Client({ ...localAwsConfig, ...(credentials && { credentials }), endpoint, forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+        clients.push(s3Client);
+        return s3Client;
+      };
+      return async (bucket, key) => {
+        const [s3, { GetObjectCommand }] = await Promise.all([(made ??= client()), s3Sdk()]);
+        return (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString('utf8');
+      };
     },
     close: async () => {
       for (const client of clients) client.destroy();
@@ -132,17 +143,11 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
 }
 
 /**
- * The S3 SDK, loaded at the first client: only a batch's manifest is read through it, and loading it
+ * The S3 SDK, loaded at the first read: only a batch's manifest is read through it, and loading it
  * costs each engine process ~40 ms of CPU it would spend for nothing on every other run.
  */
 let sdk: Promise<typeof import('@aws-sdk/client-s3')> | undefined;
 const s3Sdk = () => (sdk ??= import('@aws-sdk/client-s3'));
-
-/** The object's body as text, read through `client` (GetObject). */
-export async function getObjectText(client: S3Client, bucket: string, key: string): Promise<string> {
-  const { GetObjectCommand } = await s3Sdk();
-  return (await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString('utf8');
-}
 
 /** An S3 error as S3 answers it (an XML body the SDK reads its code from). */
 function fail(response: ServerResponse, status: number, code: string, message: string, key?: string): void {
