@@ -13,8 +13,22 @@ export const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 /** This file's own text is part of every key: a bundle built with other options is another bundle. */
 const FORMAT = readFileSync(fileURLToPath(import.meta.url), 'utf8');
 
-/** The public entry points (package.json `exports`) and the CLI: code they share lands in shared chunks, one module instance. */
-export const ENTRIES = { cli: 'cli/savepoint.ts', savepoint: 'lambdas/index.ts', 'savepoint/sim': 'sim/index.ts', 'savepoint/client': 'client/index.ts' };
+/**
+ * The public entry points (package.json `exports`) and the CLI, in a checkout's sources: code they
+ * share lands in shared chunks, one module instance.
+ */
+const SOURCE_ENTRIES = { cli: 'cli/savepoint.ts', savepoint: 'lambdas/index.ts', 'savepoint/sim': 'sim/index.ts', 'savepoint/client': 'client/index.ts' };
+
+/** The same entry points in an installed package, which ships them compiled (`dist/`) and no sources. */
+const INSTALLED_ENTRIES = Object.fromEntries(Object.entries(SOURCE_ENTRIES).map(([name, entry]) => [name, `dist/${entry.replace(/\.ts$/, '.js')}`]));
+
+/** The entry points a bundle of the package at `root` is built from: its sources in a checkout, else its compiled `dist/`. */
+export function entriesOf(root) {
+  return existsSync(join(root, SOURCE_ENTRIES.cli)) ? SOURCE_ENTRIES : INSTALLED_ENTRIES;
+}
+
+/** This package's entry points (entriesOf). */
+export const ENTRIES = entriesOf(ROOT);
 
 /**
  * Packages bundled into the CLI bundle, each an entry of its own (`packages/<name>.js`), instead of
@@ -59,18 +73,19 @@ export function defaultCacheDir(root = ROOT) {
  * cached: `{ dir, entries }` with the absolute path of each entry's output file.
  */
 export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) } = {}) {
+  const sources = entriesOf(root);
   const packages = BUNDLED_PACKAGES.filter((name) => packageDir(name, root));
   const inlined = INLINED_PACKAGES.filter((name) => packageDir(name, root));
   const dir = await cached({
     cacheDir,
     prefix: 'cli',
     // What the sources compile with; the root too: the bundle holds absolute file URLs.
-    identity: [FORMAT, esbuildVersion(root), root, ...['package.json', 'tsconfig.json'].map((file) => readOr(join(root, file)))],
+    identity: [FORMAT, esbuildVersion(root), root, ...['package.json', 'tsconfig.json'].map((file) => readOr(join(root, file)) ?? '')],
     keepNamesUnder: () => inlined.map((name) => packageDir(name, root)),
     build: async (outdir, recorder) => {
       const options = {
         absWorkingDir: root,
-        entryPoints: [...Object.values(ENTRIES).map((entry) => join(root, entry)), ...packages.map((name) => ({ in: name, out: `packages/${name}` }))],
+        entryPoints: [...Object.values(sources).map((entry) => join(root, entry)), ...packages.map((name) => ({ in: name, out: `packages/${name}` }))],
         outbase: root,
         outdir,
         splitting: true,
@@ -90,7 +105,7 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
       await buildWith(root, { ...options, plugins: [external, recorder(loadedFirst(root, graph.metafile))] });
     },
   });
-  const entries = Object.fromEntries(Object.entries(ENTRIES).map(([name, entry]) => [name, join(dir, entry.replace(/\.ts$/, '.js'))]));
+  const entries = Object.fromEntries(Object.entries(sources).map(([name, entry]) => [name, join(dir, entry.replace(/\.ts$/, '.js'))]));
   for (const name of packages) entries[name] = join(dir, 'packages', `${name}.js`);
   return { dir, entries };
 }
@@ -202,14 +217,15 @@ function loadedFirst(root, metafile) {
     for (const file of seen) for (const next of edges(file, 'import-statement')) seen.add(next);
     return seen;
   };
-  const entry = ENTRIES.cli;
+  const sources = entriesOf(root);
+  const entry = sources.cli;
   const evaluating = new Set([entry, ...edges(entry, 'dynamic-import')]);
   // Files only (not a bundled package's `require` of a built-in, in a namespace of its own). The
   // entry's own static imports are left out: what only the entry imports stays in the entry's file.
   const loaded = new Set([...staticClosure(edges(entry, 'dynamic-import'))].filter((file) => !evaluating.has(file) && existsSync(join(root, file))));
   // A lazy target the CLI imports statically too is one of them: it is left as it is, and so is the order they run in.
   const lazy = new Set(
-    [...Object.values(ENTRIES), ...Object.keys(inputs).flatMap((file) => edges(file, 'dynamic-import'))].filter((file) => !evaluating.has(file) && !loaded.has(file)).map((file) => join(root, file)),
+    [...Object.values(sources), ...Object.keys(inputs).flatMap((file) => edges(file, 'dynamic-import'))].filter((file) => !evaluating.has(file) && !loaded.has(file)).map((file) => join(root, file)),
   );
   const imports = [...loaded].map((file) => `\nimport ${JSON.stringify(join(root, file))};`).join('');
   return async (path, contents, loader) => ({ contents: lazy.has(path) && loader !== 'json' ? `${contents}${imports}` : contents, loader });
@@ -220,12 +236,12 @@ const BUILTIN = 'savepoint-builtin';
 
 /**
  * An agent module (the user's TypeScript, anywhere on disk) compiled to one file it can import.
- * With a CLI bundle (a checkout of savepoint): `savepoint`, `savepoint/sim` and `savepoint/client`
- * (and relative imports of their source files) are the CLI bundle's own entry files, so the agent
- * and the harness share the harness's modules (a relative import of any other harness file is
- * bundled with the agent: a copy of its own). Without one (an installed package, whose CLI runs
- * dist/): `savepoint` and every other package stay bare imports, which Node resolves to the
- * package's compiled entry points, the same modules the CLI runs. Kept next to the agent's nearest
+ * With a CLI bundle (a checkout of savepoint, or an installed package that could build one):
+ * `savepoint`, `savepoint/sim` and `savepoint/client` (and relative imports of their files) are
+ * the CLI bundle's own entry files, so the agent and the harness share the harness's modules (a
+ * relative import of any other harness file is bundled with the agent: a copy of its own). Without
+ * one (an installed package whose CLI runs dist/): `savepoint` and every other package stay bare
+ * imports, which Node resolves to the package's compiled entry points, the same modules the CLI runs. Kept next to the agent's nearest
  * node_modules, where its bare imports resolve as they do from the agent's own file. Returns the
  * file to import.
  */
@@ -242,7 +258,7 @@ export async function agentBundle(modulePath, cli, { root = ROOT } = {}) {
 }
 
 async function agentBundleIn(cacheDir, modulePath, cli, root) {
-  const publicFiles = cli && new Map(Object.entries(ENTRIES).map(([name, entry]) => [join(root, entry), cli.entries[name]]));
+  const publicFiles = cli && new Map(Object.entries(entriesOf(root)).map(([name, entry]) => [join(root, entry), cli.entries[name]]));
   const dir = await cached({
     cacheDir,
     prefix: 'agent',
@@ -252,8 +268,6 @@ async function agentBundleIn(cacheDir, modulePath, cli, root) {
         absWorkingDir: dirname(modulePath),
         entryPoints: { agent: modulePath },
         outdir,
-        // An installed package has no tsconfig of its own: esbuild reads the agent's, if any.
-        ...(!cli && { tsconfig: undefined }),
         plugins: cli ? [harnessFromBundle(cli.entries, publicFiles, sharedPackages(cli.entries, cacheDir, root)), recorder()] : [recorder()],
       }).catch((error) => {
         // esbuild names files relative to its working directory: the user gets the whole path.
@@ -306,7 +320,8 @@ async function buildWith(root, options) {
     // (the CLI's own bundle turns it off: cliBundle).
     keepNames: true,
     sourcemap: 'linked',
-    tsconfig: join(root, 'tsconfig.json'),
+    // The checkout's own; an installed package has none (esbuild reads the agent's, if any).
+    tsconfig: existsSync(join(root, 'tsconfig.json')) ? join(root, 'tsconfig.json') : undefined,
     logLevel: 'silent',
     define: { 'import.meta.url': `${MODULE}.url`, 'import.meta.dirname': `${MODULE}.dirname`, 'import.meta.filename': `${MODULE}.filename` },
     ...options,

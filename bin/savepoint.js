@@ -1,22 +1,36 @@
 #!/usr/bin/env node
-// The savepoint CLI. Installed from npm, it runs the compiled CLI (dist/), and compiles a
-// TypeScript agent with esbuild on its first start after a change (bin/bundle.js, cached); a
-// JavaScript agent is imported as it is. In a checkout of savepoint (the sources beside this
-// file) it runs a bundle of the TypeScript sources, built by esbuild on the first start after a
-// change and cached: a start without loader hooks, in a fraction of the time.
-// SAVEPOINT_FROM_SOURCE=1 runs the sources themselves through tsx (for debugging); so does a
-// checkout whose bundle cannot be built or kept.
+// The savepoint CLI. It runs a bundle of itself, built by esbuild on the first start after a
+// change and cached (bin/bundle.js): in a checkout of savepoint (the sources beside this file),
+// of the TypeScript sources; installed from npm, of the compiled CLI (dist/), when esbuild (the
+// optional peer that compiles TypeScript agents) is installed. A start without loader hooks and
+// without Node resolving and loading the package's ~400 modules one by one. Agents are bundled
+// against it (one instance of every harness module).
+// SAVEPOINT_FROM_SOURCE=1 runs without the bundle (for debugging): a checkout's sources through
+// tsx, an installed package's dist/ as it is; so does a package whose bundle cannot be built or
+// kept (no esbuild, an install it may not write to).
 import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-
 const checkout = existsSync(new URL('../cli/savepoint.ts', import.meta.url));
-if (!checkout) {
+const fromSource = Boolean(process.env.SAVEPOINT_FROM_SOURCE) && process.env.SAVEPOINT_FROM_SOURCE !== '0';
+const bundle = fromSource ? undefined : checkout || resolvable('esbuild') ? await bundled() : withoutBundle('esbuild is not installed');
+if (bundle) {
   keepCompiledCode();
-  // How local/runtime/agents.ts loads an agent: compiled on its own, its `savepoint` imports left to Node.
+  // How local/runtime/agents.ts loads an agent when the harness is this bundle: bundled against it.
+  globalThis[Symbol.for('savepoint.bundle')] = {
+    dir: bundle.dir,
+    importAgent: async (modulePath) => {
+      const { agentBundle } = await import('./bundle.js');
+      return import(pathToFileURL(await agentBundle(modulePath, bundle)).href);
+    },
+  };
+  await import(pathToFileURL(bundle.entries.cli).href);
+} else if (!checkout) {
+  keepCompiledCode();
+  // An agent compiled on its own, its `savepoint` imports left to Node: the dist/ modules this CLI runs.
   globalThis[Symbol.for('savepoint.bundle')] = {
     importAgent: async (modulePath) => {
       if (/\.[cm]?js$/.test(modulePath)) return import(pathToFileURL(modulePath).href);
@@ -26,24 +40,9 @@ if (!checkout) {
   };
   await import('../dist/cli/savepoint.js');
 } else {
-  const fromSource = Boolean(process.env.SAVEPOINT_FROM_SOURCE) && process.env.SAVEPOINT_FROM_SOURCE !== '0';
-  const bundle = fromSource ? undefined : await bundled();
-  if (bundle) {
-    keepCompiledCode();
-    // How local/runtime/agents.ts loads an agent when the harness is this bundle: bundled against it.
-    globalThis[Symbol.for('savepoint.bundle')] = {
-      dir: bundle.dir,
-      importAgent: async (modulePath) => {
-        const { agentBundle } = await import('./bundle.js');
-        return import(pathToFileURL(await agentBundle(modulePath, bundle)).href);
-      },
-    };
-    await import(pathToFileURL(bundle.entries.cli).href);
-  } else {
-    const { register } = await import('tsx/esm/api');
-    register();
-    await import('../cli/savepoint.ts');
-  }
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../cli/savepoint.ts');
 }
 
 async function bundled() {
@@ -51,8 +50,23 @@ async function bundled() {
     const { cliBundle } = await import('./bundle.js');
     return await cliBundle();
   } catch (error) {
-    if (process.env.SAVEPOINT_BUNDLE_DEBUG) process.stderr.write(`savepoint: running from source, no bundle: ${error?.stack ?? error}\n`);
-    return undefined;
+    return withoutBundle(error?.stack ?? error);
+  }
+}
+
+/** No bundle this start; SAVEPOINT_BUNDLE_DEBUG=1 says why. */
+function withoutBundle(why) {
+  if (process.env.SAVEPOINT_BUNDLE_DEBUG) process.stderr.write(`savepoint: running without a bundle: ${why}\n`);
+  return undefined;
+}
+
+/** Whether a package resolves from here (resolved, not loaded). */
+function resolvable(name) {
+  try {
+    import.meta.resolve(name);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -1,8 +1,8 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -280,6 +280,38 @@ describe('an application from npm pack, on savepoint serve', () => {
     expect(ids(sh(byHeader!))).toEqual(after);
     expect(ids(sh(byQuery!))).toEqual(after);
     expect(after[0]).toBe(/# id: (\S+)/.exec(block.slice(block.indexOf(byHeader!)))![1]);
+  }, 300_000);
+
+  it('runs the installed CLI from a bundle of its dist/, built once into the package\'s cache; a JavaScript agent shares its harness; SAVEPOINT_FROM_SOURCE=1 runs dist/ as it is, to the same end', async () => {
+    // A JavaScript agent of the app's own: the shipped support-triage example, compiled file by file (its imports left as they are).
+    const example = new URL('../../agents/support-triage/', import.meta.url).pathname;
+    const esbuild = await import('esbuild');
+    for (const file of readdirSync(example, { recursive: true }).map(String)) {
+      const target = join(app, 'js-agent', file.replace(/\.ts$/, '.js'));
+      mkdirSync(dirname(target), { recursive: true });
+      if (file.endsWith('.ts')) writeFileSync(target, (await esbuild.transform(readFileSync(join(example, file), 'utf8'), { loader: 'ts', format: 'esm' })).code);
+      else if (file.endsWith('.json')) copyFileSync(join(example, file), target);
+    }
+    const savepoint = (stateDir: string, env: NodeJS.ProcessEnv = {}) =>
+      exec(process.execPath, [join(app, 'node_modules/.bin/savepoint'), '--state-dir', stateDir, 'run', '--agent', './js-agent/agent.js', '--approve', 'approve', '--json'], { cwd: app, env: { ...process.env, ...env }, timeout: 120_000 });
+    const outcome = (stdout: string) => {
+      const report = JSON.parse(stdout) as { status: string; steps: number };
+      return [report.status, report.steps];
+    };
+    const bundled = outcome((await savepoint('.savepoint-js')).stdout);
+    expect(bundled[0]).toBe('succeeded');
+    // The CLI's bundle, in the installed package's own cache: the compiled entry points, not the sources it does not ship.
+    const cache = join(app, 'node_modules/savepoint/node_modules/.cache/savepoint');
+    const [cli, ...more] = readdirSync(cache).filter((name) => /^cli-[0-9a-f]+$/.test(name));
+    expect(more).toEqual([]);
+    expect(existsSync(join(cache, cli!, 'dist/cli/savepoint.js'))).toBe(true);
+    // The agent bundled against it: its `savepoint` is the CLI bundle's entry, one instance of the harness.
+    const agents = join(app, 'node_modules/.cache/savepoint');
+    const agent = readdirSync(agents).filter((name) => name.startsWith('agent-')).map((name) => readFileSync(join(agents, name, 'agent.js'), 'utf8'));
+    expect(agent).toHaveLength(1);
+    expect(agent[0]).toContain(`from "file://${join(cache, cli!, 'dist/lambdas/index.js')}"`);
+    // Without the bundle: the same run, to the same end, from dist/ and the agent's own files.
+    expect(outcome((await savepoint('.savepoint-js-dist', { SAVEPOINT_FROM_SOURCE: '1' })).stdout)).toEqual(bundled);
   }, 300_000);
 
   // The last of the tests in the docs directory: it stops its serve, to read the ledger.
