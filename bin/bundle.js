@@ -235,15 +235,15 @@ function loadedFirst(root, metafile) {
 const BUILTIN = 'savepoint-builtin';
 
 /**
- * An agent module (the user's TypeScript, anywhere on disk) compiled to one file it can import.
- * With a CLI bundle (a checkout of savepoint, or an installed package that could build one):
- * `savepoint`, `savepoint/sim` and `savepoint/client` (and relative imports of their files) are
- * the CLI bundle's own entry files, so the agent and the harness share the harness's modules (a
- * relative import of any other harness file is bundled with the agent: a copy of its own). Without
- * one (an installed package whose CLI runs dist/): `savepoint` and every other package stay bare
- * imports, which Node resolves to the package's compiled entry points, the same modules the CLI runs. Kept next to the agent's nearest
- * node_modules, where its bare imports resolve as they do from the agent's own file. Returns the
- * file to import.
+ * An agent module (the user's TypeScript or JavaScript, anywhere on disk) compiled to one file it
+ * can import. With a CLI bundle (a checkout of savepoint, or an installed package that could build
+ * one): `savepoint`, `savepoint/sim` and `savepoint/client` (and relative imports of their files)
+ * are the CLI bundle's own entry files, so the agent and the harness share the harness's modules
+ * (a relative import of any other harness file is bundled with the agent: a copy of its own).
+ * Without one (an installed package whose CLI runs dist/): `savepoint` and every other package
+ * stay bare imports, which Node resolves to the package's compiled entry points, the same modules
+ * the CLI runs. Kept next to the agent's nearest node_modules, where its bare imports resolve as
+ * they do from the agent's own file. Returns the file to import.
  */
 export async function agentBundle(modulePath, cli, { root = ROOT } = {}) {
   const owner = nearestPackageRoot(dirname(modulePath)) ?? root;
@@ -462,7 +462,8 @@ export function isIntact(dir) {
 
 /**
  * Removes earlier builds of the same thing, keeping the newest few: a process started from an
- * older build may still import its lazy chunks.
+ * older build may still import its lazy chunks. Then the indexes an hour old whose build is gone
+ * (every CLI bundle gives each agent an index of its own: upgrades and edits left them behind).
  */
 function prune(cacheDir, prefix, current) {
   const KEEP = 3;
@@ -470,7 +471,8 @@ function prune(cacheDir, prefix, current) {
   try {
     const now = Date.now();
     utimesSync(current, now / 1000, now / 1000);
-    const builds = readdirSync(cacheDir)
+    const names = readdirSync(cacheDir);
+    const builds = names
       .filter((name) => name.startsWith(`${prefix}-`))
       .map((name) => join(cacheDir, name))
       .filter((dir) => dir !== current)
@@ -479,6 +481,10 @@ function prune(cacheDir, prefix, current) {
     const damaged = builds.filter(({ dir }) => dir.includes('.damaged-'));
     const older = builds.filter(({ dir }) => !dir.includes('.damaged-')).slice(KEEP - 1);
     for (const { dir, age } of [...damaged, ...older.filter(({ age }) => age > HOUR)]) rmSync(dir, { recursive: true, force: true });
+    for (const index of names.filter((name) => name.startsWith(`index-${prefix}-`)).map((name) => join(cacheDir, name))) {
+      const known = readIndex(index);
+      if (now - statSync(index).mtimeMs > HOUR && !(known && existsSync(join(cacheDir, `${prefix}-${known.key}`)))) rmSync(index, { force: true });
+    }
   } catch {
     // only tidying
   }

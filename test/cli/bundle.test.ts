@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -61,6 +61,26 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     expect(await start()).toBe(`v2 ${root}/cli/ ${root}/cli`);
     expect(builds(cache)).toHaveLength(2);
     expect(builds(cache)).toContain(first);
+  });
+
+  it('forgets, as it builds, the indexes of builds that are gone once they are an hour old', async () => {
+    const { cache, write, start } = project('indexes');
+    await start();
+    const index = (key: string, hoursAgo: number) => {
+      const file = join(cache, `index-cli-${key}.json`);
+      writeFileSync(file, JSON.stringify({ key, files: [[join(cache, 'x.ts'), 'missing']] }));
+      const then = Date.now() / 1000 - hoursAgo * 3600;
+      utimesSync(file, then, then);
+      return file;
+    };
+    const [kept] = builds(cache);
+    const [stale, recent, ofAKeptBuild] = [index('0'.repeat(24), 2), index('1'.repeat(24), 0), index(kept!.slice('cli-'.length), 2)];
+    const unreadable = join(cache, 'index-cli-damaged.json');
+    writeFileSync(unreadable, '{');
+    utimesSync(unreadable, Date.now() / 1000 - 7200, Date.now() / 1000 - 7200);
+    write('cli/version.ts', "export const version: string = 'v2';\n");
+    await start(); // a build, which prunes
+    expect([stale, recent, ofAKeptBuild, unreadable].map((file) => existsSync(file))).toEqual([false, true, true, false]);
   });
 
   it('rebuilds a damaged bundle instead of running it', async () => {
