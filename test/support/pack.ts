@@ -119,10 +119,21 @@ export async function installApp(app: string, manifest: AppManifest, timeoutMs: 
   const named = { ...manifest.dependencies, ...manifest.devDependencies };
   if (runDir === undefined || !SHARED_PEERS.every((name) => named[name] === peers[name])) {
     await npmInstall(app, timeoutMs);
+    await warmCli(app, timeoutMs);
     return;
   }
   linkTree(join(await sharedInstall(runDir, timeoutMs), 'node_modules'), join(app, 'node_modules'));
   if (Object.keys(named).length > SHARED_PEERS.length) await npmInstall(app, timeoutMs);
+  await warmCli(app, timeoutMs);
+}
+
+/**
+ * The installed CLI's first start, which builds its bundle (bin/bundle.js; the app's own: the
+ * bundle names the install's absolute path): made once here, before a test file starts several
+ * commands at once, each of which would otherwise build it too.
+ */
+async function warmCli(app: string, timeoutMs: number): Promise<void> {
+  await exec(process.execPath, [join(app, 'node_modules/.bin/savepoint'), '--version'], { cwd: app, timeout: timeoutMs });
 }
 
 /**
