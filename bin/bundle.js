@@ -102,7 +102,7 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
       const external = externalPackagesBut(packages, inlined);
       // The import graph only: nothing written, no source map.
       const graph = await buildWith(root, { ...options, write: false, metafile: true, sourcemap: false, plugins: [external] });
-      await buildWith(root, { ...options, plugins: [external, recorder(loadedFirst(root, graph.metafile))] });
+      await buildWith(root, { ...options, plugins: [external, recorder(loadedFirst(root, sources, graph.metafile))] });
     },
   });
   const entries = Object.fromEntries(Object.entries(sources).map(([name, entry]) => [name, join(dir, entry.replace(/\.ts$/, '.js'))]));
@@ -209,7 +209,7 @@ const RESOLVING = { resolving: true };
  * Returns the recorder's rewrite of each source file: the lazy targets' with those imports added
  * at their end (imports are hoisted; the source's lines keep their numbers).
  */
-function loadedFirst(root, metafile) {
+function loadedFirst(root, sources, metafile) {
   const { inputs } = metafile;
   const edges = (file, kind) => (inputs[file]?.imports ?? []).filter((edge) => edge.kind === kind && !edge.external).map((edge) => edge.path);
   const staticClosure = (starts) => {
@@ -217,7 +217,6 @@ function loadedFirst(root, metafile) {
     for (const file of seen) for (const next of edges(file, 'import-statement')) seen.add(next);
     return seen;
   };
-  const sources = entriesOf(root);
   const entry = sources.cli;
   const evaluating = new Set([entry, ...edges(entry, 'dynamic-import')]);
   // Files only (not a bundled package's `require` of a built-in, in a namespace of its own). The

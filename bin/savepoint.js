@@ -17,28 +17,20 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const checkout = existsSync(new URL('../cli/savepoint.ts', import.meta.url));
 const fromSource = Boolean(process.env.SAVEPOINT_FROM_SOURCE) && process.env.SAVEPOINT_FROM_SOURCE !== '0';
 const bundle = fromSource ? undefined : checkout || resolvable('esbuild') ? await bundled() : withoutBundle('esbuild is not installed');
-if (bundle) {
+if (bundle || !checkout) {
   keepCompiledCode();
-  // How local/runtime/agents.ts loads an agent when the harness is this bundle: bundled against it.
+  // How local/runtime/agents.ts loads an agent: bundled against the CLI's bundle, so that the agent
+  // and the harness share its modules; without one (dist/), a TypeScript agent compiled on its own
+  // (its `savepoint` imports left to Node: the dist/ modules this CLI runs), a JavaScript one as it is.
   globalThis[Symbol.for('savepoint.bundle')] = {
-    dir: bundle.dir,
+    ...(bundle && { dir: bundle.dir }),
     importAgent: async (modulePath) => {
+      if (!bundle && /\.[cm]?js$/.test(modulePath)) return import(pathToFileURL(modulePath).href);
       const { agentBundle } = await import('./bundle.js');
       return import(pathToFileURL(await agentBundle(modulePath, bundle)).href);
     },
   };
-  await import(pathToFileURL(bundle.entries.cli).href);
-} else if (!checkout) {
-  keepCompiledCode();
-  // An agent compiled on its own, its `savepoint` imports left to Node: the dist/ modules this CLI runs.
-  globalThis[Symbol.for('savepoint.bundle')] = {
-    importAgent: async (modulePath) => {
-      if (/\.[cm]?js$/.test(modulePath)) return import(pathToFileURL(modulePath).href);
-      const { agentBundle } = await import('./bundle.js');
-      return import(pathToFileURL(await agentBundle(modulePath, undefined)).href);
-    },
-  };
-  await import('../dist/cli/savepoint.js');
+  await import(bundle ? pathToFileURL(bundle.entries.cli).href : '../dist/cli/savepoint.js');
 } else {
   const { register } = await import('tsx/esm/api');
   register();

@@ -117,13 +117,11 @@ export async function installApp(app: string, manifest: AppManifest, timeoutMs: 
   const runDir = inject('runDir');
   const peers = pinned(...SHARED_PEERS);
   const named = { ...manifest.dependencies, ...manifest.devDependencies };
-  if (runDir === undefined || !SHARED_PEERS.every((name) => named[name] === peers[name])) {
-    await npmInstall(app, timeoutMs);
-    await warmCli(app, timeoutMs);
-    return;
+  if (runDir === undefined || !SHARED_PEERS.every((name) => named[name] === peers[name])) await npmInstall(app, timeoutMs);
+  else {
+    linkTree(join(await sharedInstall(runDir, timeoutMs), 'node_modules'), join(app, 'node_modules'));
+    if (Object.keys(named).length > SHARED_PEERS.length) await npmInstall(app, timeoutMs);
   }
-  linkTree(join(await sharedInstall(runDir, timeoutMs), 'node_modules'), join(app, 'node_modules'));
-  if (Object.keys(named).length > SHARED_PEERS.length) await npmInstall(app, timeoutMs);
   await warmCli(app, timeoutMs);
 }
 
