@@ -4,7 +4,8 @@ import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
 import { localAwsConfig } from '../local/services/aws-config.js';
-import { defaultAgent, deployed, stateDir } from './program.js';
+import { defaultAgent, deployed, err, stateDir } from './program.js';
+import { describe } from './errors.js';
 import { agentDirsOf, openEveryAgent, openLedger, rememberedAgentModule, runningEngine, type AgentDir, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
 import { liveOwner, lockFilePath } from './owner.js';
 import { existsSync } from 'node:fs';
@@ -185,14 +186,37 @@ export async function withRuns<T>(command: string, agentSpec: string | undefined
     import('../local/runtime/approvals.js'),
     import('../local/state/approval-keys.js'),
   ]);
+  // An agent the user named that does not load fails the command here, with its own message,
+  // rather than inside the API below (an answer of 500, "internal error").
+  if (agentSpec !== undefined) await agentFor(agentSpec, undefined, null);
   const fetch = stateDirApi({
     open: (access) => openEveryAgent(dir, command, access),
-    agentOf: (name) => agentFor(agentSpec, name, null),
+    agentOf: reportAgent(agentSpec),
     decisionMac: localApprovalKeys(dir).decisions,
     policy: localApprovalPolicy({}),
     engineHint: 'start one with `savepoint serve --agent <name|path>`',
   });
   return use({ client: runsClient({ base: `${IN_PROCESS_ORIGIN}/v1`, fetch }), live: false, engines, link });
+}
+
+/**
+ * The agent whose own summary a report of the state directory adds (agentFor). An agent the user
+ * did not name that is here but does not load — its file no longer compiles, esbuild is not
+ * installed — leaves the report without its summary, said once on stderr: reading the ledger
+ * needs no agent's code, and the user did not ask for this one.
+ */
+function reportAgent(explicit: string | undefined): (runAgent: string) => Promise<AgentDefinition | undefined> {
+  const told = new Set<string>();
+  return async (runAgent) => {
+    try {
+      return await agentFor(explicit, runAgent, null);
+    } catch (error) {
+      if (explicit !== undefined) throw error;
+      if (!told.has(runAgent)) err(`savepoint: agent ${runAgent} does not load here, so the report goes without its own summary: ${describe(error)}`);
+      told.add(runAgent);
+      return undefined;
+    }
+  };
 }
 
 /** Where the ledger is, for messages: the stack, or the state directory. */

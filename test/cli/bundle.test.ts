@@ -217,6 +217,36 @@ describe('an agent outside the repository, run by the bundled CLI', { timeout: 1
     expect(bundled[0]).not.toMatch(/from "zod"/);
   });
 
+  it("reports a run whose agent no longer compiles without the agent's own summary, saying why; named with --agent, that agent's error is the command's", async () => {
+    const dir = join(work, 'no-longer-compiles');
+    mkdirSync(dir);
+    for (const [name, code] of Object.entries(readmeFiles()).filter(([name]) => /^my-agent(\.dev)?\.ts$/.test(name))) writeFileSync(join(dir, name), code);
+    const savepoint = (...args: string[]) =>
+      exec(process.execPath, [join(ROOT, 'bin', 'savepoint.js'), '--state-dir', join(dir, 'state'), ...args], { cwd: dir, timeout: 60_000, env: { ...process.env, SAVEPOINT_FROM_SOURCE: '' } }).then(
+        ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+    const ran = await savepoint('run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--approve', 'approve', '--json');
+    expect(ran.code, ran.stderr).toBe(0);
+    const runId = (JSON.parse(ran.stdout) as { runId: string }).runId;
+    writeFileSync(join(dir, 'my-agent.ts'), `${readFileSync(join(dir, 'my-agent.ts'), 'utf8')}\nexport const broken = ;\n`);
+    const compileError = /does not compile:\n {2}\S*my-agent\.ts:\d+:\d+: Unexpected ";"/;
+
+    const status = await savepoint('status', runId, '--json');
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ runId, agent: 'inbox-notes', status: 'succeeded' });
+    expect(status.stderr).toMatch(/^savepoint: agent inbox-notes does not load here, so the report goes without its own summary: agent \S+ does not compile:/);
+    expect(status.stderr).toMatch(compileError);
+    // Said once, and nothing of the API's error (an answer of 500 was "savepoint: internal error").
+    expect(status.stderr.match(/does not load here/g)).toHaveLength(1);
+    expect(status.stderr).not.toMatch(/internal error|"level":"ERROR"/);
+
+    const named = await savepoint('status', runId, '--agent', './my-agent.ts');
+    expect(named).toMatchObject({ code: 1, stdout: '' });
+    expect(named.stderr).toMatch(compileError);
+    expect(named.stderr).not.toMatch(/internal error|"level":"ERROR"/);
+  });
+
   it('names the file, line and column of an agent that does not compile', async () => {
     const file = join(work, 'broken-agent.ts');
     writeFileSync(file, "import { defineAgent } from 'savepoint';\nexport default defineAgent({ name: 'x', \n");
