@@ -18,8 +18,7 @@ import { existsSync } from 'node:fs';
  */
 export async function agentFor(explicit: string | undefined, runAgent?: string, engine?: EngineFile | null): Promise<AgentDefinition | undefined> {
   const running = engine === undefined ? await runningEngine(stateDir()) : (engine ?? undefined);
-  // A run's agent by name, or by the module it ran from here when the name finds none (cli/state.ts agents.json).
-  const recorded = runAgent && !findsByName(runAgent) ? (rememberedAgentModule(stateDir(), runAgent) ?? runAgent) : runAgent;
+  const recorded = runAgent && recordedAgent(stateDir(), runAgent);
   const spec = explicit ?? running?.agent?.module ?? recorded ?? defaultAgent;
   if (!spec) return undefined;
   // A name only the run recorded is the project's own agent before anything in the current directory.
@@ -32,6 +31,14 @@ export async function agentFor(explicit: string | undefined, runAgent?: string, 
     return undefined; // an agent that is not here: the report goes without its own summary
   }
   return (await loadAgent(spec, origin)).agent;
+}
+
+/**
+ * How a run's agent is found here: by its name, or else by the module it ran from in `dir` (cli/state.ts
+ * agents.json: an agent given by its path), or else its name, which then finds nothing.
+ */
+export function recordedAgent(dir: string, runAgent: string): string {
+  return findsByName(runAgent) ? runAgent : (rememberedAgentModule(dir, runAgent) ?? runAgent);
 }
 
 function findsByName(name: string): boolean {

@@ -4,9 +4,9 @@ import type { ForkRequest } from '../../lambdas/runs/fork.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
 import { engineOptions } from '../options.js';
-import { deployed, err, out, printJson } from '../program.js';
+import { deployed, err, out, printJson, stateDir } from '../program.js';
 import { formatReport } from '../format.js';
-import { agentFor, where, withClient } from '../target.js';
+import { agentFor, recordedAgent, where, withClient } from '../target.js';
 import type { AgentDir } from '../state.js';
 import { runAndReport } from './run.js';
 
@@ -42,7 +42,7 @@ export function registerForkCommand(program: Command): void {
       const at = Number(options.at);
       if (!Number.isInteger(at) || at < 1) throw new UsageError(`--at: a turn number (1 or more), not ${options.at}`);
       const results = (options.result ?? []).map((spec) => editedResult(spec));
-      const { forkChanges, hazardReport, ForkRequest } = await import('../../lambdas/runs/fork.js');
+      const { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } = await import('../../lambdas/runs/fork.js');
       const fork = parseOrThrow(ForkRequest, { from: parentId, at, effects: options.effects, ...(options.freshBudget && { freshBudget: true }), ...(results.length > 0 && { results }) }, 'fork');
       if (deployed().stack) return forkOnStack(parentId, options, fork);
       // Read the parent and report before the engine owns the state directory.
@@ -52,16 +52,21 @@ export function registerForkCommand(program: Command): void {
         const agent = await agentFor(options.agent, run.agent, engine ?? null);
         const { runInput } = await import('../run.js');
         const input = options.input === undefined ? run.input : runInput(options.input, undefined, run.agent);
+        const conversation = await ledger.listConversation(parentId);
+        // StartRun's own checks of --at and --result, made before the hazard report: a fork the engine
+        // would refuse is refused here, naming why, with no report of a turn the run never had.
+        editedPrefix(forkPrefix({ run, ...conversation }, fork.at), fork);
         const changes = agent ? forkChanges(run, { agent, input, ...(options.model && { model: options.model }), fork }) : [];
         // The fork runs where its parent's records are (StartRun copies them): with several agents, its agent's directory.
         const dir = await holderDir(parts, parentId);
-        return { parent: { run, calls: (await ledger.listConversation(parentId)).calls, input }, changes, dir };
+        return { parent: { run, calls: conversation.calls, input }, changes, dir };
       });
       (options['json'] ? err : out)(hazardReport(parent.calls, fork, changes).join('\n'));
       if (!(await confirmed(options.yes, fork.effects))) return out('not started');
       await runAndReport({
         ...options,
-        agent: options.agent ?? parent.run.agent,
+        // Its parent's agent as `status` and `replay` find it: by name, or the module it ran from here.
+        agent: options.agent ?? recordedAgent(dir ?? stateDir(), parent.run.agent),
         runId: options.runId ?? `${parentId}-fork-${at}`.slice(0, 80),
         input: JSON.stringify(parent.input),
         fork,

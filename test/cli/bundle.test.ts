@@ -217,7 +217,7 @@ describe('an agent outside the repository, run by the bundled CLI', { timeout: 1
     expect(bundled[0]).not.toMatch(/from "zod"/);
   });
 
-  it("reports a run whose agent no longer compiles without the agent's own summary, saying why; named with --agent, that agent's error is the command's", async () => {
+  it("forks a run of an agent given by its path without --agent; reports it, once the agent no longer compiles, without the agent's own summary, saying why; named with --agent, that agent's error is the command's", async () => {
     const dir = join(work, 'no-longer-compiles');
     mkdirSync(dir);
     for (const [name, code] of Object.entries(readmeFiles()).filter(([name]) => /^my-agent(\.dev)?\.ts$/.test(name))) writeFileSync(join(dir, name), code);
@@ -229,6 +229,10 @@ describe('an agent outside the repository, run by the bundled CLI', { timeout: 1
     const ran = await savepoint('run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--approve', 'approve', '--json');
     expect(ran.code, ran.stderr).toBe(0);
     const runId = (JSON.parse(ran.stdout) as { runId: string }).runId;
+    // The run records its agent's name; the state directory, the module it ran from (as `resume` and `replay` find it).
+    const forked = await savepoint('fork', runId, '--at', '2', '--effects', 'dry', '--yes', '--approve', 'approve', '--json');
+    expect(forked.code, forked.stderr).toBe(0);
+    expect(JSON.parse(forked.stdout)).toMatchObject({ runId: `${runId}-fork-2`, agent: 'inbox-notes', status: 'succeeded' });
     writeFileSync(join(dir, 'my-agent.ts'), `${readFileSync(join(dir, 'my-agent.ts'), 'utf8')}\nexport const broken = ;\n`);
     const compileError = /does not compile:\n {2}\S*my-agent\.ts:\d+:\d+: Unexpected ";"/;
 

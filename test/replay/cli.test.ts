@@ -45,6 +45,10 @@ describe('savepoint replay and fork, through the CLI', () => {
     expect(edited.code, edited.stderr).toBe(0);
     expect(edited.stderr).toContain('what the fork changes against the parent:\n  the result of turn 2 call 1, as the model sees it: {"error":"order_not_found"}');
     expect((await cli('fork', 'day1', '--at', '3', '--result', 'one=2', '--yes')).stderr).toMatch(/--result: expected <call>=<json>/);
+    // A turn past the run's end is refused before the hazard report, which would report a turn the run never had.
+    const past = await cli('fork', 'day1', '--at', '999', '--yes');
+    expect(past).toMatchObject({ code: 2, stdout: '' });
+    expect(past.stderr).toMatch(/^savepoint: fork\.at: run day1 has \d+ turns; fork at 1 to \d+\n$/);
     const reuse = await cli('fork', 'day1', '--at', '4', '--run-id', 'day1-reuse', '--yes', '--approve', 'approve');
     expect(reuse.stdout).toMatch(/^fork of day1 at turn 4, effects reuse: the parent made \d+ writes from turn 4 on:\n {2}turn \d+ call \d+: issue_refund/);
     expect(reuse.code).toBe(0);
