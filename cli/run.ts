@@ -334,15 +334,17 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const execution = await stack.sfn.send(new DescribeExecutionCommand({ executionArn: lastArn }));
   const figures = executionFigures(lastArn, execution.status ?? 'UNKNOWN', summarizeHistory(stack.engine.getExecutionHistory(lastArn)));
   const report = await loadReport(stack.ledger, runId, new Date(), agent);
-  // StartRun refused the run (bad input, or a resume on changed code): say why, as invalid input.
-  if (execution.error === ErrorNames.InvalidInput && (!report || report.status === 'running')) throw new InvalidInputError(causeMessage(execution.cause));
+  // StartRun refused the run (bad input, a resume on changed code, another --model for a run that
+  // finished before this command): say why, as invalid input — not the report of a run it did not make.
+  const finishedBefore = report?.finishedAt !== undefined && Date.parse(report.finishedAt) < started;
+  if (execution.error === ErrorNames.InvalidInput && (!report || report.status === 'running' || finishedBefore)) throw new InvalidInputError(causeMessage(execution.cause));
   if (!report) {
     if (signal) throw new StoppedBySignal(signal);
     throw new Error(`run ${runId} did not start: ${execution.error ?? ''} ${execution.cause ?? ''}`.trim());
   }
   // Said once StartRun has settled and the run is known to exist: then, and only then, it is saved.
   if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — the run is saved; resume it with \`savepoint resume ${runId}\``);
-  const action = execution.status === 'SUCCEEDED' && report.finishedAt && Date.parse(report.finishedAt) < started ? 'already finished' : 'ran';
+  const action = execution.status === 'SUCCEEDED' && finishedBefore ? 'already finished' : 'ran';
   if (action === 'already finished') progress(alreadyFinished(runId, await stack.ledger.getRun(runId), stack.fingerprintOf));
   return { report, execution: figures, action, ...(signal && { signal }) } satisfies RunOutcome;
 }

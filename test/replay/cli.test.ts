@@ -16,6 +16,11 @@ describe('savepoint replay and fork, through the CLI', () => {
     expect((await cli('run', '--agent', 'refund-reconciler', '--approve', 'approve', '--run-id', 'day1')).code).toBe(0);
     const paid = refunds();
     expect(paid).toBeGreaterThan(0);
+    // The finished run asked for again on another model: StartRun's refusal is the answer (exit 2), not the old run's report.
+    const otherModel = await cli('run', '--agent', 'refund-reconciler', '--run-id', 'day1', '--model', 'anthropic:claude-haiku-4-5');
+    expect(otherModel.code).toBe(2);
+    expect(otherModel.stdout).not.toMatch(/^run day1 \(|agent steps/m);
+    expect(otherModel.stderr).toMatch(/^savepoint: model: run day1 runs on sim:savepoint-sim-1, not anthropic:claude-haiku-4-5: start a new run id to use another model$/m);
 
     const same = await cli('replay', 'day1');
     expect(same.stdout, same.stderr).toMatch(/^day1: identical \(\d+ model turns, \d+ tool calls and 2 approvals answered from the ledger; 0 live calls; replay \d+ ms .*, the run \d+ ms\)/);
