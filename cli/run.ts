@@ -120,8 +120,10 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const stateDir = options.memory ? undefined : resolve(options.stateDir);
   const { agent, module } = await loadAgent(options.agent);
   const worldData = worldDataOf(stateDir, options.worldData);
-  // A bad data file is refused before anything is made or kept.
+  // A bad data file or input is refused before anything is made or kept (the state directory, its
+  // ledger, the engine's ports): it names the file or field, and the next command starts clean.
   if (options.worldData) agent.dev?.checkData?.(options.worldData);
+  if (options.input !== undefined) parseOrThrow(agent.input, runInput(options.input, undefined, agent.name), `input of agent ${agent.name}`);
   const approvalMode = options.approve ?? (io.interactive ? 'prompt' : 'wait');
   // Unattended, nobody will decide: approvals escalate quickly so the run finishes on its own
   // (`--approval-timeout`, or $SAVEPOINT_APPROVAL_TIMEOUT, gives `savepoint approve` longer).

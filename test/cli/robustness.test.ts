@@ -146,11 +146,18 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
     expect(existsSync(stateDir)).toBe(false); // nothing made, no day kept
   });
 
-  // One date through the CLI: the calendar's every rule is test/unit/dates.test.ts's.
-  it.each([['2026-13-45', /date: 2026-13-45 is not a calendar date: month 13 is not 01–12/]])('--date %s', async (date, message) => {
-    const result = await savepoint('run', '--memory', '--template', template, '--input', JSON.stringify({ date }));
-    expect(result.code).toBe(2);
+  // One date through the CLI (the calendar's every rule is test/unit/dates.test.ts's), and an input
+  // that is not JSON: refused before the engine starts, so the state directory is not made either.
+  it.each([
+    ['a date off the calendar', JSON.stringify({ date: '2026-13-45' }), /^savepoint: invalid input of agent refund-reconciler: date: 2026-13-45 is not a calendar date: month 13 is not 01–12$/m],
+    ['an input that is not JSON', '{"date": ', /^savepoint: input: not valid JSON \(/],
+  ])('--input with %s', async (_case, input, message) => {
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const result = await savepoint('--state-dir', stateDir, 'run', '--template', template, '--input', input);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(message);
+    oneSentence(result.stderr);
+    expect(existsSync(stateDir)).toBe(false);
   });
 
   it("keeps the state directory's day when a later --day is invalid", async () => {
