@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AgentDefinition } from '../../lambdas/define.js';
+import { agentLoadError } from './agent-load-error.js';
 
 /**
  * savepoint's own package root, where its example agents are: this file is in `<root>/local/runtime/` in a
@@ -73,7 +74,9 @@ export async function loadAgent(spec: string, origin: AgentOrigin = 'asked'): Pr
 }
 
 async function agentExportOf(module: string): Promise<AgentDefinition> {
-  const exports = (await (bundle()?.importAgent(module) ?? import(pathToFileURL(module).href))) as Record<string, unknown>;
+  const exports = (await (bundle()?.importAgent(module) ?? import(pathToFileURL(module).href)).catch((error: unknown) => {
+    throw agentLoadError(module, error, [PACKAGE_ROOT]) ?? error;
+  })) as Record<string, unknown>;
   const candidates = [exports['default'], ...Object.values(exports)].filter(isAgent);
   const agent = candidates[0];
   if (!agent) throw new AgentNotFoundError(`agent: ${module} exports no agent (export default defineAgent({ … }))`);

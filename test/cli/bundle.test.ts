@@ -251,6 +251,16 @@ describe('an agent outside the repository, run by the bundled CLI', { timeout: 1
     expect(named.stderr).not.toMatch(/internal error|"level":"ERROR"/);
   });
 
+  it('names the agent, and the file, line and column in its code, of an error its module throws as it loads: from its bundle (source-mapped) and from its source', async () => {
+    const file = join(work, 'throwing-agent.ts');
+    writeFileSync(file, "const settings = process.env['NO_SUCH_SETTING'] as unknown as { url: string };\nexport const url = settings.url;\n");
+    for (const fromSource of ['', '1']) {
+      const failed = await exec(process.execPath, [join(ROOT, 'bin', 'savepoint.js'), 'run', '--agent', file, '--memory'], { env: { ...process.env, SAVEPOINT_FROM_SOURCE: fromSource } }).catch((error: { code: number; stderr: string }) => error);
+      expect(failed).toMatchObject({ code: 1 });
+      expect((failed as { stderr: string }).stderr, `SAVEPOINT_FROM_SOURCE=${fromSource}`).toBe(`savepoint: agent ${file} failed to load: Cannot read properties of undefined (reading 'url') (at ${file}:2:29)\n`);
+    }
+  });
+
   it('names the file, line and column of an agent that does not compile', async () => {
     const file = join(work, 'broken-agent.ts');
     writeFileSync(file, "import { defineAgent } from 'savepoint';\nexport default defineAgent({ name: 'x', \n");

@@ -1,0 +1,57 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { dirname, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * An error the agent's own code threw as its module loaded (a throw at its top level, a property of
+ * undefined read there, a `defineAgent` it called with a bad setting), said with the module and the
+ * place in the user's code: the CLI prints an error's message alone, which named neither. The place
+ * is the first frame of the error's stack that is the user's code — a file of theirs, or the
+ * agent's bundle (bin/bundle.js), mapped back through its source map to the file and line they
+ * wrote. Undefined when no frame is theirs: an error of savepoint's own (a build that failed,
+ * esbuild missing) is said as it is.
+ *
+ * `own`: the directories of savepoint's own code (its package, its CLI bundle's sources); a file in
+ * them, or in any node_modules, is not the user's.
+ */
+export function agentLoadError(module: string, error: unknown, own: readonly string[]): Error | undefined {
+  if (!(error instanceof Error) || typeof error.stack !== 'string') return undefined;
+  const place = firstUserFrame(error.stack, own);
+  if (!place) return undefined;
+  return new Error(`agent ${module} failed to load: ${error.message} (at ${place})`, { cause: error });
+}
+
+/** A stack line's file, line and column (`at f (file:line:col)` or `at file:line:col`). */
+const FRAME = /^\s+at (?:async )?(?:.*? \()?((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?$/;
+
+function firstUserFrame(stack: string, own: readonly string[]): string | undefined {
+  for (const line of stack.split('\n')) {
+    const frame = FRAME.exec(line);
+    if (!frame) continue;
+    const file = frame[1]!.startsWith('file://') ? fileURLToPath(frame[1]!) : frame[1]!;
+    const [at, lineNumber, column] = original(file, Number(frame[2]), Number(frame[3]));
+    if (isUsers(at, own)) return `${at}:${lineNumber}:${column}`;
+  }
+  return undefined;
+}
+
+/** Where a position of a bundled file was written, through the source map beside it; the position itself when it has none. */
+function original(file: string, line: number, column: number): [string, number, number] {
+  const mapFile = `${file}.map`;
+  if (!existsSync(mapFile)) return [file, line, column];
+  try {
+    const payload = JSON.parse(readFileSync(mapFile, 'utf8')) as ConstructorParameters<typeof SourceMap>[0];
+    const entry = new SourceMap(payload).findEntry(line - 1, column - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number };
+    if (entry.originalSource === undefined) return [file, line, column];
+    const source = entry.originalSource.startsWith('file://') ? fileURLToPath(entry.originalSource) : resolve(dirname(file), entry.originalSource);
+    return [source, entry.originalLine! + 1, entry.originalColumn! + 1];
+  } catch {
+    return [file, line, column];
+  }
+}
+
+function isUsers(file: string, own: readonly string[]): boolean {
+  if (file.split(sep).includes('node_modules')) return false;
+  return !own.some((dir) => file === dir || file.startsWith(dir.endsWith(sep) ? dir : dir + sep));
+}
