@@ -16,6 +16,7 @@ import type { AwsClients } from './aws-clients.js';
 import { systemClock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { stepHandler, type Telemetry } from './middleware.js';
+import { toolFailureFields } from './step-telemetry.js';
 import { powertools } from './powertools.js';
 import { PriceOverrides } from '../models/prices.js';
 import { BudgetCaps } from '../records/ledger-records.js';
@@ -218,6 +219,11 @@ export function awsDeps(
     },
     clock: systemClock,
     agentEnv: env,
+    onToolFailure: (tool, error) => {
+      const line = toolFailureFields(tool, error);
+      if (observe.telemetry) observe.telemetry.error('tool failed', line);
+      else console.error(JSON.stringify({ level: 'ERROR', message: 'tool failed', ...line }));
+    },
     // Ids and deadline only: the summary and details describe the tool's arguments.
     notify: ({ approvalId, runId, turn, call, toolName, decideBy }) => {
       const line = { approvalId, runId, turn, call, tool: toolName, decideBy };

@@ -21,6 +21,16 @@ function pick(keys: LogKeys, name: keyof LogKeys, value: string | number | undef
   if (value !== undefined) keys[name] = value;
 }
 
+/**
+ * A tool's own failure (CallTool's `onToolFailure`) as a log line's attributes: the tool, and the
+ * error's name, message and stack — where the fault is, in the tool's code or its library. Its
+ * arguments are not logged; the model's answer is tools/failures.ts's.
+ */
+export function toolFailureFields(tool: string, error: unknown): Json {
+  const failure = error instanceof Error ? error : new Error(String(error));
+  return { tool: tool.slice(0, 200), error: failure.name, errorMessage: failure.message.slice(0, 1_000), ...(failure.stack && { stack: failure.stack.slice(0, 4_000) }) };
+}
+
 /** Keys from a step's input: a Task's payload, or an EventBridge event about an execution. */
 export function inputKeys(event: unknown): LogKeys {
   const input = object(event) ?? {};

@@ -10,7 +10,7 @@ import type { AggregateLedger, ApprovalLedger, BlobStore, ChildWaitLedger, Effec
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
 import { ApprovalNeededError, InvalidInputError } from '../shared/errors.js';
 import { boundedAttempt } from '../tools/attempt.js';
-import { escalated, failureOf, type Failure, type Outcome } from '../tools/failures.js';
+import { escalated, failureOf, isToolFault, type Failure, type Outcome } from '../tools/failures.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { timersOf, type Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
@@ -73,6 +73,8 @@ export interface CallToolDeps {
   children?: Pick<ChildStarter, 'start'>;
   /** Wakes this execution's own wait for a child that finished before it waited. @default none */
   callbacks?: TaskCallbacks;
+  /** Told of each attempt that failed by the tool's own fault (tools/failures.ts `isToolFault`), with the error itself: the operator's log. @default none */
+  onToolFailure?: (tool: string, error: unknown) => void;
 }
 
 /** AwaitChildRun's answer (ignored: the wait ends on its task token). */
@@ -330,6 +332,8 @@ async function attempt(deps: CallToolDeps, tool: ToolDefinition, send: () => Pro
     const result = await send();
     return { kind: 'ok', outcome: { outcome: 'ok', result: JSON.stringify(result), latencyMs: deps.clock.now().getTime() - started } };
   } catch (error) {
+    // The model is answered with the message; where the fault is (the stack) is for the operator.
+    if (isToolFault(error)) deps.onToolFailure?.(tool.name, error);
     return failureOf(tool, error, deps.clock.now().getTime() - started);
   }
 }

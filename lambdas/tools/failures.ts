@@ -102,6 +102,15 @@ export function escalated(toolName: string, why: string): Outcome {
   return { outcome: 'error', result: JSON.stringify({ error: 'outcome_unknown', escalated: true, message }), latencyMs: 0 };
 }
 
+/**
+ * Whether an attempt's error is the tool's own fault — its code's, its library's or its
+ * provider's, not one of the harness's errors (a deadline, a refusal it was told to make, a cut):
+ * what the operator's log is told of, with its stack (CallToolDeps `onToolFailure`).
+ */
+export function isToolFault(error: unknown): boolean {
+  return !(error instanceof AttemptCut) && !isOwnError(error);
+}
+
 const OWN_NAMES = new Set<string>(Object.values(ErrorNames));
 
 /** Whether `error` is one of the harness's own (errors.ts): its name says what it means. */

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AgentDefinition } from '../../lambdas/define.js';
-import { agentLoadError } from './agent-load-error.js';
+import { agentLoadError } from './agent-errors.js';
 
 /**
  * savepoint's own package root, where its example agents are: this file is in `<root>/local/runtime/` in a

@@ -2,6 +2,8 @@ import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { Context } from 'aws-lambda';
 import { localFleetBudget } from './fleet-budget.js';
 import { stepHandler, timeoutEarlyError, TIMEOUT_EARLY_MS, type ErrorLog } from '../../lambdas/adapters/middleware.js';
+import { toolFailureFields } from '../../lambdas/adapters/step-telemetry.js';
+import { sourceMappedStack } from './agent-errors.js';
 import { sfnExecutions, sfnStarter, sfnTaskCallbacks, sfnVersions } from '../../lambdas/adapters/sfn.js';
 import type { AgentDefinition, DevWorld } from '../../lambdas/define.js';
 import { CircuitBreaker } from '../../lambdas/guards/breaker.js';
@@ -168,6 +170,11 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     approvals: wiring.approvalsOf(step),
     // Only CallTool serves tools their secrets, as only its role reads them on AWS.
     ...(step === Steps.CallTool && { toolSecrets: wiring.toolSecretsOf(step) }),
+    // A tool's own failure, with its stack, to the engine's log (savepoint.log), as CloudWatch has it on AWS.
+    onToolFailure: (tool, error) => {
+      const fields = toolFailureFields(tool, error);
+      options.log?.(JSON.stringify({ level: 'ERROR', message: 'tool failed', ...fields, ...(typeof fields['stack'] === 'string' && { stack: sourceMappedStack(fields['stack']) }) }));
+    },
     ...(wiring.childrenAs && { children: crash ? crashingChildren(wiring.childrenAs(step), crash) : wiring.childrenAs(step) }),
   });
   const stepNames = Object.keys(stepsAs(Steps.StartRun)) as (keyof ReturnType<typeof stepsAs>)[];

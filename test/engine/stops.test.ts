@@ -135,7 +135,8 @@ describe('a model mistake is answered to the model', () => {
       ],
       seen,
     );
-    const current = await start(agent);
+    const logged: string[] = [];
+    const current = await start(agent, { log: (line) => logged.push(line) });
     const finished = await run(current, 'mistakes');
 
     expect(finished.status, finished.cause).toBe('SUCCEEDED');
@@ -156,6 +157,9 @@ describe('a model mistake is answered to the model', () => {
     ]);
     expect(JSON.parse(records[1]!.result!)).toEqual({ error: 'unknown_tool', message: 'there is no tool "look_up"; the tools are: lookup, flaky_read' });
     expect(records.map((record) => record.result)).toEqual([seen[1]![0]!.content, records[1]!.result, seen[3]![0]!.content, seen[4]![0]!.content]);
+    // The tool's own failure is the operator's to see, with where it was thrown; the model's mistakes are not logged.
+    const failures = logged.map((line) => JSON.parse(line) as Record<string, string>).filter((line) => line['message'] === 'tool failed');
+    expect(failures).toEqual([{ level: 'ERROR', message: 'tool failed', tool: 'flaky_read', error: 'Error', errorMessage: 'backend said no', stack: expect.stringMatching(/^Error: backend said no\n\s+at .*test\/engine\/stops\.test\.ts:\d+:\d+/) }]);
   });
 });
 

@@ -1,7 +1,8 @@
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { stepHandler, type Telemetry } from '../../lambdas/adapters/middleware.js';
-import { errorMetrics, resultMetrics } from '../../lambdas/adapters/step-telemetry.js';
+import { awsDeps } from '../../lambdas/adapters/aws-deps.js';
+import { errorMetrics, resultMetrics, toolFailureFields } from '../../lambdas/adapters/step-telemetry.js';
 import { CircuitOpenError, InvalidInputError, TransientError } from '../../lambdas/shared/errors.js';
 import { MetricNames } from '../../lambdas/shared/metrics.js';
 import { Steps } from '../../lambdas/shared/steps.js';
@@ -58,6 +59,15 @@ describe('the step middleware', () => {
     await expect(handler({ runId: 'r1' }, context)).rejects.toMatchObject({ name: 'Agent.Transient' });
     expect(lines).toEqual([{ level: 'ERROR', message: 'budget-check failed', runId: 'r1', error: 'Agent.Transient', errorMessage: 'ThrottlingException: Rate exceeded' }]);
     expect(metrics).toEqual([{ name: MetricNames.Retries, value: 1 }]);
+  });
+
+  it("logs a tool's own failure on AWS with the run's keys, its name, message and stack, not its arguments", () => {
+    const { telemetry, lines } = recorder();
+    telemetry.appendKeys({ runId: 'r1', turn: 2, call: 1 });
+    const failure = new TypeError("Cannot read properties of undefined (reading 'url')");
+    awsDeps({}, { telemetry }).onToolFailure!('lookup', failure);
+    expect(lines).toEqual([{ level: 'ERROR', message: 'tool failed', runId: 'r1', turn: 2, call: 1, tool: 'lookup', error: 'TypeError', errorMessage: failure.message, stack: failure.stack }]);
+    expect(toolFailureFields('lookup', 'a string thrown')).toMatchObject({ tool: 'lookup', error: 'Error', errorMessage: 'a string thrown' });
   });
 });
 

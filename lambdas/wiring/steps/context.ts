@@ -77,6 +77,8 @@ export interface HarnessDeps {
   readonly keepVersions?: number;
   /** The tool credentials CallTool serves its tools (`context.secret`: tools/secrets.ts). @default none */
   readonly toolSecrets?: ToolSecrets;
+  /** Where CallTool tells of a tool's own failure, with its stack (CallToolDeps `onToolFailure`): the operator's log. @default none */
+  readonly onToolFailure?: (tool: string, error: unknown) => void;
   /** Starts the child runs of the agent's agent tools (CallTool's, tools/child-runs.ts), and stops them when their parent is killed (ExecutionStopped's, the runs API's). @default none */
   readonly children?: ChildStarter;
 }

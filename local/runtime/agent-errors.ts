@@ -22,6 +22,24 @@ export function agentLoadError(module: string, error: unknown, own: readonly str
   return new Error(`agent ${module} failed to load: ${error.message} (at ${place})`, { cause: error });
 }
 
+/**
+ * `stack` with each frame in a bundled file (the agent's bundle, the CLI's) put back where it was
+ * written, through the source map beside the file: the stack of a tool's failure as the engine's
+ * log keeps it, the user's own file and line (the Lambda bundles map theirs themselves).
+ */
+export function sourceMappedStack(stack: string): string {
+  return stack
+    .split('\n')
+    .map((line) => {
+      const frame = FRAME.exec(line);
+      if (!frame) return line;
+      const file = frame[1]!.startsWith('file://') ? fileURLToPath(frame[1]!) : frame[1]!;
+      const [at, lineNumber, column] = original(file, Number(frame[2]), Number(frame[3]));
+      return at === file ? line : line.replace(`${frame[1]}:${frame[2]}:${frame[3]}`, `${at}:${lineNumber}:${column}`);
+    })
+    .join('\n');
+}
+
 /** A stack line's file, line and column (`at f (file:line:col)` or `at file:line:col`). */
 const FRAME = /^\s+at (?:async )?(?:.*? \()?((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?$/;
 
@@ -38,17 +56,33 @@ function firstUserFrame(stack: string, own: readonly string[]): string | undefin
 
 /** Where a position of a bundled file was written, through the source map beside it; the position itself when it has none. */
 function original(file: string, line: number, column: number): [string, number, number] {
-  const mapFile = `${file}.map`;
-  if (!existsSync(mapFile)) return [file, line, column];
+  const map = sourceMapOf(file);
+  if (!map) return [file, line, column];
   try {
-    const payload = JSON.parse(readFileSync(mapFile, 'utf8')) as ConstructorParameters<typeof SourceMap>[0];
-    const entry = new SourceMap(payload).findEntry(line - 1, column - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number };
+    const entry = map.findEntry(line - 1, column - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number };
     if (entry.originalSource === undefined) return [file, line, column];
     const source = entry.originalSource.startsWith('file://') ? fileURLToPath(entry.originalSource) : resolve(dirname(file), entry.originalSource);
     return [source, entry.originalLine! + 1, entry.originalColumn! + 1];
   } catch {
     return [file, line, column];
   }
+}
+
+/** The source map beside a bundled file, kept for the next stack (null: it has none, or none that parses); the most recent MAX_MAPS. */
+const maps = new Map<string, SourceMap | null>();
+const MAX_MAPS = 32;
+function sourceMapOf(file: string): SourceMap | undefined {
+  if (!maps.has(file)) {
+    if (maps.size >= MAX_MAPS) maps.delete(maps.keys().next().value!);
+    let map: SourceMap | null = null;
+    try {
+      if (existsSync(`${file}.map`)) map = new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')) as ConstructorParameters<typeof SourceMap>[0]);
+    } catch {
+      map = null;
+    }
+    maps.set(file, map);
+  }
+  return maps.get(file) ?? undefined;
 }
 
 function isUsers(file: string, own: readonly string[]): boolean {

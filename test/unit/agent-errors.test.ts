@@ -1,5 +1,9 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { agentLoadError } from '../../local/runtime/agent-load-error.js';
+import { agentLoadError, sourceMappedStack } from '../../local/runtime/agent-errors.js';
 
 const OWN = '/opt/savepoint';
 const thrown = (message: string, ...frames: string[]) => Object.assign(new Error(message), { stack: [`Error: ${message}`, ...frames.map((frame) => `    at ${frame}`)].join('\n') });
@@ -27,5 +31,25 @@ describe('agentLoadError', () => {
     expect(agentLoadError('/a/agent.ts', thrown('agent /a/agent.ts does not compile', `build (${OWN}/bin/bundle.js:300:9)`, 'node:internal/process/task_queues:105:5'), [OWN])).toBeUndefined();
     expect(agentLoadError('/a/agent.ts', thrown('x', `f (/a/node_modules/esbuild/lib/main.js:1:1)`), [OWN])).toBeUndefined();
     expect(agentLoadError('/a/agent.ts', 'a string', [OWN])).toBeUndefined();
+  });
+});
+
+describe('sourceMappedStack', () => {
+  it("puts a bundled file's frames back where they were written, through the map beside it, and leaves the others", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'savepoint-stacks-'));
+    try {
+      const source = join(dir, 'tool.ts');
+      writeFileSync(source, "export function execute(input: { list?: string[] }) {\n  const settings = undefined as unknown as { url: string };\n  return settings.url + String(input.list);\n}\n");
+      const bundled = join(dir, 'out', 'agent.js');
+      await build({ entryPoints: [source], bundle: true, format: 'esm', platform: 'node', sourcemap: 'linked', outfile: bundled, logLevel: 'silent' });
+      // Where the bundle reads `settings.url`: its line and column as a stack would name them.
+      const lines = readFileSync(bundled, 'utf8').split('\n');
+      const row = lines.findIndex((line) => line.includes('settings.url'));
+      const column = lines[row]!.indexOf('settings.url') + 'settings.'.length + 1;
+      const stack = ['TypeError: x', `    at execute (file://${bundled}:${row + 1}:${column})`, '    at node:internal/process/task_queues:105:5', '    at run (/opt/app/plain.js:3:4)'].join('\n');
+      expect(sourceMappedStack(stack)).toBe(['TypeError: x', `    at execute (${source}:3:19)`, '    at node:internal/process/task_queues:105:5', '    at run (/opt/app/plain.js:3:4)'].join('\n'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
