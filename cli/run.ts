@@ -30,6 +30,7 @@ import { progressPrinter } from './progress.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals, runCleanups } from './signals.js';
 import { UsageError } from './errors.js';
+import { checkTracingEnv } from './tracing-env.js';
 import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
 import { startLocalConsole } from '../console/local.js';
 
@@ -124,6 +125,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   // ledger, the engine's ports): it names the file or field, and the next command starts clean.
   if (options.worldData) agent.dev?.checkData?.(options.worldData);
   if (options.input !== undefined) parseOrThrow(agent.input, runInput(options.input, undefined, agent.name), `input of agent ${agent.name}`);
+  await checkTracingEnv();
   const approvalMode = options.approve ?? (io.interactive ? 'prompt' : 'wait');
   // Unattended, nobody will decide: approvals escalate quickly so the run finishes on its own
   // (`--approval-timeout`, or $SAVEPOINT_APPROVAL_TIMEOUT, gives `savepoint approve` longer).

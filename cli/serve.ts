@@ -18,6 +18,7 @@ import { startLocalConsole } from '../console/local.js';
 import { describe as describeError, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
 import { checkStateDir, ownStateDir } from './owner.js';
+import { checkTracingEnv } from './tracing-env.js';
 import { fleetBudgetFile, pricesFile } from './run.js';
 import { watchStopSignals, type StopSignal, runCleanups } from './signals.js';
 import { agentDir, chooseLedger, loadTemplate, publishEngine, rememberAgentModule, worldDataOf } from './state.js';
@@ -70,6 +71,7 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
   if (new Set(agentNames).size !== agentNames.length) throw new UsageError(`--agent: two modules define the same agent (${agentNames.join(', ')})`);
   // The first agent's world serves --world-data and runs --template (the others their own).
   if (options.worldData) loaded[0]!.agent.dev?.checkData?.(options.worldData);
+  await checkTracingEnv();
   const template = options.template ? loadTemplate(options.template) : undefined;
 
   const signals = watchStopSignals();

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
+import { checkTracingEnv } from '../tracing-env.js';
 import { err, out, printJson } from '../program.js';
 import { agentFor, where, withClient } from '../target.js';
 
@@ -17,7 +18,7 @@ export function registerTraceCommand(program: Command): void {
     .option('--print', 'print the span tree (also when exporting)', false)
     .option('--json', 'print the spans as JSON', false)
     .action((runId: string, options: { print: boolean; json: boolean; agent?: string }) =>
-      withClient('trace', undefined, undefined, async ({ ledger }) => {
+      checkTracingEnv().then(() => withClient('trace', undefined, undefined, async ({ ledger }) => {
         const run = await ledger.getRun(runId);
         if (!run) throw new UsageError(`no run ${runId} in ${where()}`);
         // The run's agent, when it is here: its tools' guarantees and its redaction hook.
@@ -39,6 +40,6 @@ export function registerTraceCommand(program: Command): void {
         } finally {
           await sink.shutdown();
         }
-      }),
+      })),
     );
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Day } from '../../agents/refund-reconciler/domain.js';
@@ -260,6 +260,15 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     expect(lines[0]).toMatch(/^invoke_agent refund-reconciler {2}/);
     expect(lines.filter((line) => line.startsWith('  chat '))).toHaveLength(records.turns.length);
     expect(lines.filter((line) => line.startsWith('  execute_tool '))).toHaveLength(records.calls.length);
+  });
+
+  it('a bad OTEL_* variable is the user\'s setting: `trace` and `run` refuse it first, naming it (exit 2), and `run` makes no state directory', async () => {
+    const bad = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' };
+    const message = /^savepoint: OTEL_EXPORTER_OTLP_PROTOCOL: Invalid option: expected one of "http\/protobuf"\|"http\/json"\n$/;
+    expect(await savepoint(['--state-dir', stateDir, 'trace', runId], { env: bad })).toMatchObject({ code: 2, stderr: expect.stringMatching(message) });
+    const fresh = `${stateDir}-never-made`;
+    expect(await savepoint(['--state-dir', fresh, 'run', '--agent', 'refund-reconciler'], { env: bad })).toMatchObject({ code: 2, stdout: '', stderr: expect.stringMatching(message) });
+    expect(existsSync(fresh)).toBe(false);
   });
 
   // Last: the fork adds its lineage to the parent's record (and so a link to the parent's root).
