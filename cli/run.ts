@@ -25,7 +25,9 @@ import { startLocalStack, type LocalStack, type LocalStackOptions } from '../loc
 import { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
 import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
 import { describe as describeError } from './errors.js';
-import { priceTable, type PriceOverrides } from '../lambdas/models/prices.js';
+import { deploymentPrices, priceFor, priceTable, type PriceOverrides, type PriceTable } from '../lambdas/models/prices.js';
+import { modelConfigFromEnv } from '../lambdas/models/config.js';
+import { modelRegistry } from '../lambdas/models/registry.js';
 import { progressPrinter } from './progress.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals, runCleanups } from './signals.js';
@@ -125,6 +127,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   // ledger, the engine's ports): it names the file or field, and the next command starts clean.
   if (options.worldData) agent.dev?.checkData?.(options.worldData);
   if (options.input !== undefined) parseOrThrow(agent.input, runInput(options.input, undefined, agent.name), `input of agent ${agent.name}`);
+  if (options.model !== undefined) await checkModel(options.model, deploymentPrices(agent.prices, prices));
   await checkTracingEnv();
   const approvalMode = options.approve ?? (io.interactive ? 'prompt' : 'wait');
   // Unattended, nobody will decide: approvals escalate quickly so the run finishes on its own
@@ -460,6 +463,17 @@ function readInputFile(path: string): string {
   } catch (error) {
     throw new InvalidInputError(`input: cannot read ${path}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * A model named with `--model`, checked before anything is made (the engine would find the same at
+ * the run's first turn, the run made and failed by then): its price, so that a dollar budget never
+ * reads zero, and, for a provider's model, what the environment must give it (its API key, a base
+ * URL that is one). The simulated model is the local stack's own.
+ */
+async function checkModel(spec: string, prices: PriceTable | undefined): Promise<void> {
+  priceFor(spec, prices);
+  if (parseModelSpec(spec).provider !== 'sim') await modelRegistry(() => modelConfigFromEnv(process.env)).clientFor(spec);
 }
 
 /**

@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
@@ -11,6 +14,10 @@ import { startOpenAIServer } from '../../sim/wire/openai-server.js';
 const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
 const exec = promisify(execFile);
 const KEY = 'sk-ant-cli-test';
+/** Where the refused runs would have made their state directories. */
+const scratch = mkdtempSync(join(tmpdir(), 'savepoint-model-'));
+let refusedCount = 0;
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** The real CLI in a process of its own, with `env` over a clean environment (no keys of the machine's). */
 async function savepoint(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -80,11 +87,18 @@ describe('savepoint run --model', () => {
     expect(bad.stderr).toMatch(/model: expected "provider:model-id"/);
   });
 
-  it('refuses a model without a price before any call, naming it', async () => {
+  // Before the engine starts: no call, and no state directory made for a run that cannot go.
+  it.each([
+    ['without a price', 'anthropic:claude-unpriced-9', () => ({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.url }), /^savepoint: model anthropic:claude-unpriced-9 has no price in price table /],
+    ['without its API key', 'anthropic:claude-haiku-4-5', () => ({ ANTHROPIC_BASE_URL: anthropic.url }), /^savepoint: model anthropic:claude-haiku-4-5 needs an Anthropic API key: set ANTHROPIC_API_KEY/],
+    ['with a base URL that is none', 'anthropic:claude-haiku-4-5', () => ({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: 'localhost-4318' }), /^savepoint: ANTHROPIC_BASE_URL \(anthropic\.baseUrl\)=localhost-4318 is not a URL/],
+  ])('refuses a model %s before anything is made, naming it', async (_case, model, env, message) => {
     const requests = anthropic.requestCount();
-    const unpriced = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--model', 'anthropic:claude-unpriced-9'], { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.url });
-    expect(unpriced.code).toBe(2);
-    expect(unpriced.stderr).toMatch(/model anthropic:claude-unpriced-9 has no price in price table/);
+    const stateDir = join(scratch, `never-made-${refusedCount++}`);
+    const refused = await savepoint(['--state-dir', stateDir, 'run', '--agent', 'refund-reconciler', '--model', model], env());
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toMatch(message);
+    expect(existsSync(stateDir)).toBe(false);
     expect(anthropic.requestCount()).toBe(requests);
   });
 });

@@ -17,7 +17,7 @@ describe('savepoint replay and fork, through the CLI', () => {
     const paid = refunds();
     expect(paid).toBeGreaterThan(0);
     // The finished run asked for again on another model: StartRun's refusal is the answer (exit 2), not the old run's report.
-    const otherModel = await cli('run', '--agent', 'refund-reconciler', '--run-id', 'day1', '--model', 'anthropic:claude-haiku-4-5');
+    const otherModel = await savepoint(['--state-dir', stateDir, 'run', '--agent', 'refund-reconciler', '--run-id', 'day1', '--model', 'anthropic:claude-haiku-4-5'], { env: { ANTHROPIC_API_KEY: 'sk-ant-never-used' } });
     expect(otherModel.code).toBe(2);
     expect(otherModel.stdout).not.toMatch(/^run day1 \(|agent steps/m);
     expect(otherModel.stderr).toMatch(/^savepoint: model: run day1 runs on sim:savepoint-sim-1, not anthropic:claude-haiku-4-5: start a new run id to use another model$/m);
