@@ -6,8 +6,9 @@ import { loadAgent } from '../../local/runtime/agents.js';
 import { AGENT_HELP, defaultAgent, deployed, out, printJson, stateDir } from '../program.js';
 import { describe, UsageError } from '../errors.js';
 
+const NAME_THE_AGENT = 'name the agent: --agent <name|path> (or $SAVEPOINT_AGENT)';
 const BatchOptions = z.object({
-  agent: z.string().min(1, 'name the agent: --agent <name|path> (or $SAVEPOINT_AGENT)'),
+  agent: z.string({ error: NAME_THE_AGENT }).min(1, NAME_THE_AGENT),
   items: z.string().min(1).optional(),
   manifest: z.string().regex(/^s3:\/\/[^/]+\/.+$/, 'expected s3://<bucket>/<key>').optional(),
   format: z.enum(['json', 'csv']).optional(),
