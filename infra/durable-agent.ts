@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -266,6 +268,12 @@ export class DurableAgent extends Construct {
     super(scope, id);
     if (!/^[a-z][a-z0-9-]{0,39}$/.test(props.agentName)) {
       throw new Error(`DurableAgent ${id}: agentName must be the agent's name (lowercase letters, digits, "-"), got ${JSON.stringify(props.agentName)}`);
+    }
+    // Said here, naming the prop, before a function is bundled: esbuild would say it of its own
+    // alias ("Could not resolve … (originally @savepoint/agent-entry)"), after the first bundles.
+    // (A synth that bundles nothing — `cdk synth --exclusively` of another stack, a template test — reads no entry.)
+    if (Stack.of(scope).bundlingRequired && !existsSync(resolve(props.entry))) {
+      throw new Error(`DurableAgent ${id}: entry ${JSON.stringify(props.entry)} is no file (${resolve(props.entry)}): the agent's module, a path from the directory the app is synthesized in`);
     }
     const stack = Stack.of(this);
     // Named for the deployed stack (a nested stack's own name is known only at deploy time).

@@ -1,3 +1,5 @@
+import { resolve } from 'node:path';
+import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertionApp, exampleTemplate } from './example-template.js';
@@ -5,6 +7,7 @@ import { SavepointStack } from '../../infra/stack.js';
 import { ErrorNames, RETRYABLE_ERRORS } from '../../lambdas/shared/errors.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { identityPolicies } from '../support/role-policies.js';
+import { scratchDir } from '../support/scratch.js';
 
 type State = {
   Type: string;
@@ -237,6 +240,13 @@ describe('the nightly schedule', () => {
     const app = assertionApp();
     const stack = new SavepointStack(app, 'Bad');
     expect(() => stack.addAgent('Bad', { agentName: 'Refund Reconciler', entry: 'agent.ts' })).toThrow(/agentName must be the agent's name .*"Refund Reconciler"/);
+  });
+
+  it("fails at synth time, before any bundle, for an entry that is no file, naming the prop and where it looked (a synth that bundles nothing reads none)", () => {
+    // An app that bundles (the CDK's default), its assembly in the run's scratch directory.
+    const stack = new SavepointStack(new App({ outdir: scratchDir('cdk.out-') }), 'NoEntry');
+    expect(() => stack.addAgent('Missing', { agentName: 'refunds', entry: 'agents/gone/agent.ts' })).toThrow(`DurableAgent Missing: entry "agents/gone/agent.ts" is no file (${resolve('agents/gone/agent.ts')})`);
+    expect(() => new SavepointStack(assertionApp(), 'Unbundled').addAgent('Missing', { agentName: 'refunds', entry: 'agents/gone/agent.ts' })).not.toThrow();
   });
 });
 
