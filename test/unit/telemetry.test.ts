@@ -68,6 +68,10 @@ describe('the step middleware', () => {
     awsDeps({}, { telemetry }).onToolFailure!('lookup', failure);
     expect(lines).toEqual([{ level: 'ERROR', message: 'tool failed', runId: 'r1', turn: 2, call: 1, tool: 'lookup', error: 'TypeError', errorMessage: failure.message, stack: failure.stack }]);
     expect(toolFailureFields('lookup', 'a string thrown')).toMatchObject({ tool: 'lookup', error: 'Error', errorMessage: 'a string thrown' });
+    // Bounded whatever was thrown: a CloudWatch Logs event holds at most 256 KiB (PutLogEvents quota), and a
+    // line the logger splits is no longer one JSON object.
+    const huge = Object.assign(new Error('x'.repeat(1_000_000)), { stack: 'y'.repeat(1_000_000) });
+    expect(JSON.stringify(toolFailureFields('t'.repeat(10_000), huge)).length).toBeLessThan(6_000);
   });
 });
 
