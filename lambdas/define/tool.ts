@@ -202,8 +202,11 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    */
   readonly maxResultTokens?: number;
   /**
-   * The call itself. Its result (JSON-serializable) is recorded and goes back to the model. Pass
-   * `context.signal` to outbound calls. What it throws:
+   * The call itself. Its result is recorded as JSON and goes back to the model; nothing
+   * (`undefined`) is recorded as `null`. A value with no JSON (a BigInt, a cycle) cannot be
+   * recorded: a `read`'s call is answered to the model as an error result, a `write`'s — which
+   * ran — is recorded as that error, not sent again, and the run fails. Pass `context.signal` to
+   * outbound calls. What it throws:
    * - an error of `savepoint`'s own (`TransientError`: retried; `InvalidInputError`: the model is
    *   told why the provider refused; `TerminalError`: the run fails) means what its name says;
    * - anything else (a plain `Error`) from a `read` is answered to the model as an error result

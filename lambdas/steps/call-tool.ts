@@ -10,7 +10,7 @@ import type { AggregateLedger, ApprovalLedger, BlobStore, ChildWaitLedger, Effec
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
 import { ApprovalNeededError, InvalidInputError } from '../shared/errors.js';
 import { boundedAttempt } from '../tools/attempt.js';
-import { escalated, failureOf, isToolFault, type Failure, type Outcome } from '../tools/failures.js';
+import { escalated, failureOf, isToolFault, unrecordableResult, type Failure, type Outcome } from '../tools/failures.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { timersOf, type Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
@@ -328,14 +328,34 @@ export function createCallTool(deps: CallToolDeps) {
 /** Runs the outside call once: the tool's answer as the model will see it, or what its failure comes to. */
 async function attempt(deps: CallToolDeps, tool: ToolDefinition, send: () => Promise<unknown>): Promise<Attempted> {
   const started = deps.clock.now().getTime();
+  let result: unknown;
   try {
-    const result = await send();
-    return { kind: 'ok', outcome: { outcome: 'ok', result: JSON.stringify(result), latencyMs: deps.clock.now().getTime() - started } };
+    result = await send();
   } catch (error) {
     // The model is answered with the message; where the fault is (the stack) is for the operator.
     if (isToolFault(error)) deps.onToolFailure?.(tool.name, error);
     return failureOf(tool, error, deps.clock.now().getTime() - started);
   }
+  const latencyMs = deps.clock.now().getTime() - started;
+  try {
+    return { kind: 'ok', outcome: { outcome: 'ok', result: resultJson(result), latencyMs } };
+  } catch (error) {
+    // It ran (a write's effect took place), and what it returned cannot be recorded: not an unknown outcome to send again.
+    deps.onToolFailure?.(tool.name, error);
+    return unrecordableResult(tool, error, latencyMs);
+  }
+}
+
+/**
+ * What a tool returned, as the ledger records it and the model reads it: its JSON, and `null` for
+ * a tool that returns nothing (`execute` is typed `Promise<unknown>`: a write that answers with no
+ * value is common). A value with no JSON — a BigInt, a cycle, a function — throws.
+ */
+function resultJson(value: unknown): string {
+  if (value === undefined) return 'null';
+  const text = JSON.stringify(value) as string | undefined;
+  if (text === undefined) throw new TypeError(`a ${typeof value} is not JSON`);
+  return text;
 }
 
 /** Whether the call has been through the approval wait in this execution (its `approval` input is the wait's end). */

@@ -103,6 +103,21 @@ export function escalated(toolName: string, why: string): Outcome {
 }
 
 /**
+ * A tool that ran and returned a value with no JSON (a BigInt, a cycle, a function): what it did
+ * cannot be recorded or shown. A read changed nothing: the model is told. A write's effect took
+ * place, so it is not an unknown outcome to send again (each retry would re-send it for the same
+ * answer): recorded as this error, never sent again, and the run fails — a fault of the tool's
+ * code that no retry mends. `error`: what serializing the value threw.
+ */
+export function unrecordableResult(tool: Pick<ToolDefinition, 'name' | 'effect'>, error: unknown, latencyMs: number): Failure {
+  const why = error instanceof Error ? error.message : String(error);
+  const message = `${tool.name} returned a value that is not JSON (${why})`;
+  if (tool.effect === 'read') return { kind: 'answer', outcome: { outcome: 'error', result: JSON.stringify({ error: 'tool_failed', message }), latencyMs } };
+  const recorded = `${message}: it ran and is not sent again; its result could not be recorded`;
+  return { kind: 'fail', outcome: { outcome: 'error', result: JSON.stringify({ error: 'unrecordable_result', message: recorded }), latencyMs }, error: new TerminalError(recorded) };
+}
+
+/**
  * Whether an attempt's error is the tool's own fault — its code's, its library's or its
  * provider's, not one of the harness's errors (a deadline, a refusal it was told to make, a cut):
  * what the operator's log is told of, with its stack (CallToolDeps `onToolFailure`).

@@ -118,6 +118,41 @@ async function run(current: LocalStack, runId: string, config: Record<string, un
 
 const parsed = (block: ToolResultBlock | undefined) => JSON.parse(String(block?.content)) as { error?: string; message?: string; issues?: { path: string }[] };
 
+describe("what a tool returns is recorded as it ran", () => {
+  it('records a write that returns nothing as null, and one whose value has no JSON once, as that error, failing the run without sending it again', async () => {
+    let sent = 0;
+    const nothing = bareTool({ name: 'send_mail', description: 'Sends a mail.', effect: 'write', idempotencyKeys: true, execute: async () => undefined });
+    const bigint = bareTool({
+      name: 'count_up',
+      description: 'Counts.',
+      effect: 'write',
+      idempotencyKeys: true,
+      execute: async () => {
+        sent += 1;
+        return { count: 10n };
+      },
+    });
+    const seen: ToolResultBlock[][] = [];
+    const agent = scriptedAgent([nothing, bigint], [() => calls(use('m1', 'send_mail', {})), ([answer]) => (answer?.content === 'null' && !answer.is_error ? calls(use('c1', 'count_up', {})) : finish('not null')), () => finish('unreachable')], seen);
+    const logged: string[] = [];
+    const current = await start(agent, { log: (line) => logged.push(line) });
+    const finished = await run(current, 'results');
+
+    expect(finished.status).toBe('FAILED');
+    expect(JSON.parse(finished.cause!)).toMatchObject({ errorType: 'Agent.Terminal' });
+    // Sent once: it ran, so no retry re-sends it for the same answer.
+    expect(sent).toBe(1);
+    expect(finished.states['CallTool']).toMatchObject({ entered: 2, invocations: 2 });
+    const { calls: records } = await current.ledger.listConversation('results');
+    expect(records.map((record) => [record.name, record.status, record.outcome, record.result])).toEqual([
+      ['send_mail', 'completed', 'ok', 'null'],
+      ['count_up', 'completed', 'error', JSON.stringify({ error: 'unrecordable_result', message: 'count_up returned a value that is not JSON (Do not know how to serialize a BigInt): it ran and is not sent again; its result could not be recorded' })],
+    ]);
+    expect(await current.ledger.getRun('results')).toMatchObject({ status: 'failed', error: { error: 'Agent.Terminal' } });
+    expect(logged.map((line) => JSON.parse(line) as Record<string, string>).filter((line) => line['message'] === 'tool failed').map((line) => [line['tool'], line['error']])).toEqual([['count_up', 'TypeError']]);
+  });
+});
+
 describe('a model mistake is answered to the model', () => {
   it('answers bad arguments, an unknown tool and a throwing read with error results, and the model corrects itself', async () => {
     const flakyRead = throwing('flaky_read', 'read', 'backend said no');
