@@ -17,7 +17,8 @@ import { RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { ForkRequest } from '../lambdas/runs/fork.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { agentModulePath, knownAgents, loadAgent } from '../local/runtime/agents.js';
+import { agentModulePath, knownAgents, loadAgent, SAVEPOINT_CODE } from '../local/runtime/agents.js';
+import { userCodePlace } from '../local/runtime/agent-errors.js';
 import { crashInjector, CrashAt } from '../local/runtime/crash.js';
 import { summarizeHistory } from '../local/engine/local-engine.js';
 import { historyLog } from '../local/engine/history-log.js';
@@ -347,7 +348,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   if (execution.error === ErrorNames.InvalidInput && (!report || report.status === 'running' || finishedBefore)) throw new InvalidInputError(causeMessage(execution.cause));
   if (!report) {
     if (signal) throw new StoppedBySignal(signal);
-    throw new Error(`run ${runId} did not start: ${execution.error ?? ''} ${execution.cause ?? ''}`.trim());
+    throw new Error(`run ${runId} did not start: ${failureOf(execution.error, execution.cause)}`);
   }
   // Said once StartRun has settled and the run is known to exist: then, and only then, it is saved.
   if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — the run is saved; resume it with \`savepoint resume ${runId}\``);
@@ -463,6 +464,22 @@ function readInputFile(path: string): string {
   } catch (error) {
     throw new InvalidInputError(`input: cannot read ${path}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * An execution's failure in one line: the error and its message (a Lambda error's cause is a JSON
+ * object: errorType, errorMessage, trace), and where in the user's code it was thrown, when it
+ * was (the agent's `prompt`, a hook of its own), mapped back to the file they wrote.
+ */
+function failureOf(error: string | undefined, cause: string | undefined): string {
+  let trace: unknown;
+  try {
+    trace = (JSON.parse(cause ?? '') as { trace?: unknown }).trace;
+  } catch {
+    trace = undefined;
+  }
+  const place = Array.isArray(trace) ? userCodePlace(trace.join('\n'), SAVEPOINT_CODE) : undefined;
+  return `${error ?? 'failed'}: ${causeMessage(cause)}${place ? ` (at ${place})` : ''}`;
 }
 
 /**

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
  */
 export function agentLoadError(module: string, error: unknown, own: readonly string[]): Error | undefined {
   if (!(error instanceof Error) || typeof error.stack !== 'string') return undefined;
-  const place = firstUserFrame(error.stack, own);
+  const place = userCodePlace(error.stack, own);
   if (!place) return undefined;
   return new Error(`agent ${module} failed to load: ${error.message} (at ${place})`, { cause: error });
 }
@@ -43,7 +43,8 @@ export function sourceMappedStack(stack: string): string {
 /** A stack line's file, line and column (`at f (file:line:col)` or `at file:line:col`). */
 const FRAME = /^\s+at (?:async )?(?:.*? \()?((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?$/;
 
-function firstUserFrame(stack: string, own: readonly string[]): string | undefined {
+/** The first frame of `stack` in the user's code (not `own`, not node_modules), as `file:line:column` where it was written; undefined when none is. */
+export function userCodePlace(stack: string, own: readonly string[]): string | undefined {
   for (const line of stack.split('\n')) {
     const frame = FRAME.exec(line);
     if (!frame) continue;

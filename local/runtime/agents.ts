@@ -13,6 +13,9 @@ const PACKAGE_ROOT = (() => {
   return existsSync(resolve(here, 'package.json')) ? here : dirname(here);
 })();
 
+/** Where savepoint's own code is (not the user's: agent-errors.ts). */
+export const SAVEPOINT_CODE: readonly string[] = [PACKAGE_ROOT];
+
 /**
  * Where agents are found by name: `<root>/agents/<name>/agent.ts`. A name the user asked for
  * (`--agent`, $SAVEPOINT_AGENT) is looked for in the working directory, then in the package. A
@@ -75,7 +78,7 @@ export async function loadAgent(spec: string, origin: AgentOrigin = 'asked'): Pr
 
 async function agentExportOf(module: string): Promise<AgentDefinition> {
   const exports = (await (bundle()?.importAgent(module) ?? import(pathToFileURL(module).href)).catch((error: unknown) => {
-    throw agentLoadError(module, error, [PACKAGE_ROOT]) ?? error;
+    throw agentLoadError(module, error, SAVEPOINT_CODE) ?? error;
   })) as Record<string, unknown>;
   const candidates = [exports['default'], ...Object.values(exports)].filter(isAgent);
   const agent = candidates[0];

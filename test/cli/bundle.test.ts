@@ -261,6 +261,19 @@ describe('an agent outside the repository, run by the bundled CLI', { timeout: 1
     }
   });
 
+  it("names the place in the agent's code of an error its prompt throws, when the run does not start", async () => {
+    const dir = join(work, 'throwing-prompt');
+    mkdirSync(dir);
+    for (const [name, code] of Object.entries(readmeFiles()).filter(([name]) => /^my-agent(\.dev)?\.ts$/.test(name))) writeFileSync(join(dir, name), code);
+    const agent = readFileSync(join(dir, 'my-agent.ts'), 'utf8');
+    const prompt = /prompt: \(input\) => .*,$/m.exec(agent)!;
+    writeFileSync(join(dir, 'my-agent.ts'), agent.replace(prompt[0], "prompt: () => { throw new Error('no prompt today'); },"));
+    const line = agent.slice(0, prompt.index).split('\n').length;
+    const failed = await exec(process.execPath, [join(ROOT, 'bin', 'savepoint.js'), 'run', '--agent', './my-agent.ts', '--input', '{"inbox":"team"}', '--memory'], { cwd: dir, env: { ...process.env, SAVEPOINT_FROM_SOURCE: '' } }).catch((error: { code: number; stderr: string }) => error);
+    expect(failed).toMatchObject({ code: 1 });
+    expect((failed as { stderr: string }).stderr).toMatch(new RegExp(`^savepoint: run \\S+ did not start: Error: no prompt today \\(at ${join(dir, 'my-agent.ts').replaceAll('.', '\\.')}:${line}:\\d+\\)$`, 'm'));
+  });
+
   it('names the file, line and column of an agent that does not compile', async () => {
     const file = join(work, 'broken-agent.ts');
     writeFileSync(file, "import { defineAgent } from 'savepoint';\nexport default defineAgent({ name: 'x', \n");
