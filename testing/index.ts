@@ -43,6 +43,9 @@ import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 import type { Clock, Timers } from '../lambdas/shared/ports.js';
 import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/runtime/crash.js';
 import { startLocalStack, type LocalStack } from '../local/runtime/local-stack.js';
+import { waitForChain } from '../local/runtime/chain.js';
+import type { ExecutionDescription } from '../local/engine/local-engine.js';
+import { causeMessage } from '../lambdas/shared/errors.js';
 
 export { CrashPoint, TOOL_CALL_BOUNDARIES };
 export type { ApprovalRecord, ChildRunFigure, RunReport };
@@ -172,6 +175,14 @@ export interface TestRun {
   readonly report: RunReport;
 }
 
+/** How a test environment starts a run (`TestEnvironment.run`, `start`). */
+export interface TestRunOptions {
+  /** The run's id. @default `test-<agent>-<n>`, n counting this environment's runs */
+  readonly runId?: string;
+  /** Budgets and other settings of this run (RunConfig), as a run request gives them, e.g. `{ maxSteps: 3 }`. @default the agent's */
+  readonly config?: Record<string, unknown>;
+}
+
 /** A local engine for one agent in a test (`createTestEnvironment`): run it, decide its approvals, move its clock. */
 export interface TestEnvironment<World extends DevWorld = DevWorld> {
   /** The agent it runs. */
@@ -182,13 +193,20 @@ export interface TestEnvironment<World extends DevWorld = DevWorld> {
   readonly clock: TestClock;
   /** The embedded ledger the runs are recorded in. */
   readonly ledger: Ledger;
-  /** Runs the agent on `input` until its execution stops (approvals answered by `approve`, or by `decide` meanwhile). */
-  run(input: unknown, options?: { runId?: string }): Promise<TestRun>;
-  /** Starts a run and returns at once; `result()` waits for its end. */
-  start(input: unknown, options?: { runId?: string }): { runId: string; result(): Promise<TestRun> };
+  /**
+   * Runs the agent on `input` until the run stops (its last execution, after any handoff; approvals
+   * answered by `approve`, or by `decide` meanwhile). Rejects, saying why, when the run did not
+   * start (an input the agent refuses).
+   */
+  run(input: unknown, options?: TestRunOptions): Promise<TestRun>;
+  /** Starts a run and returns at once; `result()` waits for its end, as `run` does. */
+  start(input: unknown, options?: TestRunOptions): { runId: string; result(): Promise<TestRun> };
   /** The approvals waiting for a person, oldest first. */
   pendingApprovals(): Promise<ApprovalRecord[]>;
-  /** Resolves with the next approval requested (or one pending already). */
+  /**
+   * Resolves with the next approval requested (or one pending already); rejects once no run of
+   * this environment is going, as none can ask for one then (rather than waiting for the test's timeout).
+   */
   nextApproval(): Promise<ApprovalRecord>;
   /** Decides an approval through the approval API, as a person would. */
   decide(approvalId: string, decision: 'approve' | 'reject', reason?: string): Promise<void>;
@@ -250,16 +268,22 @@ async function open<World extends DevWorld>(
   // A send waiting out its settle time moves the test's clock by that much (time skipping).
   const stopSkipping = skipSettleWaits(started.engine, clock.advance);
   let runs = 0;
-  const start = (input: unknown, runOptions: { runId?: string } = {}) => {
+  // The runs started here that are still going (a run's end: its last execution, after any
+  // handoff), and what waits for an approval, told when none is left to ask for one.
+  let going = 0;
+  const whenIdle = new Set<() => void>();
+  const start = (input: unknown, runOptions: TestRunOptions = {}) => {
     const runId = runOptions.runId ?? `test-${options.agent.name}-${++runs}`;
-    const { executionArn } = started.engine.startExecution({ name: runId, input: { runId, input } });
-    return {
-      runId,
-      result: async (): Promise<TestRun> => {
-        const execution = await started.engine.waitForExecution(executionArn);
-        return finished(started, runId, execution.status, clock);
-      },
-    };
+    const { executionArn } = started.engine.startExecution({ name: runId, input: { runId, input, ...(runOptions.config && { config: runOptions.config }) } });
+    going += 1;
+    const ended = waitForChain(started.engine, started.ledger, runId, executionArn);
+    void ended
+      .catch(() => undefined)
+      .finally(() => {
+        going -= 1;
+        for (const idle of [...whenIdle]) idle();
+      });
+    return { runId, result: async (): Promise<TestRun> => finished(started, runId, await ended, clock) };
   };
   const env: TestEnvironment<World> = {
     agent: options.agent,
@@ -272,12 +296,25 @@ async function open<World extends DevWorld>(
     nextApproval: async () => {
       const pending = await started.ledger.listPendingApprovals();
       if (pending[0]) return pending[0];
-      return new Promise((resolve) => {
-        const wake = (approval: ApprovalRecord) => {
+      // No run can ask for one: said now, not left to the test's timeout.
+      const none = () => new Error('nextApproval: no run of this environment is going, and none asked for an approval (start a run, or look at its result)');
+      if (going === 0) throw none();
+      return new Promise((resolve, reject) => {
+        const done = () => {
           waiting.delete(wake);
+          whenIdle.delete(idle);
+        };
+        const wake = (approval: ApprovalRecord) => {
+          done();
           resolve(approval);
         };
+        const idle = () => {
+          if (going > 0) return;
+          done();
+          reject(none());
+        };
         waiting.add(wake);
+        whenIdle.add(idle);
       });
     },
     decide,
@@ -296,10 +333,11 @@ async function open<World extends DevWorld>(
   return { env, stack: started };
 }
 
-async function finished(stack: LocalStack<any>, runId: string, execution: string, clock: Clock): Promise<TestRun> {
+async function finished(stack: LocalStack<any>, runId: string, execution: Pick<ExecutionDescription, 'status' | 'error' | 'cause'> | { status: string; error?: undefined; cause?: undefined }, clock: Clock): Promise<TestRun> {
   const report = await loadReport(stack.ledger, runId, clock.now(), stack.agent);
-  if (!report) throw new Error(`run ${runId}: the ledger has no record of it (execution ${execution})`);
-  return { runId, execution, status: report.status, report };
+  // StartRun refused it (input the agent refuses, say): why, as the engine said it.
+  if (!report) throw new Error(`run ${runId} did not start (execution ${execution.status}): ${execution.error ?? 'no error'}: ${causeMessage(execution.cause)}`);
+  return { runId, execution: execution.status, status: report.status, report };
 }
 
 /** One case of the crash matrix: where the engine died, and the run the next engine finished. */
@@ -464,10 +502,9 @@ async function resumeOrphan(stack: LocalStack<any>, runId: string, clock: Clock)
   const results = await stack.recoverOrphans();
   const resumed = results.find((result) => result.runId === runId);
   if (resumed?.action === 'recovered') {
-    const execution = await stack.engine.waitForExecution(resumed.executionArn);
-    return finished(stack, runId, execution.status, clock);
+    return finished(stack, runId, await waitForChain(stack.engine, stack.ledger, runId, resumed.executionArn), clock);
   }
   // Nothing to resume: the crash came after the run's last write (or before its first), and the
   // ledger says how it ended.
-  return finished(stack, runId, resumed ? `not resumed: ${resumed.reason}` : 'not running', clock);
+  return finished(stack, runId, { status: resumed ? `not resumed: ${resumed.reason}` : 'not running' }, clock);
 }

@@ -74,6 +74,28 @@ describe('savepoint/testing', () => {
     expect([...sent.values()]).toEqual([1]);
   });
 
+  it('says why a run did not start (the input the agent refuses), and that no approval can come once no run is going', async () => {
+    env = await createTestEnvironment({ agent: dev });
+    await expect(env.nextApproval()).rejects.toThrow('nextApproval: no run of this environment is going, and none asked for an approval');
+    await expect(env.run({ urgent: 'yes' })).rejects.toThrow(
+      'run test-kit-notes-1 did not start (execution FAILED): Agent.InvalidInput: invalid input of agent kit-notes: urgent: Invalid input: expected boolean, received string',
+    );
+    // A run that asks for nothing: the wait ends with it, not with the test's timeout.
+    const run = env.start({ urgent: false });
+    await expect(env.nextApproval()).rejects.toThrow('nextApproval: no run of this environment is going, and none asked for an approval');
+    expect((await run.result()).status).toBe('succeeded');
+  });
+
+  it('waits for a run that hands off (continue-as-new) to end on its last execution, and takes a run\'s config', async () => {
+    env = await createTestEnvironment({ agent: dev });
+    // The smallest handoff threshold the run config allows: the run goes on in a successor execution.
+    const run = await env.run({ urgent: false }, { runId: 'handed-off', config: { historyEventsBeforeHandoff: 50 } });
+    const record = await env.ledger.getRun('handed-off');
+    expect(record?.executionArn).toMatch(/:handed-off-c\d+$/);
+    expect(run).toMatchObject({ execution: 'SUCCEEDED', status: 'succeeded' });
+    expect([...sent.values()]).toEqual([1]);
+  });
+
   it('expires an undecided approval when the injected clock passes its deadline', async () => {
     const clock = new TestClock('2026-03-01T00:00:00Z');
     env = await createTestEnvironment({ agent: dev, clock });
