@@ -450,11 +450,23 @@ export function runInput(option: string | undefined, fallback: unknown, agentNam
     if (fallback === undefined) throw new InvalidInputError(`input: agent ${agentName} needs an input: --input <json|file>`);
     return fallback;
   }
-  const text = option.trimStart().startsWith('{') || option.trimStart().startsWith('[') ? option : readInputFile(option);
+  // JSON text as it is: an object, a list, a string; a scalar (`5`, `true`) when no file has that name.
+  const inline = /^\s*[{["]/.test(option) || (!existsSync(option) && scalarJson(option));
+  const text = inline ? option : readInputFile(option);
   try {
     return JSON.parse(text);
   } catch (error) {
     throw new InvalidInputError(`input: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+/** Whether `text` is a JSON number, `true`, `false` or `null`. */
+function scalarJson(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value === null || typeof value === 'number' || typeof value === 'boolean';
+  } catch {
+    return false;
   }
 }
 

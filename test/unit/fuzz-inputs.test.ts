@@ -112,6 +112,11 @@ describe('fuzz: the run input', () => {
     expect(counts.refused).toBeGreaterThan(0);
   });
 
+  it('`--input` JSON of any kind is the input (an object, a list, a string, a number, a boolean, null); other text names a file', () => {
+    for (const value of [{ inbox: 'team' }, ['a'], 'hello', 'with "quotes"', 42, -1.5, true, false, null]) expect(runInput(JSON.stringify(value), undefined, 'agent')).toEqual(value);
+    expect(() => runInput('no-such-input.json', undefined, 'agent')).toThrow(/^input: cannot read no-such-input\.json: ENOENT/);
+  });
+
   it('`--input` text that is not JSON is one Agent.InvalidInput naming the input', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 40 }).map((tail) => `{${tail}`), (text) => {
