@@ -44,7 +44,6 @@ import type { Clock, Timers } from '../lambdas/shared/ports.js';
 import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/runtime/crash.js';
 import { startLocalStack, type LocalStack } from '../local/runtime/local-stack.js';
 import { waitForChain } from '../local/runtime/chain.js';
-import type { ExecutionDescription } from '../local/engine/local-engine.js';
 import { causeMessage } from '../lambdas/shared/errors.js';
 
 export { CrashPoint, TOOL_CALL_BOUNDARIES };
@@ -333,7 +332,8 @@ async function open<World extends DevWorld>(
   return { env, stack: started };
 }
 
-async function finished(stack: LocalStack<any>, runId: string, execution: Pick<ExecutionDescription, 'status' | 'error' | 'cause'> | { status: string; error?: undefined; cause?: undefined }, clock: Clock): Promise<TestRun> {
+/** `execution`: how the run's last execution ended (`ExecutionDescription`), or why there was none. */
+async function finished(stack: LocalStack<any>, runId: string, execution: { status: string; error?: string; cause?: string }, clock: Clock): Promise<TestRun> {
   const report = await loadReport(stack.ledger, runId, clock.now(), stack.agent);
   // StartRun refused it (input the agent refuses, say): why, as the engine said it.
   if (!report) throw new Error(`run ${runId} did not start (execution ${execution.status}): ${execution.error ?? 'no error'}: ${causeMessage(execution.cause)}`);
