@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { stepError } from '../tools/failures.js';
+import { isHarnessError, stepError } from '../tools/failures.js';
 import type { MetricPoint } from '../shared/metrics.js';
 import { Steps, type StepName } from '../shared/steps.js';
 import { errorMetrics, inputKeys, resultKeys, resultMetrics, type LogKeys } from './step-telemetry.js';
@@ -26,9 +26,18 @@ export interface Telemetry {
 const errorClassifier = (log: ErrorLog): middy.MiddlewareObj => ({
   onError: (request) => {
     request.error = stepError(request.error) as Error;
-    log(JSON.stringify({ level: 'ERROR', error: request.error.name, message: request.error.message }));
+    log(JSON.stringify({ level: 'ERROR', error: request.error.name, message: request.error.message, ...faultStack(request.error) }));
   },
 });
+
+/**
+ * The stack of a step's error that is none of the harness's own (errors.ts: those say what they
+ * mean by their name): a bug — in a hook of the agent's (`prompt`, `needsApproval`), or in
+ * savepoint — whose place the operator needs, bounded as a log line must be.
+ */
+function faultStack(error: Error): { stack?: string } {
+  return isHarnessError(error) || error.stack === undefined ? {} : { stack: error.stack.slice(0, 4_000) };
+}
 
 /**
  * Logs and metrics from what the step already says: the run, execution, turn and tool from its
@@ -54,7 +63,7 @@ export const stepTelemetry = (step: StepName, telemetry: Telemetry): middy.Middl
   onError: (request) => {
     request.error = stepError(request.error) as Error;
     telemetry.addMetrics(errorMetrics(request.error));
-    telemetry.error(`${step} failed`, { error: request.error.name, errorMessage: request.error.message.slice(0, 1_000) });
+    telemetry.error(`${step} failed`, { error: request.error.name, errorMessage: request.error.message.slice(0, 1_000), ...faultStack(request.error) });
     telemetry.flush();
   },
 });

@@ -16,7 +16,7 @@ import { AttemptCut } from './attempt.js';
  * the run instead of looping.
  */
 export function stepError(error: unknown): unknown {
-  if (!(error instanceof Error) || isOwnError(error)) return error;
+  if (!(error instanceof Error) || isHarnessError(error)) return error;
   const sdk = error as Error & { $retryable?: unknown; $fault?: string; code?: string };
   const network = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE'].includes(sdk.code ?? '');
   if (sdk.$retryable || sdk.$fault === 'server' || network || error.name === 'TimeoutError') {
@@ -71,7 +71,7 @@ export function failureOf(tool: Pick<ToolDefinition, 'name' | 'effect' | 'reconc
   // is retried. For a write, an unknown outcome like a timeout.
   const sentUnanswered = error instanceof OutcomeUnknownError;
   if (sentUnanswered && tool.effect === 'read' && !error.timedOut) return { kind: 'release', error, unknown: false };
-  if (error instanceof AttemptCut || !isOwnError(error) || sentUnanswered) {
+  if (error instanceof AttemptCut || !isHarnessError(error) || sentUnanswered) {
     const timedOut = error instanceof AttemptCut || (sentUnanswered && error.timedOut);
     const message = error instanceof AttemptCut ? error.message : `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`;
     // A read changed nothing: the model is told and may try otherwise.
@@ -123,12 +123,14 @@ export function unrecordableResult(tool: Pick<ToolDefinition, 'name' | 'effect'>
  * what the operator's log is told of, with its stack (CallToolDeps `onToolFailure`).
  */
 export function isToolFault(error: unknown): boolean {
-  return !(error instanceof AttemptCut) && !isOwnError(error);
+  return !(error instanceof AttemptCut) && !isHarnessError(error);
+}
+
+/** Whether `error` is one of the harness's own (errors.ts): its name says what it means. */
+export function isHarnessError(error: unknown): boolean {
+  return error instanceof Error && OWN_NAMES.has(error.name);
 }
 
 const OWN_NAMES = new Set<string>(Object.values(ErrorNames));
 
-/** Whether `error` is one of the harness's own (errors.ts): its name says what it means. */
-function isOwnError(error: unknown): boolean {
-  return error instanceof Error && OWN_NAMES.has(error.name);
-}
+

@@ -126,10 +126,17 @@ export function localFunction(step: StepName, fn: StepFunction, log: ErrorLog): 
  * The handlers of one version of the agent: its steps (lambdas/wiring/create-steps.ts) inside the
  * same middy handlers as on AWS, their clients pointed at this machine.
  */
+/** A log line of the engine's (JSON) with its `stack`, if any, put back where the code was written: the user's files, not the bundles'. */
+function sourceMappedLine(line: string): string {
+  if (!line.includes('"stack"')) return line;
+  const fields = JSON.parse(line) as Record<string, unknown>;
+  return typeof fields['stack'] === 'string' ? JSON.stringify({ ...fields, stack: sourceMappedStack(fields['stack']) }) : line;
+}
+
 export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any, any, World>, codeVersion: string, wiring: LocalWiring<World>): LocalHandlers {
   const { options, ledger, clock, model, world, inFlight, sfnAs } = wiring;
   const bind = (step: StepName, fn: StepFunction) => {
-    const invoke = localFunction(step, fn, options.log ?? (() => undefined));
+    const invoke = localFunction(step, fn, (line) => options.log?.(sourceMappedLine(line)));
     return (event: unknown, timeoutMs: number, taskSignal?: AbortSignal) => {
       if (wiring.closing()) return Promise.reject(new Error(`the local stack is closing: ${step} not invoked`));
       const invocation = invoke(event, { timeoutMs, clock, ...(taskSignal && { taskSignal }) });
@@ -171,10 +178,7 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
     // Only CallTool serves tools their secrets, as only its role reads them on AWS.
     ...(step === Steps.CallTool && { toolSecrets: wiring.toolSecretsOf(step) }),
     // A tool's own failure, with its stack, to the engine's log (savepoint.log), as CloudWatch has it on AWS.
-    onToolFailure: (tool, error) => {
-      const fields = toolFailureFields(tool, error);
-      options.log?.(JSON.stringify({ level: 'ERROR', message: 'tool failed', ...fields, ...(typeof fields['stack'] === 'string' && { stack: sourceMappedStack(fields['stack']) }) }));
-    },
+    onToolFailure: (tool, error) => options.log?.(sourceMappedLine(JSON.stringify({ level: 'ERROR', message: 'tool failed', ...toolFailureFields(tool, error) }))),
     ...(wiring.childrenAs && { children: crash ? crashingChildren(wiring.childrenAs(step), crash) : wiring.childrenAs(step) }),
   });
   const stepNames = Object.keys(stepsAs(Steps.StartRun)) as (keyof ReturnType<typeof stepsAs>)[];

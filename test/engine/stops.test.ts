@@ -153,6 +153,34 @@ describe("what a tool returns is recorded as it ran", () => {
   });
 });
 
+describe("a bug in the agent's own hook", () => {
+  it('fails the run closed, nothing sent, and leaves where it was thrown in the engine log', async () => {
+    let sent = 0;
+    const guarded = bareTool({
+      name: 'guarded_write',
+      description: 'Writes, when its rule allows.',
+      effect: 'write',
+      idempotencyKeys: true,
+      needsApproval: () => {
+        throw new Error('the approval rule broke');
+      },
+      execute: async () => {
+        sent += 1;
+        return { written: true };
+      },
+    });
+    const agent = scriptedAgent([guarded], [() => calls(use('g1', 'guarded_write', {})), () => finish()]);
+    const logged: string[] = [];
+    const current = await start(agent, { log: (line) => logged.push(line) });
+    const finished = await run(current, 'hook-bug');
+
+    expect(finished.status).toBe('FAILED');
+    expect(sent).toBe(0);
+    const errors = logged.map((line) => JSON.parse(line) as Record<string, string>).filter((line) => line['message'] === 'the approval rule broke');
+    expect(errors[0]).toMatchObject({ level: 'ERROR', error: 'Error', stack: expect.stringMatching(/^Error: the approval rule broke\n\s+at .*test\/engine\/stops\.test\.ts:\d+:\d+/) });
+  });
+});
+
 describe('a model mistake is answered to the model', () => {
   it('answers bad arguments, an unknown tool and a throwing read with error results, and the model corrects itself', async () => {
     const flakyRead = throwing('flaky_read', 'read', 'backend said no');

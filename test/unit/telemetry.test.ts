@@ -61,6 +61,19 @@ describe('the step middleware', () => {
     expect(metrics).toEqual([{ name: MetricNames.Retries, value: 1 }]);
   });
 
+  it("logs a bug's stack (an error none of the harness's own), bounded, and no stack for the harness's own errors", async () => {
+    const { telemetry, lines } = recorder();
+    const bug = new TypeError("Cannot read properties of undefined (reading 'summary')");
+    const handler = stepHandler(async () => Promise.reject(bug), undefined, { step: Steps.CallTool, telemetry });
+    await expect(handler({ runId: 'r1' }, context)).rejects.toBe(bug);
+    expect(lines).toEqual([{ level: 'ERROR', message: 'call-tool failed', runId: 'r1', error: 'TypeError', errorMessage: bug.message, stack: bug.stack }]);
+    // Without telemetry (the local engine's error lines): the same stack, cut at 4,000 characters.
+    const logged: string[] = [];
+    const long = Object.assign(new Error('deep'), { stack: `Error: deep\n${'    at f (/a.js:1:1)\n'.repeat(500)}` });
+    await expect(stepHandler(async () => Promise.reject(long), (line) => logged.push(line))({}, context)).rejects.toBe(long);
+    expect(JSON.parse(logged[0]!)).toEqual({ level: 'ERROR', error: 'Error', message: 'deep', stack: long.stack.slice(0, 4_000) });
+  });
+
   it("logs a tool's own failure on AWS with the run's keys, its name, message and stack, not its arguments", () => {
     const { telemetry, lines } = recorder();
     telemetry.appendKeys({ runId: 'r1', turn: 2, call: 1 });
