@@ -18,7 +18,7 @@ import { ForkRequest } from '../lambdas/runs/fork.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { agentModulePath, knownAgents, loadAgent, SAVEPOINT_CODE } from '../local/runtime/agents.js';
-import { userCodePlace } from '../local/runtime/agent-errors.js';
+import { executionFailure } from '../local/runtime/agent-errors.js';
 import { crashInjector, CrashAt } from '../local/runtime/crash.js';
 import { summarizeHistory } from '../local/engine/local-engine.js';
 import { historyLog } from '../local/engine/history-log.js';
@@ -127,7 +127,8 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   // A bad data file or input is refused before anything is made or kept (the state directory, its
   // ledger, the engine's ports): it names the file or field, and the next command starts clean.
   if (options.worldData) agent.dev?.checkData?.(options.worldData);
-  if (options.input !== undefined) parseOrThrow(agent.input, runInput(options.input, undefined, agent.name), `input of agent ${agent.name}`);
+  const input = options.input === undefined ? undefined : runInput(options.input, undefined, agent.name);
+  if (input !== undefined) parseOrThrow(agent.input, input, `input of agent ${agent.name}`);
   if (options.model !== undefined) await checkModel(options.model, deploymentPrices(agent.prices, prices));
   await checkTracingEnv();
   const approvalMode = options.approve ?? (io.interactive ? 'prompt' : 'wait');
@@ -209,7 +210,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     // What the world found wrong on opening (e.g. a torn journal line it cut off): say so.
     for (const note of stack.world.notes ?? []) io.err(`savepoint: warning: ${note}`);
     if (history) stack.engine.on(history);
-    return await driveRun(stack, { options, agent, keepWorldData: worldData.keep, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, decisions, runEnded, progress, signals });
+    return await driveRun(stack, { options, agent, input, keepWorldData: worldData.keep, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, decisions, runEnded, progress, signals });
   } finally {
     await cleanUp();
   }
@@ -244,6 +245,8 @@ async function agentOfRun(raw: Record<string, unknown>): Promise<string> {
 interface DriveContext {
   options: RunOptions;
   agent: AgentDefinition;
+  /** The run's input as `--input` gave it (read and checked before the stack started); else the world's. */
+  input: unknown;
   keepWorldData: () => void;
   stateDir: string | undefined;
   approvalMode: z.infer<typeof ApprovalMode>;
@@ -263,7 +266,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const existing = options.runId ? await stack.ledger.getRun(options.runId) : undefined;
   if (options.resume && !existing) throw new InvalidInputError(`runId: no run ${options.runId} in ${stateDir ?? 'memory'}`);
   if (existing && existing.agent !== agent.name) throw new InvalidInputError(`runId: run ${existing.runId} belongs to agent ${existing.agent}, not ${agent.name}`);
-  const input = existing ? existing.input : runInput(options.input, stack.world.defaultInput, agent.name);
+  const input = existing ? existing.input : context.input !== undefined ? context.input : runInput(undefined, stack.world.defaultInput, agent.name);
   const runId = options.runId ?? runIdOf(agent, parseOrThrow(agent.input, input, `input of agent ${agent.name}`));
   // Budgets given on the command line override the agent's defaults (RunConfig); the run
   // record keeps the figures it ran with.
@@ -348,7 +351,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   if (execution.error === ErrorNames.InvalidInput && (!report || report.status === 'running' || finishedBefore)) throw new InvalidInputError(causeMessage(execution.cause));
   if (!report) {
     if (signal) throw new StoppedBySignal(signal);
-    throw new Error(`run ${runId} did not start: ${failureOf(execution.error, execution.cause)}`);
+    throw new Error(`run ${runId} did not start: ${executionFailure(execution.error, execution.cause, SAVEPOINT_CODE)}`);
   }
   // Said once StartRun has settled and the run is known to exist: then, and only then, it is saved.
   if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — the run is saved; resume it with \`savepoint resume ${runId}\``);
@@ -476,22 +479,6 @@ function readInputFile(path: string): string {
   } catch (error) {
     throw new InvalidInputError(`input: cannot read ${path}: ${(error as Error).message}`);
   }
-}
-
-/**
- * An execution's failure in one line: the error and its message (a Lambda error's cause is a JSON
- * object: errorType, errorMessage, trace), and where in the user's code it was thrown, when it
- * was (the agent's `prompt`, a hook of its own), mapped back to the file they wrote.
- */
-function failureOf(error: string | undefined, cause: string | undefined): string {
-  let trace: unknown;
-  try {
-    trace = (JSON.parse(cause ?? '') as { trace?: unknown }).trace;
-  } catch {
-    trace = undefined;
-  }
-  const place = Array.isArray(trace) ? userCodePlace(trace.join('\n'), SAVEPOINT_CODE) : undefined;
-  return `${error ?? 'failed'}: ${causeMessage(cause)}${place ? ` (at ${place})` : ''}`;
 }
 
 /**

@@ -269,13 +269,13 @@ export class DurableAgent extends Construct {
     if (!/^[a-z][a-z0-9-]{0,39}$/.test(props.agentName)) {
       throw new Error(`DurableAgent ${id}: agentName must be the agent's name (lowercase letters, digits, "-"), got ${JSON.stringify(props.agentName)}`);
     }
+    const stack = Stack.of(this);
     // Said here, naming the prop, before a function is bundled: esbuild would say it of its own
     // alias ("Could not resolve … (originally @savepoint/agent-entry)"), after the first bundles.
     // (A synth that bundles nothing — `cdk synth --exclusively` of another stack, a template test — reads no entry.)
-    if (Stack.of(scope).bundlingRequired && !existsSync(resolve(props.entry))) {
+    if (stack.bundlingRequired && !existsSync(resolve(props.entry))) {
       throw new Error(`DurableAgent ${id}: entry ${JSON.stringify(props.entry)} is no file (${resolve(props.entry)}): the agent's module, a path from the directory the app is synthesized in`);
     }
-    const stack = Stack.of(this);
     // Named for the deployed stack (a nested stack's own name is known only at deploy time).
     const stateMachineName = `${topLevelStack(this).stackName}-${props.agentName}`;
     const ledger = props.table ?? new LedgerTable(this, 'Ledger');

@@ -44,7 +44,8 @@ import type { Clock, Timers } from '../lambdas/shared/ports.js';
 import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/runtime/crash.js';
 import { startLocalStack, type LocalStack } from '../local/runtime/local-stack.js';
 import { waitForChain } from '../local/runtime/chain.js';
-import { causeMessage } from '../lambdas/shared/errors.js';
+import { executionFailure } from '../local/runtime/agent-errors.js';
+import { SAVEPOINT_CODE } from '../local/runtime/agents.js';
 
 export { CrashPoint, TOOL_CALL_BOUNDARIES };
 export type { ApprovalRecord, ChildRunFigure, RunReport };
@@ -336,7 +337,7 @@ async function open<World extends DevWorld>(
 async function finished(stack: LocalStack<any>, runId: string, execution: { status: string; error?: string; cause?: string }, clock: Clock): Promise<TestRun> {
   const report = await loadReport(stack.ledger, runId, clock.now(), stack.agent);
   // StartRun refused it (input the agent refuses, say): why, as the engine said it.
-  if (!report) throw new Error(`run ${runId} did not start (execution ${execution.status}): ${execution.error ?? 'no error'}: ${causeMessage(execution.cause)}`);
+  if (!report) throw new Error(`run ${runId} did not start (execution ${execution.status}): ${executionFailure(execution.error, execution.cause, SAVEPOINT_CODE)}`);
   return { runId, execution: execution.status, status: report.status, report };
 }
 

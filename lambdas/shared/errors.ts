@@ -267,10 +267,21 @@ export function isRetryable(error: unknown): boolean {
  */
 export function causeMessage(cause: string | undefined): string {
   if (!cause) return '';
+  const { errorMessage } = causeObject(cause);
+  return typeof errorMessage === 'string' ? errorMessage : cause;
+}
+
+/** The stack of such a cause (its `trace`, one frame a line), when it has one. */
+export function causeTrace(cause: string | undefined): string | undefined {
+  const { trace } = causeObject(cause ?? '');
+  return Array.isArray(trace) ? trace.join('\n') : undefined;
+}
+
+function causeObject(cause: string): { errorMessage?: unknown; trace?: unknown } {
   try {
-    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
-    return typeof parsed.errorMessage === 'string' ? parsed.errorMessage : cause;
+    const parsed: unknown = JSON.parse(cause);
+    return typeof parsed === 'object' && parsed !== null ? parsed : {};
   } catch {
-    return cause;
+    return {};
   }
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { dirname, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { causeMessage, causeTrace } from '../../lambdas/shared/errors.js';
 
 /**
  * An error the agent's own code threw as its module loaded (a throw at its top level, a property of
@@ -20,6 +21,18 @@ export function agentLoadError(module: string, error: unknown, own: readonly str
   const place = userCodePlace(error.stack, own);
   if (!place) return undefined;
   return new Error(`agent ${module} failed to load: ${error.message} (at ${place})`, { cause: error });
+}
+
+/**
+ * An execution's failure in one line (`savepoint run`'s and the testing kit's run that did not
+ * start): the error and its message (a Lambda error's cause is the JSON of errorType, errorMessage
+ * and trace), and where in the user's code it was thrown, when it was (the agent's `prompt`, a
+ * hook of its own), put back in the file they wrote.
+ */
+export function executionFailure(error: string | undefined, cause: string | undefined, own: readonly string[]): string {
+  const trace = causeTrace(cause);
+  const place = trace === undefined ? undefined : userCodePlace(trace, own);
+  return `${error ?? 'no error'}: ${causeMessage(cause)}${place ? ` (at ${place})` : ''}`;
 }
 
 /**
