@@ -44,28 +44,35 @@ export function sourceMappedStack(stack: string): string {
   return stack
     .split('\n')
     .map((line) => {
-      const frame = FRAME.exec(line);
-      if (!frame) return line;
-      const file = frame[1]!.startsWith('file://') ? fileURLToPath(frame[1]!) : frame[1]!;
-      const [at, lineNumber, column] = original(file, Number(frame[2]), Number(frame[3]));
-      return at === file ? line : line.replace(`${frame[1]}:${frame[2]}:${frame[3]}`, `${at}:${lineNumber}:${column}`);
+      const frame = writtenAt(line);
+      return frame?.mapped ? line.replace(frame.text, frame.at) : line;
     })
     .join('\n');
+}
+
+/** The first frame of `stack` in the user's code (not `own`, not node_modules), as `file:line:column` where it was written; undefined when none is. */
+export function userCodePlace(stack: string, own: readonly string[]): string | undefined {
+  for (const line of stack.split('\n')) {
+    const frame = writtenAt(line);
+    if (frame && isUsers(frame.file, own)) return frame.at;
+  }
+  return undefined;
 }
 
 /** A stack line's file, line and column (`at f (file:line:col)` or `at file:line:col`). */
 const FRAME = /^\s+at (?:async )?(?:.*? \()?((?:file:\/\/)?\/[^()]*?):(\d+):(\d+)\)?$/;
 
-/** The first frame of `stack` in the user's code (not `own`, not node_modules), as `file:line:column` where it was written; undefined when none is. */
-export function userCodePlace(stack: string, own: readonly string[]): string | undefined {
-  for (const line of stack.split('\n')) {
-    const frame = FRAME.exec(line);
-    if (!frame) continue;
-    const file = frame[1]!.startsWith('file://') ? fileURLToPath(frame[1]!) : frame[1]!;
-    const [at, lineNumber, column] = original(file, Number(frame[2]), Number(frame[3]));
-    if (isUsers(at, own)) return `${at}:${lineNumber}:${column}`;
-  }
-  return undefined;
+/**
+ * A stack line's frame where it was written (through the source map beside a bundled file): `text`,
+ * the place as the line says it; `at`, the written place (`file:line:column`); `file`, the written
+ * file; `mapped`, whether a source map moved it.
+ */
+function writtenAt(line: string): { text: string; at: string; file: string; mapped: boolean } | undefined {
+  const frame = FRAME.exec(line);
+  if (!frame) return undefined;
+  const file = frame[1]!.startsWith('file://') ? fileURLToPath(frame[1]!) : frame[1]!;
+  const [source, lineNumber, column] = original(file, Number(frame[2]), Number(frame[3]));
+  return { text: `${frame[1]}:${frame[2]}:${frame[3]}`, at: `${source}:${lineNumber}:${column}`, file: source, mapped: source !== file };
 }
 
 /** Where a position of a bundled file was written, through the source map beside it; the position itself when it has none. */
