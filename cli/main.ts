@@ -20,6 +20,7 @@ import { registerVerifyCommand } from './commands/verify.js';
 import { registerWorldCommand } from './commands/world.js';
 import { registerPruneCommand } from './commands/prune.js';
 import { registerConsoleCommand } from './console.js';
+import { missingPeer, missingPeerMessage } from '../local/packages/optional-peers.js';
 import { UsageError } from './errors.js';
 import { err, exitWhenWritten, out, program, stateDir } from './program.js';
 import { StoppedBySignal } from './signals.js';
@@ -65,7 +66,9 @@ try {
     // A runs API's refusal of bad input (4xx: client/connect.ts) is bad input too.
     const refused = error instanceof Error && error.name === 'RunsApiError' && (error as { status?: number }).status! < 500;
     const invalid = error instanceof UsageError || refused || (error instanceof Error && error.name === ErrorNames.InvalidInput);
-    err(`savepoint: ${error instanceof Error ? error.message : String(error)}`);
+    // An optional peer the command loads and the project has not installed: which, and how to install it.
+    const peer = missingPeer(error);
+    err(`savepoint: ${peer ? missingPeerMessage(peer) : error instanceof Error ? error.message : String(error)}`);
     process.exitCode = error instanceof StoppedBySignal ? error.exitCode : invalid ? 2 : 1;
   }
 }

@@ -153,6 +153,8 @@ async function serveAgent(context: {
   options: Pick<ServeOptions, 'ledger' | 'durability' | 'failRate' | 'seed' | 'worldData'> & { template: CfnTemplateJson | undefined; prices: PriceOverrides | undefined; fleetBudget: LocalFleetBudget | undefined };
 }) {
   const { agent, module, dir, io, cleanups, options } = context;
+  // As `savepoint run` does, before the lock: a ledger that cannot be had here makes nothing.
+  const ledger = chooseLedger(dir, options.ledger);
   // The lock first: a second serve (or run) on this directory stops here, before it opens anything.
   const ownership = await ownStateDir(dir, 'serve');
   io.out(`savepoint: serving agent ${agent.name} from ${dir}…`);
@@ -165,7 +167,7 @@ async function serveAgent(context: {
     agent,
     ...(options.prices && { prices: options.prices }),
     ...(options.fleetBudget && { fleetBudget: options.fleetBudget }),
-    ledger: chooseLedger(dir, options.ledger),
+    ledger,
     ...(options.durability && { durability: options.durability }),
     worldData: worldData.path,
     stateDir: dir,

@@ -5,6 +5,7 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { localAwsConfig } from '../local/services/aws-config.js';
 import type { CfnTemplateJson } from '../local/template/asl.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/state/ledger-files.js';
+import { requirePeer } from '../local/packages/optional-peers.js';
 import { PRIVATE_FILE_MODE } from '../local/state/private-state.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
@@ -304,7 +305,10 @@ export function chooseLedger(stateDir: string | undefined, asked: LedgerKind | u
   if (asked && held && asked !== held) {
     throw new UsageError(`the state directory ${stateDir} holds a ${held} ledger: pass --ledger ${held}, or another --state-dir for a ${asked} one`);
   }
-  return asked ?? held ?? 'embedded';
+  const kind = asked ?? held ?? 'embedded';
+  // Before the state directory is made: the emulator is loaded only once the stack starts.
+  if (kind === 'dynalite') requirePeer('dynalite');
+  return kind;
 }
 
 const noLedger = (stateDir: string) => new Error(`no ledger in ${resolve(stateDir)}: run \`savepoint run\` first (or pass --state-dir)`);

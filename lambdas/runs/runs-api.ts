@@ -54,7 +54,8 @@ export const CancelBody = z.object({ reason: KillReason.optional() }).strict();
 export const ListQuery = z
   .object({
     agent: z.string().min(1).max(200).optional(),
-    status: z.union([RunStatus, z.enum(['working', 'input_required', 'completed', 'cancelled'])]).optional(),
+    // One enum, not a union of two: a refusal then lists every status and lifecycle it takes.
+    status: z.enum([...RunStatus.options, 'working', 'input_required', 'completed', 'cancelled']).optional(),
     cursor: z.string().min(1).max(1_000).optional(),
     limit: z.coerce.number().int().min(1).max(100).default(20),
   })

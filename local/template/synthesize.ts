@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { App as CdkApp } from 'aws-cdk-lib';
+import { missingPeer } from '../packages/optional-peers.js';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_TOOL_TIMEOUT_MS, maxToolTimeoutMs, stableJson, type AgentDefinition } from '../../lambdas/define.js';
 import type { PrincipalDirectory } from '../../lambdas/approvals/people.js';
@@ -226,13 +227,8 @@ function shippedTemplate(agentName: string, traced: boolean): CfnTemplate | unde
   return structuredClone(template);
 }
 
-/**
- * Whether loading the CDK failed because it is not installed: Node's `import` of a package it cannot
- * find (ERR_MODULE_NOT_FOUND, "Cannot find package 'aws-cdk-lib'"), or its `require`, which the
- * CLI bundle of a checkout uses for CommonJS packages (bin/bundle.js: MODULE_NOT_FOUND, "Cannot find
- * module 'aws-cdk-lib/aws-iam'").
- */
+/** Whether loading the CDK failed because it is not installed (local/runtime/optional-peers.ts). */
 export function isMissingCdk(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /'(aws-cdk-lib|constructs)(\/[^']*)?'/.test(String(message));
+  const peer = missingPeer(error);
+  return peer === 'aws-cdk-lib' || peer === 'constructs';
 }
