@@ -100,7 +100,8 @@ export { RunsApiError };
 /** The client `connect` returns: the same for `serve` and for a deployed stack. */
 export interface RunsClient {
   /**
-   * Starts a run (202), or answers the run that already has this run id (nothing started).
+   * Starts a run (202), or answers the run that already has this run id (nothing started). The
+   * same run id with another input, or another model named, throws a `RunsApiError` 409.
    *
    * @example
    * const { runId } = await client.start({ input: { date: '2026-11-28' }, runId: 'nightly-2026-11-28' });
@@ -150,7 +151,8 @@ export interface RunsClient {
   /**
    * Starts a batch (`POST /v1/batches`): one run per item, at most `concurrency` live at once (a
    * Distributed Map on AWS). Each item's run id derives from the batch id and the item, so the
-   * same batch started again starts no run twice (`created: false`).
+   * same batch started again starts no run twice (`created: false`); another batch under a taken
+   * batch id throws a `RunsApiError` 409.
    *
    * @example
    * const batch = await client.startBatch({ items: customers.map((id) => ({ customer: id })), concurrency: 20, batchId: 'invoices-2026-11' });

@@ -162,6 +162,33 @@ export class BatchTooLarge extends Error {
   }
 }
 
+/** A batch id that another batch holds (409): nothing started. */
+export class BatchConflict extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BatchConflict';
+  }
+}
+
+/**
+ * Why `asked` is not the batch that holds its id again: another agent, other runs (other items, inputs or key),
+ * another manifest, or (when the request named one) another concurrency. Undefined when it is
+ * the same batch posted again, which answers that batch and starts nothing.
+ */
+export function otherBatchProblem(existing: BatchExecutionInput, asked: BatchExecutionInput, namedConcurrency: boolean): string | undefined {
+  const held = `batchId: batch ${existing.batchId} exists`;
+  const where = (manifest: ExecutionManifest | undefined) => (manifest ? `the manifest s3://${manifest.bucket}/${manifest.key}${manifest.itemKey === undefined ? '' : ` keyed by ${manifest.itemKey}`}` : 'a list of items');
+  if (existing.agent !== asked.agent) return `${held} for agent ${existing.agent}, not ${asked.agent}: post this one under another batchId`;
+  if (stableJson(existing.manifest ?? null) !== stableJson(asked.manifest ?? null)) return `${held} with ${where(existing.manifest)}, not ${where(asked.manifest)}: post this one under another batchId`;
+  if (stableJson(existing.runs) !== stableJson(asked.runs)) {
+    const index = existing.runs.findIndex((run, at) => stableJson(run) !== stableJson(asked.runs[at]));
+    const at = index === -1 ? existing.runs.length : index;
+    return `${held} with other items (${existing.runs.length} runs; they differ from items[${at}] on): post these under another batchId`;
+  }
+  if (namedConcurrency && existing.concurrency !== asked.concurrency) return `${held} with concurrency ${existing.concurrency}, not ${asked.concurrency}: a batch's concurrency is set when it starts`;
+  return undefined;
+}
+
 /** A run's place in a batch: its ledger status, `pending` before StartRun has recorded it, `refused` when its start was. */
 export type BatchRunStatus = RunRecord['status'] | 'pending' | 'refused';
 
@@ -286,6 +313,8 @@ export function createBatchRoutes(deps: BatchRoutesDeps) {
     const size = Buffer.byteLength(JSON.stringify(batch), 'utf8');
     if (size > PAYLOAD_LIMIT_BYTES) throw new BatchTooLarge(`items: the batch is ${size} bytes as its execution's input, over Step Functions' ${PAYLOAD_LIMIT_BYTES} (fewer or smaller items per batch)`);
     const started = await deps.batches.start(batch);
+    const other = !started.created && otherBatchProblem(started.batch, batch, (body as { concurrency?: unknown }).concurrency !== undefined);
+    if (other) throw new BatchConflict(other);
     return { ...(await progress(started.batch, 'RUNNING')), created: started.created };
   };
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { defaultRunId, type AgentDefinition } from '../define.js';
-import { RunConfig, type ChildWait } from '../records/ledger-records.js';
+import { defaultRunId, stableJson, type AgentDefinition } from '../define.js';
+import { RunConfig, type ChildWait, type RunRecord } from '../records/ledger-records.js';
 import { formatModelSpec, parseModelSpec } from '../models/spec.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -126,6 +126,22 @@ export function namedRunId(event: unknown): string | undefined {
 /** The run id of an input: the agent's own rule, or its name and a hash of the input. */
 export function runIdOf(agent: AgentDefinition, input: unknown): string {
   return parseOrThrow(RunId, agent.runId?.(input) ?? defaultRunId(agent, input), `run id of agent ${agent.name}`);
+}
+
+/**
+ * Why a start under the run id of `existing` is not that run's request again: another input, or
+ * another model named (its conversation so far was with the first model, and its dollars were
+ * priced for it). Undefined when it is the same request: a start again answers, or resumes, the run.
+ * One rule for StartRun and the runs API's idempotent start.
+ */
+export function otherRequestProblem(existing: Pick<RunRecord, 'runId' | 'input' | 'model'>, request: { input: unknown; model?: string | undefined }): InvalidInputError | undefined {
+  if (stableJson(existing.input) !== stableJson(request.input)) {
+    return new InvalidInputError(`runId: run ${existing.runId} was started with the input ${stableJson(existing.input)}, not ${stableJson(request.input)}`);
+  }
+  if (request.model !== undefined && request.model !== existing.model) {
+    return new InvalidInputError(`model: run ${existing.runId} runs on ${existing.model}, not ${request.model}: start a new run id to use another model`);
+  }
+  return undefined;
 }
 
 /** `spec` normalized, or an error naming the field it came from. */

@@ -11,7 +11,7 @@ import type { AgentDefinition } from '../define.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { lifecycleOf, TERMINAL_LIFECYCLES, type Lifecycle } from './lifecycle.js';
 import { loadReport, type RunReport } from './report.js';
-import { KillReason, RunId, runIdOf } from './run-request.js';
+import { KillReason, modelSpecOf, otherRequestProblem, RunId, runIdOf } from './run-request.js';
 import { createStartRoute, StarterRefused, StartRunBody, type StartRouteDeps } from './start-route.js';
 import { decodeCursor, encodeCursor, newestFirst } from './run-pages.js';
 import { starterPerson } from '../approvals/people.js';
@@ -158,14 +158,17 @@ export class NoEngine extends Error {
   }
 }
 
-/** A cancel refused because the run has ended (409). */
-export class RunEnded extends Error {
+/**
+ * A request the run's state refuses (409), answered with the run: a cancel of a run that has
+ * ended, a start under a run id that another request started.
+ */
+export class RunConflict extends Error {
   constructor(
     message: string,
     readonly run: RunResource,
   ) {
     super(message);
-    this.name = 'RunEnded';
+    this.name = 'RunConflict';
   }
 }
 
@@ -226,6 +229,10 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
       const existing = await deps.ledger.getRun(runId);
       // The agents of a stack share its ledger: a run id is one run, of one agent.
       if (existing && existing.agent !== deps.agent.name) throw new InvalidInputError(`runId: run ${runId} is a run of agent ${existing.agent}, not ${deps.agent.name}`);
+      // The same request again answers the run; another one under its id is refused, not
+      // answered with a run it did not ask for (StartRun refuses it too, once its execution runs).
+      const other = existing && otherRequestProblem(existing, { input, model: rest.model === undefined ? undefined : modelSpecOf(rest.model, 'model') });
+      if (other) throw new RunConflict(other.message, (await read(runId))!);
       if (existing && existing.status !== 'failed') {
         const view = (await read(runId))!;
         return { runId, agent: existing.agent, executionArn: existing.executionArn, ...(existing.startedBy && { startedBy: existing.startedBy }), lifecycle: view.lifecycle, created: false };
@@ -284,7 +291,7 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     if (!canceller.ok) throw new StarterRefused(`caller: ${canceller.message}`);
     const run = await deps.ledger.getRun(runId);
     if (!run) throw new NotFoundError(`runId: no run ${runId}`);
-    if (run.status !== 'running') throw new RunEnded(`runId: run ${runId} is ${run.status}, not running`, (await read(runId))!);
+    if (run.status !== 'running') throw new RunConflict(`runId: run ${runId} is ${run.status}, not running`, (await read(runId))!);
     // Who asked is who the transport proved (never a field); the first kill stands.
     const flag = { by: canceller.person, at: deps.clock.now().toISOString(), reason };
     await deps.ledger.killRun(runId, flag);

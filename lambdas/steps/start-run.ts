@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { agentFingerprint, stableJson, type AgentDefinition } from '../define.js';
+import { agentFingerprint, type AgentDefinition } from '../define.js';
 import type { BlobStore, ExecutionRunLedger, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type BudgetCaps, type MigrationRecord, type RunRecord } from '../records/ledger-records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
@@ -8,7 +8,7 @@ import { ErrorNames, InvalidInputError, LedgerIntegrityError } from '../shared/e
 import { verifyRun } from '../ledger/seal.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from '../shared/ports.js';
-import { modelSpecOf, namedRunId, runRequestFromEvent, type StartRequest } from '../runs/run-request.js';
+import { modelSpecOf, namedRunId, otherRequestProblem, runRequestFromEvent, type StartRequest } from '../runs/run-request.js';
 import { continuationProblem, describeVersion, migrationVerdict } from '../runs/versions.js';
 import { historyAtStart, type HistoryBound } from '../guards/history.js';
 import { verifiedStarter } from '../runs/starter.js';
@@ -132,14 +132,9 @@ export function createStartRun(deps: StartRunDeps) {
     if (existing.agent !== run.agent) {
       throw new InvalidInputError(`runId: run ${run.runId} belongs to agent ${existing.agent}, not ${run.agent}`);
     }
-    if (stableJson(existing.input) !== stableJson(run.input)) {
-      throw new InvalidInputError(`runId: run ${run.runId} was started with the input ${stableJson(existing.input)}, not ${stableJson(run.input)}`);
-    }
-    // A resume keeps the run's model; naming another one is a new run (its conversation so far
-    // was with the first model, and its dollars were priced for it).
-    if (request.model !== undefined && request.model !== existing.model) {
-      throw new InvalidInputError(`model: run ${existing.runId} runs on ${existing.model}, not ${request.model}: start a new run id to use another model`);
-    }
+    // A resume keeps the run's input and model.
+    const other = otherRequestProblem(existing, { input: run.input, model: request.model });
+    if (other) throw other;
     // A killed run is finished too, whichever switch killed it: lifting the global kill switch
     // lets new runs start, it does not bring back the runs it stopped (docs/guards.md).
     if (existing.status === 'succeeded' || existing.status === 'stopped' || existing.status === 'killed') {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiGatewayEvent } from '../../local/services/approval-api.js';
 import { lambdaContext } from '../../local/services/lambda-context.js';
-import { MAX_BATCH_ITEMS } from '../../lambdas/runs/batch.js';
+import { LOCAL_MANIFEST_BUCKET, MAX_BATCH_ITEMS } from '../../lambdas/runs/batch.js';
 import { counterAgent } from '../support/counter-agent.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 
@@ -59,7 +59,7 @@ describe('POST /v1/batches refuses what is wrong, naming it, and starts nothing'
 });
 
 describe('POST /v1/batches', () => {
-  it('runs one run per item, named by the batch and the item’s key, and answers a repeat with the same batch', async () => {
+  it('runs one run per item, named by the batch and the item’s key, and answers a repeat with the same batch, another under its id with a 409', async () => {
     const answer = await post({ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'z' }], key: 'id', concurrency: 2 });
     expect(answer.statusCode, answer.body).toBe(202);
     expect(answer.headers).toMatchObject({ location: '/v1/batches/good' });
@@ -72,6 +72,19 @@ describe('POST /v1/batches', () => {
     expect((await h.stack.ledger.getRun('good-y'))?.startedBy).toBe('local:tester');
     const repeat = await post({ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'z' }], key: 'id', concurrency: 2 });
     expect(JSON.parse(repeat.body)).toMatchObject({ created: false, counts: { succeeded: 3 } });
+    // The same list without its concurrency is the same batch; another list, key or concurrency under its id is refused.
+    expect(JSON.parse((await post({ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'z' }], key: 'id' })).body)).toMatchObject({ created: false });
+    const refusals = [
+      [{ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'w' }], key: 'id' }, /^batchId: batch good exists with other items \(3 runs; they differ from items\[2\] on\): post these under another batchId$/],
+      [{ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'z' }] }, /^batchId: batch good exists with other items \(3 runs; they differ from items\[0\] on\)/],
+      [{ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'z' }], key: 'id', concurrency: 3 }, /^batchId: batch good exists with concurrency 2, not 3/],
+      [{ batchId: 'good', manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'k.json' } }, new RegExp(`^batchId: batch good exists with a list of items, not the manifest s3://${LOCAL_MANIFEST_BUCKET}/k\\.json`)],
+    ] as const;
+    for (const [body, message] of refusals) {
+      const refused = await post(body);
+      expect(refused.statusCode, JSON.stringify(body)).toBe(409);
+      expect((JSON.parse(refused.body) as { message: string }).message).toMatch(message);
+    }
     expect((await h.stack.batches.engine()).listExecutions().executions).toHaveLength(1);
   });
 });

@@ -121,7 +121,7 @@ describe('the runs API', () => {
     expect(read.body).toMatchObject({ lifecycle: 'cancelled', approvals: [] });
   });
 
-  it('starts a run: 202, its Location, the run; the same run id again starts nothing and answers the same run', async () => {
+  it('starts a run: 202, its Location, the run; the same request again starts nothing and answers the same run, another under its id is a 409', async () => {
     const first = await send('POST', '', { runId: 'v1-twice', input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
     expect(first.status).toBe(202);
     expect(first.headers.get('location')).toBe('/v1/runs/v1-twice');
@@ -131,6 +131,15 @@ describe('the runs API', () => {
     const again = await send('POST', '', { runId: 'v1-twice', input: sampleInput });
     expect(again.status).toBe(202);
     expect(again.body).toMatchObject({ runId: 'v1-twice', executionArn: first.body['executionArn'], created: false });
+    expect(h.stack.engine.listExecutions().executions.length).toBe(executions);
+    // Another request under its id is refused with the run, not answered as if it were that run's.
+    const otherInput = await send('POST', '', { runId: 'v1-twice', input: { ...sampleInput, date: '2026-11-27' } });
+    expect(otherInput.status).toBe(409);
+    expect(otherInput.body).toMatchObject({ message: expect.stringMatching(/^runId: run v1-twice was started with the input .*2026-11-28.*, not .*2026-11-27/), run: { runId: 'v1-twice' } });
+    const otherModel = await send('POST', '', { runId: 'v1-twice', input: sampleInput, model: 'anthropic:claude-haiku-4-5' });
+    expect(otherModel.status).toBe(409);
+    expect(otherModel.body['message']).toMatch(/^model: run v1-twice runs on sim:savepoint-sim-1, not anthropic:claude-haiku-4-5: start a new run id/);
+    expect((await send('POST', '', { runId: 'v1-twice', input: sampleInput, model: 'sim:savepoint-sim-1' })).body).toMatchObject({ created: false });
     expect(h.stack.engine.listExecutions().executions.length).toBe(executions);
     await approveAll('v1-twice');
     expect((await h.stack.ledger.listRuns(1_000)).filter((run) => run.runId === 'v1-twice')).toHaveLength(1);
