@@ -257,6 +257,8 @@ export interface ApprovalPageProps {
  * infra/recovery.ts). Several can live in one app, side by side.
  */
 export class DurableAgent extends Construct {
+  /** The agent's name (`agentName`): it names the state machine and the runs. */
+  readonly agentName: string;
   /** The agent's Standard state machine (executions start on its live alias). */
   readonly stateMachine: StateMachine;
   /** The ledger its runs are recorded in (its own, or the stack's shared one). */
@@ -269,6 +271,7 @@ export class DurableAgent extends Construct {
     if (!/^[a-z][a-z0-9-]{0,39}$/.test(props.agentName)) {
       throw new Error(`DurableAgent ${id}: agentName must be the agent's name (lowercase letters, digits, "-"), got ${JSON.stringify(props.agentName)}`);
     }
+    this.agentName = props.agentName;
     const stack = Stack.of(this);
     // Said here, naming the prop, before a function is bundled: esbuild would say it of its own
     // alias ("Could not resolve … (originally @savepoint/agent-entry)"), after the first bundles.
@@ -461,6 +464,15 @@ export class DurableAgent extends Construct {
     for (const name of children) {
       if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new Error(`DurableAgent ${this.node.id}: children: ${JSON.stringify(name)} is not an agent name`);
     }
+    // Checked once the app is built (an agent may be added after the one that runs it): a name no
+    // agent of the stack has would grant a state machine nobody deploys, and every call of that
+    // agent tool would fail on AWS for want of it.
+    this.node.addValidation({
+      validate: () => {
+        const agents = topLevelStack(this).node.findAll().filter((construct): construct is DurableAgent => construct instanceof DurableAgent).map((agent) => agent.agentName);
+        return children.filter((name) => !agents.includes(name)).map((name) => `DurableAgent ${this.node.id}: children: ${name} is no agent of this stack (its agents: ${agents.join(', ')})`);
+      },
+    });
     bind.callTool.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: children.map((name) => machineOf(name)) }));
     bind.callTool.addEnvironment('CHILD_STATE_MACHINES', JSON.stringify(Object.fromEntries(children.map((name) => [name, machineOf(name, LIVE_ALIAS)]))));
     bind.callTool.addToRolePolicy(bind.taskResponse);

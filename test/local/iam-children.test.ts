@@ -99,4 +99,14 @@ describe('a parent agent and its child agent', () => {
     const stack = new SavepointStack(assertionApp(), 'Bad');
     expect(() => stack.addAgent('Parent', { agentName: 'parent', entry: EXAMPLE_AGENTS.refundReconciler, children: ['Not An Agent'] })).toThrow(/children: "Not An Agent" is not an agent name/);
   });
+
+  it('fails at synth when a child is no agent of the stack, and takes one added after its parent', () => {
+    const app = assertionApp();
+    const stack = new SavepointStack(app, 'Typo');
+    stack.addAgent('Parent', { agentName: 'parent', entry: EXAMPLE_AGENTS.refundReconciler, children: ['chld'] });
+    stack.addAgent('Child', { agentName: 'child', entry: EXAMPLE_AGENTS.refundReconciler });
+    expect(() => app.synth()).toThrow(/DurableAgent Parent: children: chld is no agent of this stack \(its agents: parent, child\)/);
+    // The one held above (beforeAll) names its child before the child is added, and synthesizes.
+    expect(template.Resources).toBeDefined();
+  });
 });
