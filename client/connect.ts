@@ -5,7 +5,7 @@ import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
 import { TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
 import { followEvents } from './events.js';
-import { RunsApiError } from './runs-api-error.js';
+import { abortError, RunsApiError } from './runs-api-error.js';
 import { isLoopback, loopbackRequest, type Answer } from './loopback-request.js';
 
 /**
@@ -123,7 +123,8 @@ export interface RunsClient {
   list(query?: { agent?: string; status?: RunRecord['status'] | Lifecycle; cursor?: string; limit?: number }): Promise<RunPage>;
   /**
    * Resolves when the run has ended (or waits for a person, with `untilInput`), by long-polls of at
-   * most 20 s each (under API Gateway's 29 s).
+   * most 20 s each (under API Gateway's 29 s). `signal` stops the wait, the long-poll in flight
+   * too: it rejects with an error named `AbortError` (its `cause` the signal's reason).
    *
    * @example
    * const run = await client.wait(runId);
@@ -142,7 +143,7 @@ export interface RunsClient {
    * itself after the last event yielded (`Last-Event-ID`), across a restart of `serve` too (with
    * `connect({ stateDir })` it looks the engine's new address up); `after` starts after an event
    * id a stream gave before. A refusal (no such run 404, an `after` the run does not have 400)
-   * throws a RunsApiError.
+   * throws a RunsApiError. `signal` ends the iteration where it is, without an error.
    *
    * @example
    * for await (const event of client.events(runId)) console.log(event.id, event.type, event.data);
@@ -299,7 +300,7 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       // The first read answers at once: a long-poll answers when the run moves on from what the API
       // read first, so a run already waiting for a person would hold the first one to its 20 s.
       for (let longPoll = 0; ; longPoll = 20) {
-        const stopped = () => new Error(`stopped waiting for run ${runId}`, { cause: options.signal?.reason });
+        const stopped = () => abortError(`stopped waiting for run ${runId}`, options.signal);
         if (options.signal?.aborted) throw stopped();
         // The signal ends a long-poll in flight too.
         const run = await get(runId, longPoll, options.signal).catch((error: unknown) => {

@@ -80,6 +80,9 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
     if (response?.ok && response.body) {
       try {
         for await (const frame of sseFrames(response.body)) {
+          // The signal ends the iteration where it is: not after the frames the last read brought
+          // (a whole run's events can come in one chunk). Leaving the loop cancels the body.
+          if (options.signal?.aborted) return;
           if (frame.retry !== undefined && options.retryMs === undefined) retryMs = frame.retry;
           if (frame.id === undefined || frame.event === undefined) continue;
           // Ids are positions in the run: one at or before the last yielded would be a repeat.

@@ -10,6 +10,7 @@ import { publicApproval } from '../lambdas/adapters/approval-http.js';
 import { loadReport, type RunReport } from '../lambdas/runs/report.js';
 import { killChildren } from '../lambdas/runs/child-tree.js';
 import type { ChildStarter } from '../lambdas/tools/child-runs.js';
+import { abortError } from './runs-api-error.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
@@ -257,7 +258,7 @@ export function createClient(parts: ClientParts): SavepointClient {
       for (;;) {
         const view = await status(runId);
         if (view && (TERMINAL.includes(view.lifecycle) || (options.untilInput && view.lifecycle === 'input_required'))) return view;
-        if (options.signal?.aborted) throw new Error(`stopped waiting for run ${runId}`, { cause: options.signal.reason });
+        if (options.signal?.aborted) throw abortError(`stopped waiting for run ${runId}`, options.signal);
         await pause(options.everyMs ?? 500, options.signal);
       }
     },
@@ -344,7 +345,7 @@ export function createClient(parts: ClientParts): SavepointClient {
         if (execution.status !== 'RUNNING') {
           throw new InvalidInputError(causeMessage(execution.cause) || `migrate: execution ${name} ended ${execution.status} without taking the run over`);
         }
-        if (signal?.aborted) throw new Error(`stopped waiting for the migration of run ${runId}`, { cause: signal.reason });
+        if (signal?.aborted) throw abortError(`stopped waiting for the migration of run ${runId}`, signal);
         await pause(250, signal);
       }
     },

@@ -10,3 +10,12 @@ export class RunsApiError extends Error {
     super(message);
   }
 }
+
+/**
+ * What a wait stopped by its `signal` rejects with: named `AbortError` with the code `ABORT_ERR`,
+ * as Node's own aborted calls (`fetch`, `timers/promises`) are, so a caller tells it from a failure
+ * the same way; its `cause` is the signal's reason.
+ */
+export function abortError(message: string, signal: AbortSignal | undefined): Error {
+  return Object.assign(new Error(message, { cause: signal?.reason }), { name: 'AbortError', code: 'ABORT_ERR' });
+}

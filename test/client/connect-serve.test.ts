@@ -57,9 +57,19 @@ describe('savepoint serve, driven by the client', () => {
     const controller = new AbortController();
     const stopped = watched.wait('serve-r1', { signal: controller.signal });
     await inFlight;
-    controller.abort(new Error('the user left'));
-    await expect(stopped).rejects.toThrow('stopped waiting for run serve-r1');
+    const reason = new Error('the user left');
+    controller.abort(reason);
+    // Told apart from a failure as Node's own aborted calls are: by its name and code.
+    await expect(stopped).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR', message: 'stopped waiting for run serve-r1', cause: reason });
     expect(answered).toBe(false);
+    // An abort ends a stream of the waiting run where it is, without an error.
+    const following = new AbortController();
+    const followed: string[] = [];
+    for await (const event of client.events('serve-r1', { signal: following.signal })) {
+      followed.push(event.id);
+      if (followed.length === 3) following.abort();
+    }
+    expect(followed).toHaveLength(3);
     // The same run id again: the same run, nothing started.
     expect(await client.start({ input: { date: sampleDay.date }, runId: 'serve-r1' })).toMatchObject({ runId: 'serve-r1', created: false, executionArn: started.executionArn });
     // A second run, cancelled while it lives: the kill names who asked.
