@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
+import { processLives } from '../lambdas/shared/process-lives.js';
 import { sameSecret } from '../lambdas/shared/same-secret.js';
 import { checkPrivateState, PRIVATE_DIR_MODE, refuseForeignLinks, UnsafeStateError } from '../local/state/private-state.js';
 import { describe, UsageError } from './errors.js';
@@ -192,7 +193,7 @@ function readLockQuietly(path: string): LockFile | undefined {
 export async function isLive(lock: LockFile, timeoutMs = 3_000): Promise<{ live: boolean; why: string }> {
   if (ours.has(lock.nonce)) return { live: true, why: 'held by this process' };
   if (lock.pid === process.pid) return { live: false, why: `pid ${lock.pid} is this process, which did not take it` };
-  if (!pidRuns(lock.pid)) return { live: false, why: `pid ${lock.pid} is not running` };
+  if (!processLives(lock.pid)) return { live: false, why: `pid ${lock.pid} is not running` };
   const challenge = randomBytes(16).toString('hex');
   const answer = await askOwner(lock.owner, challenge, timeoutMs);
   if (answer === 'timeout') return { live: true, why: `pid ${lock.pid} runs and did not answer in time` };
@@ -200,15 +201,6 @@ export async function isLive(lock: LockFile, timeoutMs = 3_000): Promise<{ live:
   // An owner of an older savepoint answers the nonce itself: still live (breaking its lock would open its ledger twice).
   if (answer?.nonce !== undefined && sameSecret(answer.nonce, lock.nonce)) return { live: true, why: `pid ${lock.pid} answered the lock's nonce` };
   return { live: false, why: `pid ${lock.pid} runs but does not prove the lock's nonce: an unrelated process` };
-}
-
-function pidRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return codeOf(error) === 'EPERM'; // it runs, as another user
-  }
 }
 
 /** The proof an owner gives for `challenge`: only who knows the nonce can make it, and it tells nothing of the nonce. */

@@ -4,6 +4,7 @@ import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
 import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
 import { TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
+import { processLives } from '../lambdas/shared/process-lives.js';
 import { followEvents } from './events.js';
 import { abortError, RunsApiError } from './runs-api-error.js';
 import { isLoopback, loopbackRequest, type Answer } from './loopback-request.js';
@@ -232,13 +233,21 @@ export async function connect(options: ConnectOptions): Promise<RunsClient> {
 export function servedAt(stateDir: string): RunsEndpoint {
   const file = join(resolve(stateDir), 'engine.json');
   let runs: unknown;
+  let pid: unknown;
   try {
-    runs = (JSON.parse(readFileSync(file, 'utf8')) as { endpoints?: { runs?: unknown } }).endpoints?.runs;
+    const engine = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown; endpoints?: { runs?: unknown } };
+    pid = engine.pid;
+    runs = engine.endpoints?.runs;
   } catch (error) {
     const missing = (error as { code?: string }).code === 'ENOENT';
     throw new RunsApiError(503, missing ? `stateDir: no savepoint engine serves ${stateDir} (no ${file}): start one with \`savepoint serve --agent <name|path>\`` : `stateDir: ${file} cannot be read: ${(error as Error).message}`);
   }
   if (typeof runs !== 'string' || !/\/v1\/runs$/.test(runs)) throw new RunsApiError(503, `stateDir: ${file} names no runs API (an engine older than this client): restart it with \`savepoint serve\``);
+  // A serve killed without its cleanup (SIGKILL, a crash) leaves its engine.json behind: its
+  // address refuses every connection, which says less than this.
+  if (typeof pid === 'number' && !processLives(pid)) {
+    throw new RunsApiError(503, `stateDir: no savepoint engine serves ${stateDir}: the serve that wrote ${file} (pid ${pid}) is gone; start one with \`savepoint serve --agent <name|path>\``);
+  }
   return { base: runs.slice(0, -'/runs'.length) };
 }
 

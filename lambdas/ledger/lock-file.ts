@@ -1,4 +1,5 @@
 import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { processLives } from '../shared/process-lives.js';
 
 /** Lock files this process holds: a lock naming our pid that is not here is a stale one from an earlier process with the same pid. */
 const held = new Set<string>();
@@ -32,7 +33,7 @@ export class LockFile {
       if (holder === process.pid && held.has(path)) {
         throw new Error(`${path}: the ledger is already open in this process; share that instance instead of opening it again`);
       }
-      if (holder !== undefined && holder !== process.pid && isAlive(holder)) {
+      if (holder !== undefined && holder !== process.pid && processLives(holder)) {
         throw new Error(
           `${path}: the ledger is in use by process ${holder}; stop it (or reach it through the engine it runs), or delete this file if that process is not a savepoint`,
         );
@@ -79,16 +80,6 @@ function readPid(path: string): number | undefined | 'gone' {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
     throw error;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

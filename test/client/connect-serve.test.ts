@@ -130,8 +130,13 @@ describe('savepoint serve, driven by the client', () => {
     expect(again2.stderr).toMatch(/run serve-r4 is killed, not running/);
     await expect(reconnected.start({ input: { day: 1 } })).rejects.toMatchObject({ name: 'RunsApiError', status: 400, message: expect.stringMatching(/^invalid input of agent refund-reconciler/) });
 
-    again.child.kill('SIGTERM');
-    expect(await again.exited).toBe(0);
+    // Killed without its cleanup, serve leaves engine.json behind: the client says it is gone, naming its pid.
+    again.child.kill('SIGKILL');
+    await again.exited;
+    expect(existsSync(join(stateDir, 'engine.json'))).toBe(true);
+    const gone = { name: 'RunsApiError', status: 503, message: expect.stringMatching(/^stateDir: no savepoint engine serves \S+: the serve that wrote \S+engine\.json \(pid \d+\) is gone; start one with `savepoint serve/) };
+    await expect(reconnected.list()).rejects.toMatchObject(gone);
+    await expect(connect({ stateDir })).rejects.toMatchObject(gone);
   }, 180_000);
 
   it('refuses a port that is taken with one sentence (exit 2), and leaves the state directory unowned', async () => {
