@@ -13,7 +13,7 @@ import { ours } from '../lambdas/approvals/decision.js';
 import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/notify.js';
 import { runsApiStarter } from '../client/ledger-client.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
-import { RunId, runIdOf } from '../lambdas/runs/run-request.js';
+import { executionInputTooLarge, RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { ForkRequest } from '../lambdas/runs/fork.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
@@ -129,6 +129,9 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   if (options.worldData) agent.dev?.checkData?.(options.worldData);
   const input = options.input === undefined ? undefined : runInput(options.input, undefined, agent.name);
   if (input !== undefined) parseOrThrow(agent.input, input, `input of agent ${agent.name}`);
+  // Too large on its own for the execution it would start (the runs API refuses what the request around it adds).
+  const tooLarge = input !== undefined && executionInputTooLarge(JSON.stringify({ input }), '--input');
+  if (tooLarge) throw new UsageError(tooLarge);
   if (options.model !== undefined) await checkModel(options.model, deploymentPrices(agent.prices, prices));
   await checkTracingEnv();
   const approvalMode = options.approve ?? (io.interactive ? 'prompt' : 'wait');

@@ -2,7 +2,8 @@ import middy from '@middy/core';
 import { TIMEOUT_EARLY_MS } from './middleware.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { StarterRefused } from '../runs/start-route.js';
-import { BatchConflict, BatchTooLarge } from '../runs/batch.js';
+import { BatchConflict } from '../runs/batch.js';
+import { RequestTooLarge } from '../runs/run-request.js';
 import { createRunsRoutes, NoEngine, RunConflict, type RunResource, type RunsApiDeps, type RunsReaderDeps } from '../runs/runs-api.js';
 import type { RunsRoutes } from '../runs/stack-routes.js';
 import { assertJsonContentType, callerOf, httpErrors, json, parseBody, publicApproval } from './approval-http.js';
@@ -57,7 +58,7 @@ export function createRunsApi(routes: RunsRoutes) {
       if (error instanceof StarterRefused) return json(403, { message: error.message });
       if (error instanceof RunConflict) return json(409, { message: error.message, run: visible(error.run) });
       if (error instanceof BatchConflict) return json(409, { message: error.message });
-      if (error instanceof BatchTooLarge) return json(413, { message: error.message });
+      if (error instanceof RequestTooLarge) return json(413, { message: error.message });
       if (error instanceof NoEngine) return json(503, { message: error.message });
       throw error;
     }

@@ -11,7 +11,7 @@ import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { readItems } from '../shared/item-reader.js';
 import { DISTRIBUTED_MAP_MAX_CONCURRENCY, PAYLOAD_LIMIT_BYTES } from '../shared/limits.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { RunId } from './run-request.js';
+import { RequestTooLarge, RunId } from './run-request.js';
 
 /**
  * Where a batch's items come from: its request's list (`items`, in the execution's input), or an
@@ -154,14 +154,6 @@ export interface BatchStore {
   get(batchId: string): Promise<{ batch: BatchExecutionInput; status: string } | undefined>;
 }
 
-/** A batch refused for its size (413): nothing started. */
-export class BatchTooLarge extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'BatchTooLarge';
-  }
-}
-
 /** A batch id that another batch holds (409): nothing started. */
 export class BatchConflict extends Error {
   constructor(message: string) {
@@ -288,7 +280,7 @@ export function createBatchRoutes(deps: BatchRoutesDeps) {
   const start = async (caller: Identity, body: unknown): Promise<BatchResource> => {
     // The size first, before each item is parsed: a list too long is refused as a whole.
     const count = (body as { items?: unknown } | null)?.items;
-    if (Array.isArray(count) && count.length > MAX_BATCH_ITEMS) throw new BatchTooLarge(`items: ${count.length} items, at most ${MAX_BATCH_ITEMS} per batch (split the list into several batches)`);
+    if (Array.isArray(count) && count.length > MAX_BATCH_ITEMS) throw new RequestTooLarge(`items: ${count.length} items, at most ${MAX_BATCH_ITEMS} per batch (split the list into several batches)`);
     const request = parseOrThrow(StartBatchBody, body, 'batch request');
     if (request.agent !== undefined && request.agent !== deps.agent.name) throw new InvalidInputError(`agent: no agent ${request.agent} here (this API runs ${deps.agent.name})`);
     const manifest: ExecutionManifest | undefined = request.manifest && {
@@ -311,7 +303,7 @@ export function createBatchRoutes(deps: BatchRoutesDeps) {
       createdAt: deps.clock.now().toISOString(),
     };
     const size = Buffer.byteLength(JSON.stringify(batch), 'utf8');
-    if (size > PAYLOAD_LIMIT_BYTES) throw new BatchTooLarge(`items: the batch is ${size} bytes as its execution's input, over Step Functions' ${PAYLOAD_LIMIT_BYTES} (fewer or smaller items per batch)`);
+    if (size > PAYLOAD_LIMIT_BYTES) throw new RequestTooLarge(`items: the batch is ${size} bytes as its execution's input, over Step Functions' ${PAYLOAD_LIMIT_BYTES} (fewer or smaller items per batch)`);
     const started = await deps.batches.start(batch);
     const other = !started.created && otherBatchProblem(started.batch, batch, (body as { concurrency?: unknown }).concurrency !== undefined);
     if (other) throw new BatchConflict(other);

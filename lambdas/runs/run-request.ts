@@ -3,6 +3,7 @@ import { defaultRunId, stableJson, type AgentDefinition } from '../define.js';
 import { RunConfig, type ChildWait, type RunRecord } from '../records/ledger-records.js';
 import { formatModelSpec, parseModelSpec } from '../models/spec.js';
 import { InvalidInputError } from '../shared/errors.js';
+import { PAYLOAD_LIMIT_BYTES } from '../shared/limits.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { ForkRequest } from './fork.js';
 
@@ -142,6 +143,25 @@ export function otherRequestProblem(existing: Pick<RunRecord, 'runId' | 'input' 
     return new InvalidInputError(`model: run ${existing.runId} runs on ${existing.model}, not ${request.model}: start a new run id to use another model`);
   }
   return undefined;
+}
+
+/** A request refused for its size (413): nothing started. */
+export class RequestTooLarge extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RequestTooLarge';
+  }
+}
+
+/**
+ * Why a run request whose execution input (`input`, as StartExecution would be sent it) cannot
+ * start: over Step Functions' limit, which StartExecution answers with InvalidExecutionInput (the
+ * runs API answered that as its own 500). Undefined when it fits. `field` names what the caller gave.
+ */
+export function executionInputTooLarge(input: string, field: string): string | undefined {
+  const size = Buffer.byteLength(input, 'utf8');
+  if (size <= PAYLOAD_LIMIT_BYTES) return undefined;
+  return `${field}: the run request is ${size} bytes as its execution's input, over Step Functions' ${PAYLOAD_LIMIT_BYTES}: pass what is large by reference (an S3 key, a URL) for a tool to read`;
 }
 
 /** `spec` normalized, or an error naming the field it came from. */

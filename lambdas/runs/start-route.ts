@@ -10,7 +10,7 @@ import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { BudgetCaps } from '../records/ledger-records.js';
 import { budgetCeilings, overBudgetRequest } from './budget-caps.js';
-import { modelSpecOf, namedConfig, RunId, RunRequest, runIdOf } from './run-request.js';
+import { executionInputTooLarge, modelSpecOf, namedConfig, RunId, RunRequest, RequestTooLarge, runIdOf } from './run-request.js';
 import { signStarter } from './starter.js';
 import { unqualifiedArn } from './versions.js';
 
@@ -95,7 +95,10 @@ export function createStartRoute(deps: StartRouteDeps) {
     const sent = JSON.parse(JSON.stringify({ ...request, ...(config && { config }), runId })) as Record<string, unknown>;
     const signed = await signStarter(deps.starterMac, sent, starter.person);
     const name = executionName ?? `${runId}-${deps.clock.now().getTime().toString(36)}`.slice(0, 80);
-    const { executionArn } = await deps.start(target, name, JSON.stringify(signed));
+    const executionInput = JSON.stringify(signed);
+    const tooLarge = executionInputTooLarge(executionInput, 'input');
+    if (tooLarge) throw new RequestTooLarge(tooLarge);
+    const { executionArn } = await deps.start(target, name, executionInput);
     return { runId, executionArn, startedBy: starter.person };
   };
 }

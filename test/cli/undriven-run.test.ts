@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -52,4 +52,16 @@ describe('a run whose process was killed', () => {
     const after = await savepoint(['--state-dir', stateDir, 'status', runId]);
     expect(after.stdout).not.toContain('nothing drives');
   }, 120_000);
+});
+
+describe('an input too large for the execution it would start', () => {
+  it('is refused before the engine starts: exit 2, one sentence, no state directory', async () => {
+    const stateDir = join(root, 'too-large');
+    const input = join(root, 'too-large.json');
+    writeFileSync(input, JSON.stringify({ text: 'x'.repeat(300 * 1024) }));
+    const result = await savepoint(['--state-dir', stateDir, 'run', '--agent', agentModule, '--input', input]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/^savepoint: --input: the run request is \d+ bytes as its execution's input, over Step Functions' 262144: pass what is large by reference/);
+    expect(existsSync(stateDir)).toBe(false);
+  }, 60_000);
 });

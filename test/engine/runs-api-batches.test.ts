@@ -58,6 +58,17 @@ describe('POST /v1/batches refuses what is wrong, naming it, and starts nothing'
   });
 });
 
+describe('POST /v1/runs', () => {
+  it('refuses a run whose request is over the execution input’s 256 KiB with a 413 saying so, and starts nothing', async () => {
+    // Inside the API's body limit (256 KiB and 4 more), over what StartExecution takes: InvalidExecutionInput, which was a 500.
+    const input = { id: 'x'.repeat(262_100) };
+    const answer = await h.stack.runsApi(apiGatewayEvent({ method: 'POST', route: 'runs', body: JSON.stringify({ runId: 'too-large', input }), principal: 'local:tester' }), lambdaContext('RunsApi', 20_000));
+    expect(answer.statusCode, answer.body).toBe(413);
+    expect((JSON.parse(answer.body) as { message: string }).message).toMatch(/^input: the run request is \d+ bytes as its execution's input, over Step Functions' 262144: pass what is large by reference/);
+    expect(await h.stack.ledger.getRun('too-large')).toBeUndefined();
+  });
+});
+
 describe('POST /v1/batches', () => {
   it('runs one run per item, named by the batch and the item’s key, and answers a repeat with the same batch, another under its id with a 409', async () => {
     const answer = await post({ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'z' }], key: 'id', concurrency: 2 });
