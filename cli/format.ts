@@ -50,13 +50,22 @@ export function executionFigures(executionArn: string, status: string, summary: 
   };
 }
 
+/** The most of a run's input a report's first line shows: a long input is cut, its size said. */
+const SHOWN_INPUT_CHARACTERS = 200;
+
+/** `value` as JSON on one line, cut after SHOWN_INPUT_CHARACTERS with its whole size in bytes. */
+function shownJson(value: unknown): string {
+  const json = JSON.stringify(value) ?? 'undefined';
+  return json.length <= SHOWN_INPUT_CHARACTERS ? json : `${json.slice(0, SHOWN_INPUT_CHARACTERS)}… (${Buffer.byteLength(json, 'utf8')} bytes)`;
+}
+
 const money = (dollars: number) => `$${dollars.toFixed(4)}`;
 const row = (label: string, value: string) => `  ${label.padEnd(22)} ${value}`;
 
 export function formatReport(report: RunReport, execution?: ExecutionFigures): string {
   const lines = [
     '',
-    `run ${report.runId} (${report.agent} ${JSON.stringify(report.input)}): ${report.status}${report.stopReason ? ` — ${report.stopReason}` : ''}`,
+    `run ${report.runId} (${report.agent} ${shownJson(report.input)}): ${report.status}${report.stopReason ? ` — ${report.stopReason}` : ''}`,
     row('agent steps', `${report.steps} (${report.modelTurns} model turns, ${report.toolCalls} tool calls)`),
   ];
   if (execution) {

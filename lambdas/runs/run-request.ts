@@ -3,7 +3,7 @@ import { defaultRunId, stableJson, type AgentDefinition } from '../define.js';
 import { RunConfig, type ChildWait, type RunRecord } from '../records/ledger-records.js';
 import { formatModelSpec, parseModelSpec } from '../models/spec.js';
 import { InvalidInputError } from '../shared/errors.js';
-import { PAYLOAD_LIMIT_BYTES } from '../shared/limits.js';
+import { DYNAMODB_ITEM_MAX_BYTES, PAYLOAD_LIMIT_BYTES } from '../shared/limits.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { ForkRequest } from './fork.js';
 
@@ -162,6 +162,26 @@ export function executionInputTooLarge(input: string, field: string): string | u
   const size = Buffer.byteLength(input, 'utf8');
   if (size <= PAYLOAD_LIMIT_BYTES) return undefined;
   return `${field}: the run request is ${size} bytes as its execution's input, over Step Functions' ${PAYLOAD_LIMIT_BYTES}: pass what is large by reference (an S3 key, a URL) for a tool to read`;
+}
+
+/**
+ * What a run record keeps free for what it gains while the run goes on (the executions that drove
+ * it, its counters, a kill or an error, the budget extensions granted): a record written near the
+ * item limit at the start would fail a later write mid-run. A 105-step run's record grows by
+ * under 1 KB; a run handed to 100 executions by ~15 KB.
+ */
+const RUN_RECORD_HEADROOM_BYTES = 64 * 1024;
+
+/**
+ * Why a run cannot be recorded: its record keeps the input, the prompt the agent makes of it and
+ * the shape of its requests, in one DynamoDB item of at most 400 KB (a write over it is refused
+ * with a ValidationException, which reached the caller as that). Undefined when they fit.
+ */
+export function runRecordTooLarge(parts: { input: unknown; prompt: string; requestShape: unknown }, field: string): string | undefined {
+  const size = Buffer.byteLength(JSON.stringify(parts), 'utf8');
+  const room = DYNAMODB_ITEM_MAX_BYTES - RUN_RECORD_HEADROOM_BYTES;
+  if (size <= room) return undefined;
+  return `${field}: the run's record would hold ${size} bytes of its input and the prompt the agent makes of it, over the ${room} a run record has for them (DynamoDB's 400 KB item, less what it gains as the run goes on): pass what is large by reference (an S3 key, a URL) for a tool to read`;
 }
 
 /** `spec` normalized, or an error naming the field it came from. */

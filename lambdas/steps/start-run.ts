@@ -8,7 +8,7 @@ import { ErrorNames, InvalidInputError, LedgerIntegrityError } from '../shared/e
 import { verifyRun } from '../ledger/seal.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from '../shared/ports.js';
-import { modelSpecOf, namedRunId, otherRequestProblem, runRequestFromEvent, type StartRequest } from '../runs/run-request.js';
+import { modelSpecOf, namedRunId, otherRequestProblem, runRecordTooLarge, runRequestFromEvent, type StartRequest } from '../runs/run-request.js';
 import { continuationProblem, describeVersion, migrationVerdict } from '../runs/versions.js';
 import { historyAtStart, type HistoryBound } from '../guards/history.js';
 import { verifiedStarter } from '../runs/starter.js';
@@ -124,6 +124,9 @@ export function createStartRun(deps: StartRunDeps) {
     if (request.fork) return startFork(deps, run, { ...request, fork: request.fork }, executionArn, now);
     // A new run may ask for no more than its starter is allowed; a run already started keeps what it was given.
     const overBudget = overBudgetRequest(request.config, budgetCeilings(agent, deps.maxBudgets));
+    // Said before the write that DynamoDB would refuse (one that exists was written, and resumes).
+    const tooLarge = runRecordTooLarge({ input: run.input, prompt: run.prompt, requestShape: run.requestShape }, 'input');
+    if (tooLarge && !(await deps.ledger.getRun(run.runId))) throw new InvalidInputError(tooLarge);
     if (overBudget === undefined && (await deps.ledger.createRun(run))) return { runId: run.runId, action: 'start', status: 'running', history: historyAtStart(0) };
 
     const existing = await deps.ledger.getRun(run.runId);

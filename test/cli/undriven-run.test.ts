@@ -54,7 +54,7 @@ describe('a run whose process was killed', () => {
   }, 120_000);
 });
 
-describe('an input too large for the execution it would start', () => {
+describe('an input too large for the run it would start', () => {
   it('is refused before the engine starts: exit 2, one sentence, no state directory', async () => {
     const stateDir = join(root, 'too-large');
     const input = join(root, 'too-large.json');
@@ -62,6 +62,12 @@ describe('an input too large for the execution it would start', () => {
     const result = await savepoint(['--state-dir', stateDir, 'run', '--agent', agentModule, '--input', input]);
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(/^savepoint: --input: the run request is \d+ bytes as its execution's input, over Step Functions' 262144: pass what is large by reference/);
+    expect(existsSync(stateDir)).toBe(false);
+    // Within the execution's input, but its prompt quotes it: the run's record would not fit.
+    writeFileSync(input, JSON.stringify({ text: 'x'.repeat(200 * 1024) }));
+    const quoted = await savepoint(['--state-dir', stateDir, 'run', '--agent', agentModule, '--input', input]);
+    expect(quoted.code, quoted.stderr).toBe(2);
+    expect(quoted.stderr).toMatch(/^savepoint: --input: the run's record would hold \d+ bytes of its input and the prompt the agent makes of it, over the 344064/);
     expect(existsSync(stateDir)).toBe(false);
   }, 60_000);
 });

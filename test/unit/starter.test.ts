@@ -9,6 +9,7 @@ import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { hmacDecisionMac } from '../../lambdas/approvals/decision-mac.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { signStarter, verifiedStarter } from '../../lambdas/runs/starter.js';
+import * as z from 'zod';
 import { createStartRoute } from '../../lambdas/runs/start-route.js';
 import { createStartRun } from '../../lambdas/steps/start-run.js';
 
@@ -112,6 +113,15 @@ describe('StartRun and the runs API', () => {
   ])('refuses %j before anything starts, naming the field', async (body, message) => {
     const starts: unknown[] = [];
     await expect(route(starts as never)({ id: 'bob', via: 'cli' }, body)).rejects.toThrow(message);
+    expect(starts).toEqual([]);
+  });
+  it("refuses with a 413 a run whose record would not fit, its prompt quoting its input: nothing started", async () => {
+    const starts: { arn: string; name: string; input: unknown }[] = [];
+    const agent = { ...refundReconciler, input: z.object({ text: z.string() }).strict(), prompt: (input: unknown) => `Note: ${(input as { text: string }).text}` };
+    const quoting = createStartRoute({ agent: agent as never, starterMac: mac, runs: ledger, stateMachineArn: machine, clock, start: async (arn, name, input) => (starts.push({ arn, name, input }), { executionArn: `${machine}:${name}` }) });
+    await expect(quoting({ id: 'local:alice', via: 'cli' }, { runId: 'big', input: { text: 'x'.repeat(200 * 1024) } })).rejects.toThrow(
+      expect.objectContaining({ name: 'RequestTooLarge', message: expect.stringMatching(/^input: the run's record would hold \d+ bytes/) }),
+    );
     expect(starts).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { historyAtStart } from '../../lambdas/guards/history.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { decide } from '../../lambdas/steps/budget-check.js';
@@ -187,6 +188,19 @@ describe('StartRun', () => {
     await expect(start()({ event: { ...event, input: { date: '2026-11-27' } }, executionArn: 'arn:e5' })).rejects.toThrow(/runId: run r1 was started with the input .*2026-11-28.*, not .*2026-11-27/);
     await ledger.finishRun('r1', { status: 'succeeded', stopReason: 'done' }, new Date());
     expect(await start()({ event, executionArn: 'arn:e6' })).toMatchObject({ action: 'finished', status: 'succeeded' });
+  });
+
+  it("refuses, naming the input, a run whose record would not fit DynamoDB's item with room to grow: nothing written", async () => {
+    // An agent whose prompt quotes its input: the record holds both.
+    const agent = { ...refundReconciler, input: z.object({ text: z.string() }).strict(), prompt: (input: unknown) => `Note: ${(input as { text: string }).text}` };
+    const startRun = createStartRun({ agent: agent as never, ledger, executions: { isRunning: async () => false, stop: async () => undefined }, clock: { now: () => new Date('2026-11-29T02:00:00Z') }, codeVersion: 'v1' });
+    const big = { runId: 'big', input: { text: 'x'.repeat(180 * 1024) } };
+    await expect(startRun({ event: big, executionArn: 'arn:big', definition: { hash: definitionV1 } })).rejects.toThrow(
+      expect.objectContaining({ name: 'Agent.InvalidInput', message: expect.stringMatching(/^input: the run's record would hold \d+ bytes of its input and the prompt the agent makes of it, over the 344064 a run record has for them/) }),
+    );
+    expect(await ledger.getRun('big')).toBeUndefined();
+    // Half of it fits.
+    expect(await startRun({ event: { runId: 'half', input: { text: 'x'.repeat(90 * 1024) } }, executionArn: 'arn:half', definition: { hash: definitionV1 } })).toMatchObject({ action: 'start' });
   });
 });
 
