@@ -13,7 +13,7 @@ import { ours } from '../lambdas/approvals/decision.js';
 import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/notify.js';
 import { runsApiStarter } from '../client/ledger-client.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
-import { executionInputTooLarge, RunId, runIdOf, runRecordTooLarge } from '../lambdas/runs/run-request.js';
+import { executionInputTooLarge, newRunTooLarge, RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { ForkRequest } from '../lambdas/runs/fork.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
@@ -130,7 +130,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const input = options.input === undefined ? undefined : runInput(options.input, undefined, agent.name);
   if (input !== undefined) parseOrThrow(agent.input, input, `input of agent ${agent.name}`);
   // Too large on its own for the execution it would start (the runs API refuses what the request around it adds).
-  const tooLarge = input !== undefined && (executionInputTooLarge(JSON.stringify({ input }), '--input') ?? runRecordTooLarge({ input, prompt: agent.prompt(input), requestShape: undefined }, '--input'));
+  const tooLarge = input !== undefined && (executionInputTooLarge(JSON.stringify({ input }), '--input') ?? newRunTooLarge(agent, input, '--input'));
   if (tooLarge) throw new UsageError(tooLarge);
   if (options.model !== undefined) await checkModel(options.model, deploymentPrices(agent.prices, prices));
   await checkTracingEnv();

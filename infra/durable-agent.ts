@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { CHILDREN_BESIDE_CONTEXT } from './children-beside.js';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
@@ -465,10 +466,13 @@ export class DurableAgent extends Construct {
       if (!/^[a-z][a-z0-9-]{0,39}$/.test(name)) throw new Error(`DurableAgent ${this.node.id}: children: ${JSON.stringify(name)} is not an agent name`);
     }
     // Checked once the app is built (an agent may be added after the one that runs it): a name no
-    // agent of the stack has would grant a state machine nobody deploys, and every call of that
-    // agent tool would fail on AWS for want of it.
+    // agent of the stack has would grant a state machine nobody deploys (a child's ARN is named
+    // after this top-level stack), and every call of that agent tool would fail on AWS for want of it.
+    // The local twin synthesizes each agent alone and runs its children on engines beside it
+    // (local/template/synthesize.ts: CHILDREN_BESIDE_CONTEXT).
     this.node.addValidation({
       validate: () => {
+        if (this.node.tryGetContext(CHILDREN_BESIDE_CONTEXT) === true) return [];
         const agents = topLevelStack(this).node.findAll().filter((construct): construct is DurableAgent => construct instanceof DurableAgent).map((agent) => agent.agentName);
         return children.filter((name) => !agents.includes(name)).map((name) => `DurableAgent ${this.node.id}: children: ${name} is no agent of this stack (its agents: ${agents.join(', ')})`);
       },

@@ -184,6 +184,21 @@ export function runRecordTooLarge(parts: { input: unknown; prompt: string; reque
   return `${field}: the run's record would hold ${size} bytes of its input and the prompt the agent makes of it, over the ${room} a run record has for them (DynamoDB's 400 KB item, less what it gains as the run goes on): pass what is large by reference (an S3 key, a URL) for a tool to read`;
 }
 
+/**
+ * runRecordTooLarge of a run of `agent` on `input` before it starts (the request's shape aside: the
+ * agent alone makes it). A prompt that throws is left to StartRun, which says where in the agent's
+ * code it threw.
+ */
+export function newRunTooLarge(agent: Pick<AgentDefinition, 'prompt'>, input: unknown, field: string): string | undefined {
+  let prompt: string;
+  try {
+    prompt = agent.prompt(input);
+  } catch {
+    return undefined;
+  }
+  return runRecordTooLarge({ input, prompt, requestShape: undefined }, field);
+}
+
 /** `spec` normalized, or an error naming the field it came from. */
 export function modelSpecOf(spec: string, field: string): string {
   try {

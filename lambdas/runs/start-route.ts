@@ -10,7 +10,7 @@ import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { BudgetCaps } from '../records/ledger-records.js';
 import { budgetCeilings, overBudgetRequest } from './budget-caps.js';
-import { executionInputTooLarge, modelSpecOf, runRecordTooLarge, namedConfig, RunId, RunRequest, RequestTooLarge, runIdOf } from './run-request.js';
+import { executionInputTooLarge, modelSpecOf, newRunTooLarge, namedConfig, RunId, RunRequest, RequestTooLarge, runIdOf } from './run-request.js';
 import { signStarter } from './starter.js';
 import { unqualifiedArn } from './versions.js';
 
@@ -98,7 +98,7 @@ export function createStartRoute(deps: StartRouteDeps) {
     const executionInput = JSON.stringify(signed);
     // Both said here with a 413, before anything starts: StartRun would refuse the run record (less
     // the request's shape, which the agent alone makes), StartExecution the input.
-    const tooLarge = executionInputTooLarge(executionInput, 'input') ?? (request.fork === undefined ? runRecordTooLarge({ input, prompt: deps.agent.prompt(input), requestShape: undefined }, 'input') : undefined);
+    const tooLarge = executionInputTooLarge(executionInput, 'input') ?? (request.fork === undefined ? newRunTooLarge(deps.agent, input, 'input') : undefined);
     if (tooLarge) throw new RequestTooLarge(tooLarge);
     const { executionArn } = await deps.start(target, name, executionInput);
     return { runId, executionArn, startedBy: starter.person };

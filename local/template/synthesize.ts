@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { App as CdkApp } from 'aws-cdk-lib';
 import { missingPeer } from '../packages/optional-peers.js';
+import { CHILDREN_BESIDE_CONTEXT } from '../../infra/children-beside.js';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_TOOL_TIMEOUT_MS, maxToolTimeoutMs, stableJson, type AgentDefinition } from '../../lambdas/define.js';
 import type { PrincipalDirectory } from '../../lambdas/approvals/people.js';
@@ -139,6 +140,8 @@ export async function synthesizeTemplate(agentName = 'agent', options: TemplateO
   const [{ App, Duration, aws_iam: iam, aws_s3: s3 }, { SavepointStack }, { StackApi }] = cdk;
   const synth = (tracing?: typeof LOCAL_TRACING) =>
     synthesizedInProcess(App, (app) => {
+      // Its children (`children`) run beside it, each on an engine of its own: not in this stack.
+      if (options.children?.length) app.node.setContext(CHILDREN_BESIDE_CONTEXT, true);
       const stack = new SavepointStack(app, 'Savepoint');
       // Bundling is off: the entry is never read (the local engine calls the steps in-process).
       stack.addAgent('Agent', { agentName, entry: PLACEHOLDER_ENTRY, ...(tracing && { tracing }), ...(toolTimeoutMs !== undefined && { toolTimeout: Duration.millis(toolTimeoutMs) }), ...(options.people && { approvals: options.people }), ...(options.children?.length && { children: options.children }) });
