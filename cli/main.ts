@@ -22,6 +22,7 @@ import { registerPruneCommand } from './commands/prune.js';
 import { registerConsoleCommand } from './console.js';
 import { missingPeer, missingPeerMessage } from '../local/packages/optional-peers.js';
 import { UsageError } from './errors.js';
+import { examplesHelp } from './examples.js';
 import { err, exitWhenWritten, out, program, stateDir } from './program.js';
 import { StoppedBySignal } from './signals.js';
 
@@ -45,6 +46,8 @@ registerBreakersCommand(program);
 registerWorldCommand(program);
 registerPruneCommand(program);
 registerConsoleCommand(program, stateDir, { out, err });
+// Each command's examples, last in its help (cli/examples.ts).
+for (const command of program.commands) command.addHelpText('after', examplesHelp(command.name()));
 
 // The commands that leave nothing running once they are done: their process ends then (exitWhenWritten).
 // `replay` answers the agent's code from the ledger and closes the ledger before its action returns;

@@ -6,6 +6,20 @@ import { DEFAULT_STATE_DIR } from './state.js';
 
 /** The root command and what every command shares: its global options and where it writes. */
 
+/**
+ * A reader that stops reading (`savepoint runs | head -1`) closes the pipe: what it wanted was
+ * written, and the rest has nowhere to go. Node reports that as an 'error' event (EPIPE), which
+ * unheard ended the command with a stack trace. The command goes on to its end — a run is not cut
+ * short because its reader left — and what it writes after is dropped.
+ */
+function dropOutputOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+  });
+}
+dropOutputOnClosedPipe(process.stdout);
+dropOutputOnClosedPipe(process.stderr);
+
 // Everything printed passes terminalSafe: what a model or a tool chose cannot steer the terminal.
 export const out = (line: string): void => void process.stdout.write(`${terminalSafe(line)}\n`);
 export const err = (line: string): void => void process.stderr.write(`${terminalSafe(line)}\n`);

@@ -37,10 +37,7 @@ export function registerBatchCommand(program: Command): void {
       'after',
       `
 It goes to the runs API of the savepoint serve of the state directory (start it first), or of the
-stack named by --stack. The batch's progress: savepoint batch … --wait, or GET /v1/batches/<id>.
-Examples:
-  savepoint batch --agent refund-reconciler --items days.json --concurrency 5 --batch-id november
-  savepoint batch --agent refund-reconciler --manifest s3://acme-batches/days.csv --key date`,
+stack named by --stack. The batch's progress: savepoint batch … --wait, or GET /v1/batches/<id>.`,
     )
     .action(async (raw: Record<string, unknown>) => {
       const options = parseOrThrow(BatchOptions, raw, 'options');

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { savepoint } from '../support/cli-process.js';
@@ -18,17 +19,38 @@ describe('the command line', () => {
     expect(exit.stderr).toMatch(/\(add --help for the usage\)\n$/);
   });
 
-  it('prints the usage of every command with --help, and exits 0', async () => {
+  it('prints the usage of every command with --help, its examples last, and exits 0', async () => {
     const root = await savepoint(['--help']);
     expect(root).toMatchObject({ code: 0, stderr: '' });
     const commands = [...root.stdout.split(/^Commands:$/m)[1]!.matchAll(/^ {2}([a-z]+)/gm)].map((match) => match[1]!).filter((command) => command !== 'help');
     expect(commands).toEqual(expect.arrayContaining(['run', 'resume', 'status', 'approvals', 'approve', 'reject', 'kill', 'runs', 'replay', 'fork', 'verify', 'prune', 'console']));
     const helps = await Promise.all(commands.map(async (command) => [command, await savepoint([command, '--help'])] as const));
+    const optionsIn = (help: string) => new Set([...help.split(/^Options:$/m)[1]!.split(/^\S/m)[0]!.matchAll(/^ {2}(?:-\w, )?(--[a-z-]+)/gm)].map((match) => match[1]!));
+    const rootOptions = optionsIn(root.stdout);
     for (const [command, exit] of helps) {
       expect(exit, command).toMatchObject({ code: 0, stderr: '' });
       expect(exit.stdout, command).toMatch(new RegExp(`^Usage: savepoint ${command} `));
+      // Its examples, last: each one this command, with only options it (or every command) has.
+      const examples = exit.stdout.split(/^Examples:$/m)[1]?.trim().split('\n').map((line) => line.trim()) ?? [];
+      expect(examples.length, command).toBeGreaterThan(0);
+      const own = optionsIn(exit.stdout);
+      for (const example of examples) {
+        const words = example.split(/\s+/).filter((word) => !/^[A-Z_]+=/.test(word));
+        expect(words.slice(0, 2), example).toEqual(['savepoint', command]);
+        for (const option of words.filter((word) => word.startsWith('--'))) expect(own.has(option) || rootOptions.has(option), `${example}: ${option}`).toBe(true);
+      }
     }
   }, 120_000);
+
+  it('goes on to its end, quietly, when its reader has closed the pipe (`savepoint serve --help | head -1`)', async () => {
+    // The pipe's reading end closed before the command writes a line: each write fails with EPIPE.
+    const child = spawn(process.execPath, [new URL('../../bin/savepoint.js', import.meta.url).pathname, 'serve', '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  }, 60_000);
 
   it("prints its version with --version, and exits 0", async () => {
     expect(await savepoint(['--version'])).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
