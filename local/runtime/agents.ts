@@ -1,5 +1,5 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AgentDefinition } from '../../lambdas/define.js';
 import { agentLoadError } from './agent-errors.js';
@@ -35,6 +35,8 @@ export function agentModulePath(spec: string, origin: AgentOrigin = 'asked'): st
   if (spec.includes('/') || /\.[cm]?[jt]s$/.test(spec)) {
     const path = isAbsolute(spec) ? spec : resolve(spec);
     if (!existsSync(path)) throw new AgentNotFoundError(`agent: no file ${path}`);
+    // A directory is no module (esbuild would say "Could not resolve" of it): the file in it is wanted.
+    if (statSync(path).isDirectory()) throw new AgentNotFoundError(`agent: ${path} is a directory; pass the path of the agent's module in it (e.g. ${join(spec, 'agent.ts')})`);
     return path;
   }
   for (const root of searchRoots(origin)) {
