@@ -4,10 +4,9 @@ import { z } from 'zod';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { byCodeUnits } from '../lambdas/shared/text.js';
-import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
 import type { AslDefinition, CfnTemplateJson } from '../local/template/asl.js';
-import { UsageError } from './errors.js';
+import { parseOptions, UsageError } from './errors.js';
 import { agentDirsOf, openEveryAgent, runningEngine } from './state.js';
 import { watchStopSignals } from './signals.js';
 
@@ -32,7 +31,7 @@ export const ConsoleOptions = z
  * delivered when the run resumes; nothing is started.
  */
 export async function consoleCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
-  const options = parseOrThrow(ConsoleOptions, raw, 'options');
+  const options = parseOptions(ConsoleOptions, raw);
   if (options.stack) return stackConsole({ ...options, stack: options.stack }, io);
   const engine = await runningEngine(options.stateDir);
   if (engine) {

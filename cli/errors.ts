@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 /**
  * A mistake in what the user asked for — a bad option or file, a state directory that cannot be
  * used — told in one sentence. The CLI exits 2 for it, as it does for invalid input.
@@ -22,3 +23,17 @@ export function describe(error: unknown): string {
   return (code && REASONS[code]) ?? (error instanceof Error ? error.message : String(error));
 }
 
+/**
+ * A command's options (by commander's camelCase names) parsed by `schema`, or a UsageError that
+ * names each bad one as the user typed it: `invalid options: --max-dollars: Too small: …`.
+ */
+export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map(({ path, message }) => {
+    const [first, ...rest] = path;
+    const option = typeof first === 'string' ? `--${first.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}` : first;
+    return `${[option, ...rest].filter((part) => part !== undefined).join('.')}: ${message}`.replace(/^: /, '');
+  });
+  throw new UsageError(`invalid options: ${problems.join('; ')}`);
+}

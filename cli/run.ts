@@ -25,7 +25,7 @@ import { historyLog } from '../local/engine/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
 import { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
 import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
-import { describe as describeError } from './errors.js';
+import { describe as describeError, parseOptions } from './errors.js';
 import { deploymentPrices, priceFor, priceTable, type PriceOverrides, type PriceTable } from '../lambdas/models/prices.js';
 import { modelConfigFromEnv } from '../lambdas/models/config.js';
 import { modelRegistry } from '../lambdas/models/registry.js';
@@ -117,7 +117,7 @@ export interface RunOutcome {
  * progress and approvals as they come, and reports from the ledger at the end.
  */
 export async function runCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void; interactive: boolean }) {
-  const options = parseOrThrow(RunOptions, { ...raw, agent: raw['agent'] ?? (await agentOfRun(raw)) }, 'options');
+  const options = parseOptions(RunOptions, { ...raw, agent: raw['agent'] ?? (await agentOfRun(raw)) });
   // A bad prices file is refused before anything is loaded, made or kept.
   const prices = options.prices === undefined ? undefined : pricesFile(options.prices);
   const fleetBudget = options.fleetBudget === undefined ? undefined : fleetBudgetFile(options.fleetBudget);

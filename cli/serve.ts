@@ -3,7 +3,6 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { toolSecretsFromEnv } from '../lambdas/tools/secrets.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
-import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { loadAgent } from '../local/runtime/agents.js';
 import { historyLog } from '../local/engine/history-log.js';
 import { startLocalStack } from '../local/runtime/local-stack.js';
@@ -15,7 +14,7 @@ import type { CfnTemplateJson } from '../local/template/asl.js';
 import type { PriceOverrides } from '../lambdas/models/prices.js';
 import type { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
 import { startLocalConsole } from '../console/local.js';
-import { describe as describeError, UsageError } from './errors.js';
+import { describe as describeError, parseOptions, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { checkTracingEnv } from './tracing-env.js';
@@ -60,7 +59,7 @@ export interface Served {
  * console, a signed link) until their deadline; nobody is asked at a terminal.
  */
 export async function serveCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void }): Promise<Served> {
-  const options = parseOrThrow(ServeOptions, raw, 'options');
+  const options = parseOptions(ServeOptions, raw);
   if (new Set(options.agent).size !== options.agent.length) throw new UsageError(`--agent: each agent once (asked for ${options.agent.join(', ')})`);
   const prices = options.prices === undefined ? undefined : pricesFile(options.prices);
   const fleetBudget = options.fleetBudget === undefined ? undefined : fleetBudgetFile(options.fleetBudget);

@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { loadAgent } from '../../local/runtime/agents.js';
 import { AGENT_HELP, defaultAgent, deployed, out, printJson, stateDir } from '../program.js';
-import { describe, UsageError } from '../errors.js';
+import { describe, parseOptions, UsageError } from '../errors.js';
 
 const NAME_THE_AGENT = 'name the agent: --agent <name|path> (or $SAVEPOINT_AGENT)';
 const BatchOptions = z.object({
@@ -40,7 +39,7 @@ It goes to the runs API of the savepoint serve of the state directory (start it 
 stack named by --stack. The batch's progress: savepoint batch … --wait, or GET /v1/batches/<id>.`,
     )
     .action(async (raw: Record<string, unknown>) => {
-      const options = parseOrThrow(BatchOptions, raw, 'options');
+      const options = parseOptions(BatchOptions, raw);
       if ((options.items === undefined) === (options.manifest === undefined)) throw new UsageError('--items or --manifest: a batch has either a list of items or a manifest, one of the two');
       if (options.format !== undefined && options.manifest === undefined) throw new UsageError('--format: it says how to read --manifest, and none was given');
       const source = options.items !== undefined ? { items: readItems(options.items) } : { manifest: manifestOf(options.manifest!, options.format) };

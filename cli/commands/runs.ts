@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import type { RunSummary } from '../../client/index.js';
 import { CalendarDate } from '../../lambdas/shared/dates.js';
-import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { err, out, printJson } from '../program.js';
 import { withRuns } from '../target.js';
+import { parseOptions } from '../errors.js';
 
 /** `savepoint runs`: the runs, newest first. */
 export function registerRunsCommand(program: Command): void {
@@ -17,7 +17,7 @@ export function registerRunsCommand(program: Command): void {
     .option('--json', 'print JSON', false)
     .action((options: { status?: string; since?: string; limit: string; json: boolean }) =>
       withRuns('runs', undefined, async ({ client, link }) => {
-        const filter = parseOrThrow(RunsFilter, options, 'options');
+        const filter = parseOptions(RunsFilter, options);
         // Page by page, newest first, until the limit or a run older than --since (the pages are in creation order).
         const listed: RunSummary[] = [];
         const damaged: { runId: string; error: string }[] = [];

@@ -36,6 +36,6 @@ describe('savepoint batch', () => {
   it('asks for the agent when none is named (exit 2)', async () => {
     const exit = await savepoint(['--state-dir', join(root, 'state'), 'batch', '--items', file('ok5.json', '[{"customer":"a"}]')], { env: { SAVEPOINT_AGENT: '' } });
     expect(exit.code, exit.stdout).toBe(2);
-    expect(exit.stderr).toBe('savepoint: invalid options: agent: name the agent: --agent <name|path> (or $SAVEPOINT_AGENT)\n');
+    expect(exit.stderr).toBe('savepoint: invalid options: --agent: name the agent: --agent <name|path> (or $SAVEPOINT_AGENT)\n');
   });
 });

@@ -26,7 +26,7 @@ describe('savepoint CLI', () => {
   it('exits 2 with a message naming the option for bad input', async () => {
     const badRate = await savepoint('run', '--agent', 'refund-reconciler', '--memory', '--fail-rate', '2');
     expect(badRate.code).toBe(2);
-    expect(badRate.stderr).toMatch(/invalid options: failRate: Too big/);
+    expect(badRate.stderr).toMatch(/invalid options: --fail-rate: Too big/);
     const badDate = await savepoint('run', '--agent', 'refund-reconciler', '--memory', '--input', '{"date":"2026-13-45x"}');
     expect(badDate.code).toBe(2);
     expect(badDate.stderr).toMatch(/input of agent refund-reconciler: date: expected a date YYYY-MM-DD/);
