@@ -30,7 +30,7 @@ export function registerBatchCommand(program: Command): void {
     .option('--concurrency <n>', 'runs live at once, at most (default: 10)')
     .option('--batch-id <id>', 'the batch id (1-40 letters, digits, - or _): each run is <batch-id>-<index> (default: a digest of the agent, the items and the key)')
     .option('--key <field>', 'a field of each item whose value names its run (<batch-id>-<value>) instead of its index')
-    .option('--wait', 'wait until every run has ended, printing the progress', false)
+    .option('--wait', 'wait until every run has ended, printing the progress; exit 1 when the batch did not succeed, or a run of it failed or was refused', false)
     .option('--json', 'print the batch as JSON', false)
     .addHelpText(
       'after',
@@ -54,13 +54,17 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
         let batch = await client.startBatch({ agent: agentName, ...source, ...(options.concurrency !== undefined && { concurrency: options.concurrency }), ...(options.batchId && { batchId: options.batchId }), ...(options.key && { key: options.key }) });
         const what = batch.manifest ? `of the items of s3://${batch.manifest.bucket}/${batch.manifest.key}` : `of ${batch.runs.length} runs`;
         if (!options.json) out(`savepoint: batch ${batch.batchId} ${what} of ${batch.agent}, at most ${batch.concurrency} at once${batch.created ? '' : ' (it existed: nothing new was started)'}`);
+        let shown = progress(batch);
         while (options.wait && batch.status === 'RUNNING') {
           await new Promise((resolve) => setTimeout(resolve, 2_000));
           batch = (await client.batch(batch.batchId)) ?? batch;
-          if (!options.json) out(`savepoint: batch ${batch.batchId}: ${progress(batch.counts)}`);
+          // A line when the progress moves, not every poll.
+          if (!options.json && progress(batch) !== shown) out(`savepoint: batch ${batch.batchId}: ${(shown = progress(batch))}`);
         }
         if (options.json) printJson(batch);
-        else if (options.wait) out(`savepoint: batch ${batch.batchId} ${batch.status.toLowerCase()}: ${progress(batch.counts)}`);
+        else if (options.wait) out(`savepoint: batch ${batch.batchId} ${batch.status.toLowerCase()}: ${progress(batch)}`);
+        // Waited for, a batch that did not succeed, or a run of it that failed or was refused, fails the command (a nightly job sees it).
+        if (options.wait && (batch.status !== 'SUCCEEDED' || batch.runs.some((run) => run.status === 'failed' || run.status === 'refused'))) process.exitCode = 1;
       } catch (error) {
         // The API's refusal of what was asked (400, 404, 413) is a usage error: exit 2, nothing started.
         if (error instanceof RunsApiError && error.status >= 400 && error.status < 500) throw new UsageError(error.message);
@@ -92,7 +96,10 @@ function readItems(file: string): unknown[] {
   return items;
 }
 
-const progress = (counts: Record<string, number | undefined>) =>
-  Object.entries(counts)
+/** The runs of a batch counted by status, or why none are listed (a manifest that cannot be read). */
+function progress(batch: { counts: Record<string, number | undefined>; runsUnlisted?: string }): string {
+  const counted = Object.entries(batch.counts)
     .map(([status, count]) => `${count} ${status}`)
     .join(', ');
+  return [counted || 'no run listed', ...(batch.runsUnlisted ? [batch.runsUnlisted] : [])].join('; ');
+}

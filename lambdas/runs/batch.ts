@@ -236,7 +236,12 @@ export type ManifestReader = (bucket: string, key: string) => Promise<string>;
  * listed run is a ledger read). A manifest that cannot be read lists none, and says why: the
  * batch exists, and its progress answers.
  */
-export async function manifestRuns(manifest: ExecutionManifest, batchId: string, read: ManifestReader | undefined): Promise<{ runs: { runId: string; refused?: true }[]; truncated?: true; unlisted?: string }> {
+export async function manifestRuns(
+  manifest: ExecutionManifest,
+  batchId: string,
+  read: ManifestReader | undefined,
+  agent: Pick<AgentDefinition, 'input'>,
+): Promise<{ runs: { runId: string; refused?: true }[]; truncated?: true; unlisted?: string }> {
   if (!read) return { runs: [], unlisted: 'this API reads no manifests' };
   const where = `s3://${manifest.bucket}/${manifest.key}`;
   let text: string;
@@ -253,19 +258,22 @@ export async function manifestRuns(manifest: ExecutionManifest, batchId: string,
     return { runs: [], unlisted: (error as Error).message };
   }
   const runs = items.slice(0, MAX_BATCH_ITEMS).map((item, index) => {
+    let runId: string;
     try {
-      return { runId: itemRunId(batchId, item, index, manifest.itemKey) };
+      runId = itemRunId(batchId, item, index, manifest.itemKey);
     } catch {
       // Its item step refuses it under the index's name (createBatchItem): no run is started.
       return { runId: `${batchId}-${index}`, refused: true as const };
     }
+    // An item the agent's input refuses: its item step's start is refused (a 400), no run ever starts.
+    return agent.input.safeParse(item).success ? { runId } : { runId, refused: true as const };
   });
   return { runs, ...(items.length > MAX_BATCH_ITEMS && { truncated: true as const }) };
 }
 
 export function createBatchRoutes(deps: BatchRoutesDeps) {
   const progress = async (batch: BatchExecutionInput, status: string): Promise<BatchResource> => {
-    const listed = batch.manifest ? await manifestRuns(batch.manifest, batch.batchId, deps.readManifest) : { runs: batch.runs };
+    const listed = batch.manifest ? await manifestRuns(batch.manifest, batch.batchId, deps.readManifest, deps.agent) : { runs: batch.runs };
     const runs: BatchResource['runs'] = [];
     for (const run of listed.runs) runs.push({ runId: run.runId, status: 'refused' in run && run.refused ? 'refused' : ((await deps.runs.getRun(run.runId))?.status ?? 'pending') });
     const counts: BatchResource['counts'] = {};

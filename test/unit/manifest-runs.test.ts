@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { manifestRuns, MAX_BATCH_ITEMS, type ExecutionManifest } from '../../lambdas/runs/batch.js';
 
 /**
@@ -8,30 +9,38 @@ import { manifestRuns, MAX_BATCH_ITEMS, type ExecutionManifest } from '../../lam
  */
 const json: ExecutionManifest = { bucket: 'acme-batches', key: 'days.json', format: 'json' };
 const reading = (text: string) => async () => text;
+/** An agent that takes any object, and one that takes only a `date`. */
+const anything = { input: z.object({}).passthrough() };
+const dated = { input: z.object({ date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/) }).strict() };
 
 describe('a manifest batch’s runs', () => {
   it('lists the first MAX_BATCH_ITEMS items’ runs of a longer manifest, marked truncated', async () => {
     const items = Array.from({ length: MAX_BATCH_ITEMS + 5 }, (_, index) => ({ id: `d${index}` }));
-    const listed = await manifestRuns(json, 'big', reading(JSON.stringify(items)));
+    const listed = await manifestRuns(json, 'big', reading(JSON.stringify(items)), anything);
     expect(listed.runs).toHaveLength(MAX_BATCH_ITEMS);
     expect(listed.runs.at(-1)).toEqual({ runId: `big-${MAX_BATCH_ITEMS - 1}` });
     expect(listed.truncated).toBe(true);
-    const exact = await manifestRuns(json, 'exact', reading(JSON.stringify(items.slice(0, MAX_BATCH_ITEMS))));
+    const exact = await manifestRuns(json, 'exact', reading(JSON.stringify(items.slice(0, MAX_BATCH_ITEMS))), anything);
     expect(exact.runs).toHaveLength(MAX_BATCH_ITEMS);
     expect(exact.truncated).toBeUndefined();
   });
 
   it('names a CSV row’s run by its key field, and an item whose key names no run as refused under its index', async () => {
-    const csv = await manifestRuns({ bucket: 'acme-batches', key: 'c.csv', format: 'csv', itemKey: 'id' }, 'csv', reading('id,name\nalpha,"A, Inc."\nbeta,B\n'));
+    const csv = await manifestRuns({ bucket: 'acme-batches', key: 'c.csv', format: 'csv', itemKey: 'id' }, 'csv', reading('id,name\nalpha,"A, Inc."\nbeta,B\n'), anything);
     expect(csv.runs).toEqual([{ runId: 'csv-alpha' }, { runId: 'csv-beta' }]);
-    const keyed = await manifestRuns({ ...json, itemKey: 'id' }, 'k', reading('[{"id":"a"},{"name":"no id"}]'));
+    const keyed = await manifestRuns({ ...json, itemKey: 'id' }, 'k', reading('[{"id":"a"},{"name":"no id"}]'), anything);
     expect(keyed.runs).toEqual([{ runId: 'k-a' }, { runId: 'k-1', refused: true }]);
+  });
+
+  it('marks refused an item the agent’s input refuses: its item step’s start is refused, no run ever starts', async () => {
+    const csv = await manifestRuns({ bucket: 'acme-batches', key: 'd.csv', format: 'csv', itemKey: 'date' }, 'd', reading('date\n2026-10-01\nnot-a-date\n'), dated);
+    expect(csv.runs).toEqual([{ runId: 'd-2026-10-01' }, { runId: 'd-not-a-date', refused: true }]);
   });
 
   it('lists none, saying why, for a manifest it cannot read, cannot parse, or has no reader for', async () => {
     const denied = Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
-    expect(await manifestRuns(json, 'b', async () => Promise.reject(denied))).toEqual({ runs: [], unlisted: 'Reading s3://acme-batches/days.json failed: AccessDenied: Access Denied' });
-    expect((await manifestRuns(json, 'b', reading('{"id":1}'))).unlisted).toMatch(/holds no JSON array/);
-    expect(await manifestRuns(json, 'b', undefined)).toEqual({ runs: [], unlisted: 'this API reads no manifests' });
+    expect(await manifestRuns(json, 'b', async () => Promise.reject(denied), anything)).toEqual({ runs: [], unlisted: 'Reading s3://acme-batches/days.json failed: AccessDenied: Access Denied' });
+    expect((await manifestRuns(json, 'b', reading('{"id":1}'), anything)).unlisted).toMatch(/holds no JSON array/);
+    expect(await manifestRuns(json, 'b', undefined, anything)).toEqual({ runs: [], unlisted: 'this API reads no manifests' });
   });
 });

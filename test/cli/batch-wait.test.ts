@@ -1,0 +1,43 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LOCAL_MANIFEST_BUCKET } from '../../lambdas/runs/batch.js';
+import { savepoint } from '../support/cli-process.js';
+import { startServe } from '../support/serve-process.js';
+
+/**
+ * `savepoint batch --wait` as a nightly job runs it: it prints why a manifest batch lists no runs,
+ * and exits 1 when the batch did not succeed or one of its runs was refused (an item the agent's
+ * input refuses), so the job fails where the batch did.
+ */
+const agentModule = new URL('./fixtures/batch-payer.ts', import.meta.url).pathname;
+const children = new Set<ChildProcess>();
+const root = mkdtempSync(join(tmpdir(), 'savepoint-batch-wait-'));
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('savepoint batch --wait', () => {
+  it('exits 1, saying why, for a manifest it cannot read and for an item the agent refuses', async () => {
+    const stateDir = join(root, 'state');
+    const bucket = join(stateDir, 's3', LOCAL_MANIFEST_BUCKET);
+    mkdirSync(bucket, { recursive: true });
+    writeFileSync(join(bucket, 'customers.json'), JSON.stringify([{ customer: 'c1' }, { customer: 'x'.repeat(41) }]));
+    const serving = await startServe(['--state-dir', stateDir, 'serve', '--agent', agentModule], children);
+    const batch = (manifest: string) => savepoint(['--state-dir', stateDir, 'batch', '--agent', agentModule, '--manifest', `s3://${LOCAL_MANIFEST_BUCKET}/${manifest}`, '--wait']);
+
+    const missing = await batch('nobody.json');
+    expect(missing.code, missing.stderr).toBe(1);
+    expect(missing.stdout).toMatch(new RegExp(`^savepoint: batch \\S+ failed: no run listed; Reading s3://${LOCAL_MANIFEST_BUCKET}/nobody\\.json failed: NoSuchKey`, 'm'));
+
+    const refused = await batch('customers.json');
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stdout).toMatch(/^savepoint: batch \S+ succeeded: 1 succeeded, 1 refused$/m);
+
+    serving.child.kill('SIGTERM');
+    expect(await serving.exited).toBe(0);
+  }, 120_000);
+});
