@@ -30,7 +30,7 @@ export function registerBatchCommand(program: Command): void {
     .option('--concurrency <n>', 'runs live at once, at most (default: 10)')
     .option('--batch-id <id>', 'the batch id (1-40 letters, digits, - or _): each run is <batch-id>-<index> (default: a digest of the agent, the items and the key)')
     .option('--key <field>', 'a field of each item whose value names its run (<batch-id>-<value>) instead of its index')
-    .option('--wait', 'wait until every run has ended, printing the progress; exit 1 when the batch did not succeed, or a run of it failed or was refused', false)
+    .option('--wait', 'wait until every run has ended, printing the progress; exit as run does: 1 when the batch did not succeed or a run failed or was refused, 3 when one was stopped or killed', false)
     .option('--json', 'print the batch as JSON', false)
     .addHelpText(
       'after',
@@ -63,8 +63,9 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
         }
         if (options.json) printJson(batch);
         else if (options.wait) out(`savepoint: batch ${batch.batchId} ${batch.status.toLowerCase()}: ${progress(batch)}`);
-        // Waited for, a batch that did not succeed, or a run of it that failed or was refused, fails the command (a nightly job sees it).
-        if (options.wait && (batch.status !== 'SUCCEEDED' || batch.runs.some((run) => run.status === 'failed' || run.status === 'refused'))) process.exitCode = 1;
+        // Waited for, it exits as `savepoint run` does for one run (a nightly job sees it): 1 when the
+        // batch did not succeed or a run of it failed or was refused, else 3 when one was stopped by a guard or killed.
+        if (options.wait) process.exitCode = batchExitCode(batch);
       } catch (error) {
         // The API's refusal of what was asked (400, 404, 413) is a usage error: exit 2, nothing started.
         if (error instanceof RunsApiError && error.status >= 400 && error.status < 500) throw new UsageError(error.message);
@@ -94,6 +95,12 @@ function readItems(file: string): unknown[] {
   }
   if (!Array.isArray(items)) throw new UsageError(`--items: ${file} holds no JSON array (one run input per item)`);
   return items;
+}
+
+/** 0 every run succeeded · 1 the batch did not succeed, or a run failed or was refused · 3 a run was stopped by a guard or killed. */
+export function batchExitCode(batch: { status: string; runs: readonly { status: string }[] }): number {
+  if (batch.status !== 'SUCCEEDED' || batch.runs.some((run) => run.status === 'failed' || run.status === 'refused')) return 1;
+  return batch.runs.some((run) => run.status === 'stopped' || run.status === 'killed') ? 3 : 0;
 }
 
 /** The runs of a batch counted by status, or why none are listed (a manifest that cannot be read). */

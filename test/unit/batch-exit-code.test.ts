@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest';
+import { batchExitCode } from '../../cli/commands/batch.js';
+
+describe('savepoint batch --wait', () => {
+  it('exits as savepoint run does: 1 for a batch or a run that did not succeed, 3 for a run a guard stopped or a kill ended', () => {
+    const batch = (status: string, ...runs: string[]) => ({ status, runs: runs.map((run) => ({ status: run })) });
+    expect(batchExitCode(batch('SUCCEEDED', 'succeeded', 'succeeded'))).toBe(0);
+    expect(batchExitCode(batch('FAILED'))).toBe(1);
+    expect(batchExitCode(batch('SUCCEEDED', 'succeeded', 'refused'))).toBe(1);
+    expect(batchExitCode(batch('SUCCEEDED', 'stopped', 'failed'))).toBe(1);
+    expect(batchExitCode(batch('SUCCEEDED', 'succeeded', 'killed'))).toBe(3);
+  });
+});
