@@ -5,6 +5,7 @@ import { CallToolResultSchema, ElicitRequestSchema, type ElicitRequest } from '@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
+import { RunsApiError } from '../../client/runs-api-error.js';
 import { serveMcpHttp, type McpHttpEndpoint } from '../../mcp/http.js';
 import { savepointMcpServer, type McpRuns } from '../../mcp/server.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
@@ -149,6 +150,25 @@ describe('savepoint mcp (Streamable HTTP, the official SDK client)', () => {
     await expect(startTask(mcp, { date: 7 })).rejects.toThrow(/MCP error -32602: arguments of refund-reconciler: date: /);
     expect(await harness.stack.ledger.listRuns(100)).toHaveLength(before);
     await mcp.close();
+  });
+
+  it('refuses as invalid params, with its message, a call the runs API refuses (a 4xx), and starts nothing', async () => {
+    // The runs port of a runs API that refuses the start, as it refuses a run too large to record.
+    const refusing = await serveMcpHttp({
+      credential,
+      serverForSession: () =>
+        savepointMcpServer({
+          runs: { ...runsOf(client), start: async () => Promise.reject(new RunsApiError(413, "input: the run's record would hold 420000 bytes")) },
+          agents: [refundReconciler],
+          pollIntervalMs: 5,
+        }),
+    });
+    const mcp = new Client({ name: 'savepoint-test', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(refusing.url), { requestInit: { headers: { authorization: `Bearer ${credential}` } } }));
+    const call = mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date: sampleDay.date }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    await expect(call).rejects.toThrow("MCP error -32602: arguments of refund-reconciler: input: the run's record would hold 420000 bytes");
+    await mcp.close();
+    await refusing.close();
   });
 
   it("keeps a session's tasks its own: another session cannot see or cancel them", async () => {
