@@ -6,6 +6,7 @@ import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { principalDirectory, principalPatternProblem, type PrincipalDirectory } from '../lambdas/approvals/people.js';
+import type { AgentDefinition } from '../lambdas/define.js';
 import { ControlPlane } from './control-plane.js';
 import { addToSeparatePolicy } from './inline-policy-role.js';
 import type { AgentApiSettings } from '../lambdas/runs/api-settings.js';
@@ -15,7 +16,8 @@ export interface ApprovalSettings {
   /**
    * Who is sent a signed, single-use link to the approval page (e-mail addresses, chat handles; a
    * list, or one comma-separated string such as a stack parameter).
-   * @default none: approvals are decided through the IAM-signed API only
+   * @default none: approvals are decided through the IAM-signed API only, by `approverPrincipals`
+   * (with neither, nobody may decide them: synth warns when the agent can ask a person)
    */
   readonly approvers?: string | readonly string[];
   /** The identity that started a run may not approve its requests. @default true */
@@ -243,6 +245,26 @@ export function peopleOf(settings: ApprovalSettings): { approverPrincipals: Prin
 function roleOf(fn: LambdaFunction): IRole {
   if (!fn.role) throw new Error(`${fn.node.path}: a function without a role cannot be named in a key policy`);
   return fn.role;
+}
+
+/**
+ * What a deployment where nobody may decide an agent's approvals warns at synth: the agent can ask
+ * a person (a tool's `needsApproval` or `aggregate`, budgets that ask before they stop), and there
+ * is no one to ask — no `approvers` (links) and no `approverPrincipals` (the IAM-signed API, when
+ * the agent has it). Each approval would wait out its time and be escalated; undefined otherwise.
+ */
+export function nobodyDecidesWarning(
+  agent: Partial<Pick<AgentDefinition, 'tools' | 'budgets'>>,
+  settings: ApprovalSettings | undefined,
+  approvalApi: boolean,
+): string | undefined {
+  const asks = (agent.tools ?? []).some((tool) => tool.needsApproval !== undefined || tool.aggregate !== undefined) || agent.budgets?.onBudgetExceeded === 'ask';
+  if (!asks) return undefined;
+  const approvers = settings?.approvers;
+  const links = typeof approvers === 'string' ? approvers.trim() !== '' : (approvers ?? []).length > 0;
+  const byIam = approvalApi && Object.keys(settings?.approverPrincipals ?? {}).length > 0;
+  if (links || byIam) return undefined;
+  return 'approvals: nobody may decide this agent\'s approvals (it asks a person: needsApproval, an aggregate limit or onBudgetExceeded "ask"): name approvals.approvers to send them signed links, or approvals.approverPrincipals to let them decide through the IAM-signed API; else each one waits out its time and is escalated';
 }
 
 /** The approvers given at synth as e-mail addresses (a list, or a comma-separated string that is not a token such as a parameter). */

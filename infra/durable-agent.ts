@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import { CHILDREN_BESIDE_CONTEXT } from './children-beside.js';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -15,7 +15,7 @@ import { priceTable, type Price } from '../lambdas/models/prices.js';
 import { BudgetCaps } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { topLevelStack } from './top-level-stack.js';
-import { ApprovalMachinery, peopleOf, type ApprovalSettings } from './approvals.js';
+import { ApprovalMachinery, nobodyDecidesWarning, peopleOf, type ApprovalSettings } from './approvals.js';
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './model-access.js';
 import { bindToolSecrets, type ToolSecretsProp } from './tool-secrets.js';
@@ -78,10 +78,11 @@ export interface DurableAgentProps {
   /**
    * The agent's definition, as the app imports it (`import agent from './my-agent.js'`): its `name`
    * must be `agentName`, and each variable of its `env` must reach the functions (`environment`),
-   * else synth fails naming the variable and this prop — not the first tool call on AWS.
+   * else synth fails naming the variable and this prop — not the first tool call on AWS. Synth
+   * warns when its tools or budgets can ask a person and `approvals` names nobody who may decide.
    * @default not checked
    */
-  readonly agent?: Pick<AgentDefinition, 'name' | 'env'>;
+  readonly agent?: Pick<AgentDefinition, 'name' | 'env'> & Partial<Pick<AgentDefinition, 'tools' | 'budgets'>>;
   /**
    * Tool credentials by name (a webhook URL that is a secret, an API key): each a Secrets Manager
    * secret, or its ARN or name. Only CallTool's role may read them, and its environment names them
@@ -288,6 +289,8 @@ export class DurableAgent extends Construct {
     this.ledger = ledger;
     const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
     checkAgentEnvironment(id, props, common);
+    const nobodyDecides = props.agent && nobodyDecidesWarning(props.agent, props.approvals, props.approvalApi ?? true);
+    if (nobodyDecides) Annotations.of(this).addWarningV2('@savepoint/nobody-decides', `DurableAgent ${id}: ${nobodyDecides}`);
     const reserved = reservedConcurrencyOf(id, props.reservedConcurrency);
     // What every agent of the stack shares: the log group, the queues, the keys (infra/control-plane.ts).
     const controlPlane = ControlPlane.of(this);
