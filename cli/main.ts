@@ -71,8 +71,17 @@ try {
     const invalid = error instanceof UsageError || refused || (error instanceof Error && error.name === ErrorNames.InvalidInput);
     // An optional peer the command loads and the project has not installed: which, and how to install it.
     const peer = missingPeer(error);
-    err(`savepoint: ${peer ? missingPeerMessage(peer) : error instanceof Error ? error.message : String(error)}`);
-    process.exitCode = error instanceof StoppedBySignal ? error.exitCode : invalid ? 2 : 1;
+    // `--stack` without AWS credentials: the SDK's sentence, and what to do about it (exit 2: nothing was asked of AWS).
+    const signedOut = error instanceof Error && error.name === 'CredentialsProviderError';
+    const message = peer
+      ? missingPeerMessage(peer)
+      : signedOut
+        ? `--stack: the AWS SDK found no credentials (${error.message}): sign in first (aws sso login, AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)`
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    err(`savepoint: ${message}`);
+    process.exitCode = error instanceof StoppedBySignal ? error.exitCode : invalid || signedOut ? 2 : 1;
   }
 }
 

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { savepoint } from '../support/cli-process.js';
 
@@ -50,6 +52,19 @@ describe('the command line', () => {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  }, 60_000);
+
+  it('says, with --stack and no AWS credentials, that the SDK found none and how to sign in (exit 2)', async () => {
+    // No credentials anywhere the SDK's chain looks: the environment, a profile, the instance's metadata.
+    const home = mkdtempSync(join(tmpdir(), 'savepoint-no-aws-'));
+    try {
+      const noAws = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('AWS_')).map((name) => [name, '']));
+      const exit = await savepoint(['runs', '--stack', 'Agents', '--region', 'eu-west-1'], { env: { ...noAws, AWS_EC2_METADATA_DISABLED: 'true', HOME: home } });
+      expect(exit.code, exit.stderr).toBe(2);
+      expect(exit.stderr).toMatch(/^savepoint: --stack: the AWS SDK found no credentials \(.+\): sign in first \(aws sso login, AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\)\n$/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it("prints its version with --version, and exits 0", async () => {
