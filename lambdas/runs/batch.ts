@@ -241,7 +241,7 @@ export async function manifestRuns(
   batchId: string,
   read: ManifestReader | undefined,
   agent: Pick<AgentDefinition, 'input'>,
-): Promise<{ runs: { runId: string; refused?: true }[]; truncated?: true; unlisted?: string }> {
+): Promise<{ runs: { runId: string; input?: unknown; refused?: true }[]; truncated?: true; unlisted?: string }> {
   if (!read) return { runs: [], unlisted: 'this API reads no manifests' };
   const where = `s3://${manifest.bucket}/${manifest.key}`;
   let text: string;
@@ -266,16 +266,27 @@ export async function manifestRuns(
       return { runId: `${batchId}-${index}`, refused: true as const };
     }
     // An item the agent's input refuses: its item step's start is refused (a 400), no run ever starts.
-    return agent.input.safeParse(item).success ? { runId } : { runId, refused: true as const };
+    const input = agent.input.safeParse(item);
+    return input.success ? { runId, input: input.data } : { runId, refused: true as const };
   });
   return { runs, ...(items.length > MAX_BATCH_ITEMS && { truncated: true as const }) };
+}
+
+/**
+ * An item's place by its run's record: `pending` before StartRun has recorded it; `refused` when the
+ * run of its id is another request's (another input: the item's start was refused, a 409), which
+ * is not this item's run whatever its status.
+ */
+function itemStatus(item: { input?: unknown }, record: RunRecord | undefined): BatchRunStatus {
+  if (!record) return 'pending';
+  return 'input' in item && stableJson(record.input) !== stableJson(item.input) ? 'refused' : record.status;
 }
 
 export function createBatchRoutes(deps: BatchRoutesDeps) {
   const progress = async (batch: BatchExecutionInput, status: string): Promise<BatchResource> => {
     const listed = batch.manifest ? await manifestRuns(batch.manifest, batch.batchId, deps.readManifest, deps.agent) : { runs: batch.runs };
     const runs: BatchResource['runs'] = [];
-    for (const run of listed.runs) runs.push({ runId: run.runId, status: 'refused' in run && run.refused ? 'refused' : ((await deps.runs.getRun(run.runId))?.status ?? 'pending') });
+    for (const run of listed.runs) runs.push({ runId: run.runId, status: 'refused' in run && run.refused ? 'refused' : itemStatus(run, await deps.runs.getRun(run.runId)) });
     const counts: BatchResource['counts'] = {};
     for (const run of runs) counts[run.status] = (counts[run.status] ?? 0) + 1;
     return {

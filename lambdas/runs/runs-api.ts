@@ -159,16 +159,16 @@ export class NoEngine extends Error {
 }
 
 /**
- * A request the run's state refuses (409), answered with the run: a cancel of a run that has
- * ended, a start under a run id that another request started.
+ * A request the run's state refuses, answered with the run: a cancel of a run that has ended, a
+ * start under a run id that another request started. Invalid input like any (never retried; a
+ * batch's item is refused for it), which the HTTP API answers 409.
  */
-export class RunConflict extends Error {
+export class RunConflict extends InvalidInputError {
   constructor(
     message: string,
     readonly run: RunResource,
   ) {
     super(message);
-    this.name = 'RunConflict';
   }
 }
 

@@ -18,7 +18,7 @@ describe('a manifest batch’s runs', () => {
     const items = Array.from({ length: MAX_BATCH_ITEMS + 5 }, (_, index) => ({ id: `d${index}` }));
     const listed = await manifestRuns(json, 'big', reading(JSON.stringify(items)), anything);
     expect(listed.runs).toHaveLength(MAX_BATCH_ITEMS);
-    expect(listed.runs.at(-1)).toEqual({ runId: `big-${MAX_BATCH_ITEMS - 1}` });
+    expect(listed.runs.at(-1)).toEqual({ runId: `big-${MAX_BATCH_ITEMS - 1}`, input: { id: `d${MAX_BATCH_ITEMS - 1}` } });
     expect(listed.truncated).toBe(true);
     const exact = await manifestRuns(json, 'exact', reading(JSON.stringify(items.slice(0, MAX_BATCH_ITEMS))), anything);
     expect(exact.runs).toHaveLength(MAX_BATCH_ITEMS);
@@ -27,14 +27,17 @@ describe('a manifest batch’s runs', () => {
 
   it('names a CSV row’s run by its key field, and an item whose key names no run as refused under its index', async () => {
     const csv = await manifestRuns({ bucket: 'acme-batches', key: 'c.csv', format: 'csv', itemKey: 'id' }, 'csv', reading('id,name\nalpha,"A, Inc."\nbeta,B\n'), anything);
-    expect(csv.runs).toEqual([{ runId: 'csv-alpha' }, { runId: 'csv-beta' }]);
+    expect(csv.runs).toEqual([
+      { runId: 'csv-alpha', input: { id: 'alpha', name: 'A, Inc.' } },
+      { runId: 'csv-beta', input: { id: 'beta', name: 'B' } },
+    ]);
     const keyed = await manifestRuns({ ...json, itemKey: 'id' }, 'k', reading('[{"id":"a"},{"name":"no id"}]'), anything);
-    expect(keyed.runs).toEqual([{ runId: 'k-a' }, { runId: 'k-1', refused: true }]);
+    expect(keyed.runs).toEqual([{ runId: 'k-a', input: { id: 'a' } }, { runId: 'k-1', refused: true }]);
   });
 
   it('marks refused an item the agent’s input refuses: its item step’s start is refused, no run ever starts', async () => {
     const csv = await manifestRuns({ bucket: 'acme-batches', key: 'd.csv', format: 'csv', itemKey: 'date' }, 'd', reading('date\n2026-10-01\nnot-a-date\n'), dated);
-    expect(csv.runs).toEqual([{ runId: 'd-2026-10-01' }, { runId: 'd-not-a-date', refused: true }]);
+    expect(csv.runs).toEqual([{ runId: 'd-2026-10-01', input: { date: '2026-10-01' } }, { runId: 'd-not-a-date', refused: true }]);
   });
 
   it('lists none, saying why, for a manifest it cannot read, cannot parse, or has no reader for', async () => {
