@@ -24,22 +24,17 @@ export default defineConfig({
     // One worker per core, not vitest's cores − 1 (one worker on a 2-core machine): the engine,
     // CLI and browser tests spend much of their time waiting on child processes and sockets.
     maxWorkers: availableParallelism(),
-    projects: [
-      {
-        extends: true,
-        // Plain functions and files, no emulator, no synth: they share workers (and their module
-        // imports) instead of paying a fresh worker per file. `npx vitest run --project unit`.
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false },
-      },
-      {
-        extends: true,
-        // Not isolated either: a fresh module graph per file re-imported the AWS SDK, the
-        // interpreter and the CDK in every file (on test/engine, local, sim, providers and contract:
-        // 75 s of CPU isolated, 38 s not). Files in a worker still run one after another, and each
-        // starts and closes its own stacks, servers and state directories; a test that changes
-        // process-wide state (process.env, fake timers) restores it in its own afterEach.
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'], isolate: false },
-      },
-    ],
+    // One project, its files sharing a worker's module imports (not isolated): re-importing the AWS
+    // SDK, the interpreter and the CDK for every file cost test/engine, local, sim, providers and
+    // contract 75 s of CPU, against 38 s shared. Files in a worker still run one after another, and
+    // each starts and closes its own stacks, servers and state directories; a test that changes
+    // process-wide state (process.env, fake timers) restores it in its own afterEach. Not two
+    // projects (unit and integration), as before: vitest keeps a worker for the next file only when
+    // that file is of the worker's project, so files of the two, queued together, started fresh
+    // workers that imported it all again (test/unit, engine, architecture, providers and sim: 43-50 s
+    // of CPU as one project, 53-57 s as two, at load 5-10). The plain-function files alone:
+    // `npx vitest run test/unit`.
+    include: ['test/**/*.test.ts'],
+    isolate: false,
   },
 });

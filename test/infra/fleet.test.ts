@@ -5,6 +5,7 @@ import { idleMetrics, synthesizeFleet, type FleetTemplates } from '../../bench/d
 import { NESTED_STACK_OPERATION_RESOURCE_QUOTA, SECRET_RESOURCE_POLICY_MAX_CHARS, STACK_OUTPUT_QUOTA, STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
 import { resourcePolicyChars } from '../../lambdas/shared/policy-quotas.js';
 import { assertDeployable } from '../../local/aws/cloudformation-template.js';
+import { fleetOnce } from '../support/fleet-once.js';
 
 /**
  * Issue 34, item 1: a fleet on one deployment. What does not depend on an agent's code exists once
@@ -36,7 +37,7 @@ beforeAll(async () => {
   one = await synthesizeFleet(1, false);
   three = await synthesizeFleet(3, false);
   oneNested = await synthesizeFleet(1, PER_NESTED);
-  twenty = await synthesizeFleet(20, PER_NESTED);
+  twenty = await fleetOnce(20, PER_NESTED);
   const perAgent = (three.resources - one.resources) / 2;
   const perNestedAgent = (twenty.resources - oneNested.resources) / 19;
   console.log(

@@ -8,12 +8,13 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import { agentView, synthesizeFleet } from '../../bench/deploy.js';
+import { agentView } from '../../bench/deploy.js';
 import { deploy, physicalNames } from '../../local/aws/iam/deployment.js';
 import { ledgerTableArn } from '../../local/aws/iam/dynamodb.js';
 import { evaluatePolicies } from '../../local/aws/iam/policy.js';
 import { stackRoles } from '../../local/aws/iam/roles.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
+import { fleetOnce } from '../support/fleet-once.js';
 import { expiringApprovals } from '../support/manual-clock.js';
 import { sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
 
@@ -25,7 +26,7 @@ afterEach(async () => {
 let views: Record<number, CfnTemplateJson>;
 
 beforeAll(async () => {
-  const fleet = await synthesizeFleet(20, 4);
+  const fleet = await fleetOnce(20, 4);
   views = { 0: agentView(fleet, 'Agent0') as CfnTemplateJson, 19: agentView(fleet, 'Agent19') as CfnTemplateJson };
 }, 120_000);
 
