@@ -1,17 +1,18 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { processLives } from '../../lambdas/shared/process-lives.js';
 import { whenChanged } from './when-changed.js';
 
 /** Whether the process that took `lock` is gone (a test process killed while making leaves its lock behind). */
 function heldByTheDead(lock: string): boolean {
+  let pid: number;
   try {
-    process.kill(Number(readFileSync(join(lock, 'pid'), 'utf8')), 0);
-    return false;
-  } catch (error) {
-    // No pid yet (ENOENT) is a lock being taken this instant: held, not dead.
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    pid = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+  } catch {
+    return false; // no pid yet: a lock being taken this instant, held
   }
+  return !processLives(pid);
 }
 
 /**
