@@ -69,19 +69,22 @@ try {
     // A runs API's refusal of bad input (4xx: client/connect.ts) is bad input too.
     const refused = error instanceof Error && error.name === 'RunsApiError' && (error as { status?: number }).status! < 500;
     const invalid = error instanceof UsageError || refused || (error instanceof Error && error.name === ErrorNames.InvalidInput);
-    // An optional peer the command loads and the project has not installed: which, and how to install it.
-    const peer = missingPeer(error);
-    // `--stack` without AWS credentials: the SDK's sentence, and what to do about it (exit 2: nothing was asked of AWS).
-    const signedOut = error instanceof Error && error.name === 'CredentialsProviderError';
-    const message = peer
-      ? missingPeerMessage(peer)
-      : signedOut
-        ? `--stack: the AWS SDK found no credentials (${error.message}): sign in first (aws sso login, AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)`
-        : error instanceof Error
-          ? error.message
-          : String(error);
+    const { message, usage } = toldOf(error);
     err(`savepoint: ${message}`);
-    process.exitCode = error instanceof StoppedBySignal ? error.exitCode : invalid || signedOut ? 2 : 1;
+    process.exitCode = error instanceof StoppedBySignal ? error.exitCode : invalid || usage ? 2 : 1;
   }
+}
+
+/** What the user is told of a command's failure, and whether it is theirs to fix before anything is asked (exit 2). */
+function toldOf(error: unknown): { message: string; usage: boolean } {
+  // An optional peer the command loads and the project has not installed: which, and how to install it.
+  const peer = missingPeer(error);
+  if (peer) return { message: missingPeerMessage(peer), usage: false };
+  if (!(error instanceof Error)) return { message: String(error), usage: false };
+  // `--stack` without AWS credentials: the SDK's sentence, and what to do about it (nothing was asked of AWS).
+  if (error.name === 'CredentialsProviderError') {
+    return { message: `--stack: the AWS SDK found no credentials (${error.message}): sign in first (aws sso login, AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)`, usage: true };
+  }
+  return { message: error.message, usage: false };
 }
 
