@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Annotations, ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
-import { CHILDREN_BESIDE_CONTEXT } from './children-beside.js';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
@@ -15,6 +14,7 @@ import { priceTable, type Price } from '../lambdas/models/prices.js';
 import { BudgetCaps } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { topLevelStack } from './top-level-stack.js';
+import { CHILDREN_BESIDE_CONTEXT } from './children-beside.js';
 import { ApprovalMachinery, nobodyDecidesWarning, peopleOf, type ApprovalSettings } from './approvals.js';
 import { LedgerTable } from './ledger-table.js';
 import { bindModelAccess, modelStepTimeoutOf, type ModelAccessProps } from './model-access.js';
