@@ -13,7 +13,7 @@ import { ours } from '../lambdas/approvals/decision.js';
 import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/notify.js';
 import { runsApiStarter } from '../client/ledger-client.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
-import { executionInputTooLarge, newRunTooLarge, RunId, runIdOf } from '../lambdas/runs/run-request.js';
+import { executionInputTooLarge, modelSpecOf, newRunTooLarge, otherRequestProblem, RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { ForkRequest } from '../lambdas/runs/fork.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
@@ -269,6 +269,10 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const existing = options.runId ? await stack.ledger.getRun(options.runId) : undefined;
   if (options.resume && !existing) throw new InvalidInputError(`runId: no run ${options.runId} in ${stateDir ?? 'memory'}`);
   if (existing && existing.agent !== agent.name) throw new InvalidInputError(`runId: run ${existing.runId} belongs to agent ${existing.agent}, not ${agent.name}`);
+  // A run id the ledger holds is that run: another --input (or --model) under it is refused, as
+  // StartRun and the runs API refuse it, not replaced by the run's own.
+  const other = existing && context.input !== undefined ? otherRequestProblem(existing, { input: parseOrThrow(agent.input, context.input, `input of agent ${agent.name}`), model: options.model === undefined ? undefined : modelSpecOf(options.model, '--model') }) : undefined;
+  if (other) throw other;
   const input = existing ? existing.input : context.input !== undefined ? context.input : runInput(undefined, stack.world.defaultInput, agent.name);
   const runId = options.runId ?? runIdOf(agent, parseOrThrow(agent.input, input, `input of agent ${agent.name}`));
   // Budgets given on the command line override the agent's defaults (RunConfig); the run

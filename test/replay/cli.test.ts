@@ -21,6 +21,11 @@ describe('savepoint replay and fork, through the CLI', () => {
     expect(otherModel.code).toBe(2);
     expect(otherModel.stdout).not.toMatch(/^run day1 \(|agent steps/m);
     expect(otherModel.stderr).toMatch(/^savepoint: model: run day1 runs on sim:savepoint-sim-1, not anthropic:claude-haiku-4-5: start a new run id to use another model$/m);
+    // And on another --input: refused (exit 2), not run on the run's own input and reported as "already finished".
+    const otherInput = await cli('run', '--agent', 'refund-reconciler', '--run-id', 'day1', '--input', '{"date":"2026-11-27"}');
+    expect(otherInput.code, otherInput.stdout).toBe(2);
+    expect(otherInput.stdout).not.toMatch(/already finished|^run day1 \(/m);
+    expect(otherInput.stderr).toMatch(/^savepoint: runId: run day1 was started with the input \{"date":"2026-11-28"\}, not \{"date":"2026-11-27"\}$/m);
 
     const same = await cli('replay', 'day1');
     expect(same.stdout, same.stderr).toMatch(/^day1: identical \(\d+ model turns, \d+ tool calls and 2 approvals answered from the ledger; 0 live calls; replay \d+ ms .*, the run \d+ ms\)/);
