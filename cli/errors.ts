@@ -23,6 +23,9 @@ export function describe(error: unknown): string {
   return (code && REASONS[code]) ?? (error instanceof Error ? error.message : String(error));
 }
 
+/** An option as the user types it, from commander's name of it: `maxDollars` → `--max-dollars`. */
+export const asTyped = (name: string): string => `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+
 /**
  * A command's options (by commander's camelCase names) parsed by `schema`, or a UsageError that
  * names each bad one as the user typed it: `invalid options: --max-dollars: Too small: …`.
@@ -32,7 +35,7 @@ export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.ou
   if (result.success) return result.data;
   const problems = result.error.issues.map(({ path, message }) => {
     const [first, ...rest] = path;
-    const option = typeof first === 'string' ? `--${first.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}` : first;
+    const option = typeof first === 'string' ? asTyped(first) : first;
     return `${[option, ...rest].filter((part) => part !== undefined).join('.')}: ${message}`.replace(/^: /, '');
   });
   throw new UsageError(`invalid options: ${problems.join('; ')}`);

@@ -25,7 +25,7 @@ import { historyLog } from '../local/engine/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
 import { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
 import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
-import { describe as describeError, parseOptions } from './errors.js';
+import { asTyped, describe as describeError, parseOptions } from './errors.js';
 import { deploymentPrices, priceFor, priceTable, type PriceOverrides, type PriceTable } from '../lambdas/models/prices.js';
 import { modelConfigFromEnv } from '../lambdas/models/config.js';
 import { modelRegistry } from '../lambdas/models/registry.js';
@@ -286,6 +286,9 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     onBudgetExceeded: options.onBudgetExceeded,
   };
   const config = { approvalTimeoutSeconds, ...Object.fromEntries(Object.entries(budgets).filter(([, value]) => value !== undefined)) };
+  // A run keeps the budgets it started with (StartRun): said, not silently ignored.
+  const ignored = existing ? Object.entries(budgets).filter(([, value]) => value !== undefined).map(([name]) => asTyped(name)) : [];
+  if (ignored.length > 0) progress(`savepoint: run ${runId} keeps the budgets it started with: ${ignored.join(', ')} not applied (a new run id takes them; a run that asks, onBudgetExceeded "ask", can be given more)`);
   const started = Date.now();
   const print = progressPrinter(progress, started);
   const stop = stack.engine.on((event) => print(event));

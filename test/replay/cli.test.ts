@@ -26,6 +26,10 @@ describe('savepoint replay and fork, through the CLI', () => {
     expect(otherInput.code, otherInput.stdout).toBe(2);
     expect(otherInput.stdout).not.toMatch(/already finished|^run day1 \(/m);
     expect(otherInput.stderr).toMatch(/^savepoint: runId: run day1 was started with the input \{"date":"2026-11-28"\}, not \{"date":"2026-11-27"\}$/m);
+    // Budgets for a run that has its own: said not applied, not silently ignored.
+    const budgets = await cli('run', '--agent', 'refund-reconciler', '--run-id', 'day1', '--max-steps', '3', '--max-dollars', '0.5');
+    expect(budgets.code, budgets.stderr).toBe(0);
+    expect(budgets.stdout).toMatch(/^savepoint: run day1 keeps the budgets it started with: --max-steps, --max-dollars not applied/m);
 
     const same = await cli('replay', 'day1');
     expect(same.stdout, same.stderr).toMatch(/^day1: identical \(\d+ model turns, \d+ tool calls and 2 approvals answered from the ledger; 0 live calls; replay \d+ ms .*, the run \d+ ms\)/);
