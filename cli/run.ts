@@ -269,9 +269,15 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const existing = options.runId ? await stack.ledger.getRun(options.runId) : undefined;
   if (options.resume && !existing) throw new InvalidInputError(`runId: no run ${options.runId} in ${stateDir ?? 'memory'}`);
   if (existing && existing.agent !== agent.name) throw new InvalidInputError(`runId: run ${existing.runId} belongs to agent ${existing.agent}, not ${agent.name}`);
-  // A run id the ledger holds is that run: another --input (or --model) under it is refused, as
-  // StartRun and the runs API refuse it, not replaced by the run's own.
-  const other = existing && context.input !== undefined ? otherRequestProblem(existing, { input: parseOrThrow(agent.input, context.input, `input of agent ${agent.name}`), model: options.model === undefined ? undefined : modelSpecOf(options.model, '--model') }) : undefined;
+  // A run id the ledger holds is that run: another --input or --model under it is refused by the
+  // rule StartRun and the runs API apply, before an execution starts; the run's input is not
+  // put in place of the one asked for.
+  const other =
+    existing &&
+    otherRequestProblem(existing, {
+      input: context.input === undefined ? existing.input : parseOrThrow(agent.input, context.input, `input of agent ${agent.name}`),
+      model: options.model === undefined ? undefined : modelSpecOf(options.model, '--model'),
+    });
   if (other) throw other;
   const input = existing ? existing.input : context.input !== undefined ? context.input : runInput(undefined, stack.world.defaultInput, agent.name);
   const runId = options.runId ?? runIdOf(agent, parseOrThrow(agent.input, input, `input of agent ${agent.name}`));
@@ -355,8 +361,8 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const execution = await stack.sfn.send(new DescribeExecutionCommand({ executionArn: lastArn }));
   const figures = executionFigures(lastArn, execution.status ?? 'UNKNOWN', summarizeHistory(stack.engine.getExecutionHistory(lastArn)));
   const report = await loadReport(stack.ledger, runId, new Date(), agent);
-  // StartRun refused the run (bad input, a resume on changed code, another --model for a run that
-  // finished before this command): say why, as invalid input — not the report of a run it did not make.
+  // StartRun refused the run (bad input, a resume on changed code of a run that finished before
+  // this command): say why, as invalid input — not the report of a run it did not make.
   const finishedBefore = report?.finishedAt !== undefined && Date.parse(report.finishedAt) < started;
   if (execution.error === ErrorNames.InvalidInput && (!report || report.status === 'running' || finishedBefore)) throw new InvalidInputError(causeMessage(execution.cause));
   if (!report) {
