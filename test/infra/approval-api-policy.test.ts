@@ -114,6 +114,13 @@ describe('the twin decides a request as API Gateway does (resource policy + IAM 
     expect(decide('POST', '/approvals/apv_0123456789', as(`arn:aws:iam::${account}:role/Approver`))).toMatchObject({ allowed: false });
   });
 
+  it('without approverPrincipals lets nobody decide, an admin whose own IAM allows everything included (what synth warns of: infra/approvals.ts nobodyDecidesWarning)', () => {
+    const open = restApisOf(defaults)[0]!;
+    for (const caller of [as(`arn:aws:iam::${account}:role/Admin`), as(bob)]) {
+      expect(authorizeApiRequest(open, { method: 'POST', path: '/approvals/apv_0123456789', caller })).toMatchObject({ allowed: false, status: 403, message: expect.stringMatching(/with an explicit deny$/) });
+    }
+  });
+
   it('in the API\'s account either policy may allow; from another account both must', () => {
     expect(decide('POST', '/approvals/apv_0123456789', as(bob, 'ImplicitlyDenied'))).toEqual({ allowed: true }); // Table A: the resource policy allows
     expect(decide('POST', '/approvals/apv_0123456789', as(bob, 'ExplicitlyDenied'))).toMatchObject({ allowed: false, message: /with an explicit deny$/ });
