@@ -35,7 +35,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadReport, type ChildRunFigure, type RunReport } from '../lambdas/runs/report.js';
-import { settleMsOf, type AgentDefinition, type DevWorld } from '../lambdas/define.js';
+import { isAgentDefinition, settleMsOf, type AgentDefinition, type DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 // The longest a Lambda function runs: past it, every invocation of a dead engine has timed out.
 import { LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/shared/limits.js';
@@ -222,7 +222,28 @@ export interface TestEnvironment<World extends DevWorld = DevWorld> {
  * injected clock. Close it at the end of the test.
  */
 export async function createTestEnvironment<World extends DevWorld = DevWorld>(options: TestEnvironmentOptions<World>): Promise<TestEnvironment<World>> {
+  assertAgent('createTestEnvironment', options);
   return (await open(options, {})).env;
+}
+
+/** Refuses options without an agent made by `defineAgent` (a missing import, a module namespace), naming it, before anything starts. */
+function assertAgent(caller: string, options: { agent?: unknown } | undefined): void {
+  const agent = options?.agent;
+  if (isAgentDefinition(agent)) return;
+  const got = agent === null || typeof agent !== 'object' ? String(agent) : `an object with ${Object.keys(agent).slice(0, 5).join(', ') || 'no keys'}`;
+  throw new TypeError(`${caller}: agent: expected an agent made by defineAgent (or withDev), got ${got}`);
+}
+
+/** A refused decision's reason: the approval API's message, not its JSON body. */
+async function refusal(response: Response): Promise<string> {
+  const body = await response.text();
+  try {
+    const message = (JSON.parse(body) as { message?: unknown }).message;
+    if (typeof message === 'string') return message;
+  } catch {
+    // Not JSON: the body as it came.
+  }
+  return body;
 }
 
 async function open<World extends DevWorld>(
@@ -241,7 +262,7 @@ async function open<World extends DevWorld>(
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ decision, reason }),
     });
-    if (!response.ok) throw new Error(`decide ${approvalId}: ${response.status} ${await response.text()}`);
+    if (!response.ok) throw new Error(`decide ${approvalId}: ${await refusal(response)} (HTTP ${response.status})`);
   };
   stack = await startLocalStack<World>({
     agent: options.agent,
@@ -386,6 +407,7 @@ export interface CrashMatrixOptions<World extends DevWorld = DevWorld> extends O
  * by the time it lived and a claim's lease, and the new engine runs on it.
  */
 export async function forEachCrashPoint<World extends DevWorld = DevWorld>(options: CrashMatrixOptions<World>): Promise<CrashCase<World>[]> {
+  assertAgent('forEachCrashPoint', options);
   const writes = options.agent.tools.filter((tool) => tool.effect === 'write').map((tool) => tool.name);
   const tools = options.tools ?? writes;
   if (tools.length === 0) throw new Error(`forEachCrashPoint: agent ${options.agent.name} has no write tool`);

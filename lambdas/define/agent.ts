@@ -228,6 +228,16 @@ export interface AgentDev<World extends DevWorld = DevWorld> {
   readonly policy?: ModelPolicy;
 }
 
+/**
+ * Whether a value is an agent made by `defineAgent` (or `withDev`): what the CLI looks for among a
+ * module's exports, and what the testing kit refuses anything else by, naming it.
+ */
+export function isAgentDefinition(value: unknown): value is AgentDefinition {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<AgentDefinition>;
+  return typeof candidate.name === 'string' && typeof candidate.prompt === 'function' && Array.isArray(candidate.tools) && typeof candidate.system === 'string';
+}
+
 const AGENT_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 /** What Lambda accepts as an environment variable's name. */
 const ENV_NAME = /^[a-zA-Z][a-zA-Z0-9_]*$/;

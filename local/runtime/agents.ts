@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { AgentDefinition } from '../../lambdas/define.js';
+import { isAgentDefinition, type AgentDefinition } from '../../lambdas/define.js';
 import { agentLoadError } from './agent-errors.js';
 
 /**
@@ -82,7 +82,7 @@ async function agentExportOf(module: string): Promise<AgentDefinition> {
   const exports = (await (bundle()?.importAgent(module) ?? import(pathToFileURL(module).href)).catch((error: unknown) => {
     throw agentLoadError(module, error, SAVEPOINT_CODE) ?? error;
   })) as Record<string, unknown>;
-  const candidates = [exports['default'], ...Object.values(exports)].filter(isAgent);
+  const candidates = [exports['default'], ...Object.values(exports)].filter(isAgentDefinition);
   const agent = candidates[0];
   if (!agent) throw new AgentNotFoundError(`agent: ${module} exports no agent (export default defineAgent({ … }))`);
   return agent;
@@ -94,12 +94,6 @@ async function agentExportOf(module: string): Promise<AgentDefinition> {
  */
 function bundle(): { importAgent(modulePath: string): Promise<unknown> } | undefined {
   return (globalThis as Record<symbol, { importAgent(modulePath: string): Promise<unknown> } | undefined>)[Symbol.for('savepoint.bundle')];
-}
-
-function isAgent(value: unknown): value is AgentDefinition {
-  if (typeof value !== 'object' || value === null) return false;
-  const candidate = value as Partial<AgentDefinition>;
-  return typeof candidate.name === 'string' && typeof candidate.prompt === 'function' && Array.isArray(candidate.tools) && typeof candidate.system === 'string';
 }
 
 /** The agents found by name (`agents/<name>/agent.ts` under each search root), for the message that asks for one. */

@@ -256,4 +256,21 @@ describe('savepoint/testing', () => {
   it('refuses a tool that is not one of the agent\'s write tools, naming them', async () => {
     await expect(forEachCrashPoint({ agent: dev, input: { urgent: false }, tools: ['send_mail'], check: () => undefined })).rejects.toThrow(/"send_mail" is not a write tool of kit-notes \(save_note\)/);
   });
+
+  it('refuses what is not an agent (a module namespace, a missing import), naming it, before anything starts', async () => {
+    const namespace = { default: dev, saved: new Map() };
+    await expect(createTestEnvironment({ agent: namespace as never })).rejects.toThrow('createTestEnvironment: agent: expected an agent made by defineAgent (or withDev), got an object with default, saved');
+    await expect(createTestEnvironment({ agent: undefined as never })).rejects.toThrow('createTestEnvironment: agent: expected an agent made by defineAgent (or withDev), got undefined');
+    await expect(forEachCrashPoint({ agent: namespace as never, input: {}, check: () => undefined })).rejects.toThrow('forEachCrashPoint: agent: expected an agent made by defineAgent (or withDev), got an object with default, saved');
+  });
+
+  it('says why a decision is refused with the approval API\'s message, not its JSON body', async () => {
+    env = await createTestEnvironment({ agent: dev });
+    const run = env.start({ urgent: true });
+    const approval = await env.nextApproval();
+    await expect(env.decide('nope', 'approve')).rejects.toThrow(/^decide nope: approvalId: expected an id like apv_…, got "nope" \(HTTP 400\)$/);
+    await env.decide(approval.approvalId, 'approve');
+    await expect(env.decide(approval.approvalId, 'reject')).rejects.toThrow(new RegExp(`^decide ${approval.approvalId}: approval ${approval.approvalId} is already approved \\(by [^)]+\\) \\(HTTP 409\\)$`));
+    expect((await run.result()).status).toBe('succeeded');
+  });
 });
