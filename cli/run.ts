@@ -16,7 +16,7 @@ import { formatAmount } from '../lambdas/approvals/page.js';
 import { executionInputTooLarge, modelSpecOf, newRunTooLarge, otherRequestProblem, RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { ForkRequest } from '../lambdas/runs/fork.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
-import { parseOrThrow } from '../lambdas/shared/validation.js';
+import { parseOrThrow, problemsOf } from '../lambdas/shared/validation.js';
 import { agentModulePath, knownAgents, loadAgent, SAVEPOINT_CODE } from '../local/runtime/agents.js';
 import { executionFailure } from '../local/runtime/agent-errors.js';
 import { crashInjector, CrashAt } from '../local/runtime/crash.js';
@@ -544,6 +544,6 @@ function jsonFile(option: string, path: string): unknown {
  */
 export function fleetBudgetFile(path: string): LocalFleetBudget {
   const parsed = LocalFleetBudget.safeParse(jsonFile('--fleet-budget', path));
-  if (!parsed.success) throw new UsageError(`--fleet-budget ${path}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(the file)'}: ${issue.message}`).join('; ')}`);
+  if (!parsed.success) throw new UsageError(`--fleet-budget ${path}: ${problemsOf(parsed.error)}`);
   return parsed.data;
 }

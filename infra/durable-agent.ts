@@ -10,6 +10,7 @@ import { Construct } from 'constructs';
 import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type AgentDefinition } from '../lambdas/define.js';
 import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
+import { problemsOf } from '../lambdas/shared/validation.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
 import { BudgetCaps } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
@@ -204,7 +205,7 @@ export interface DurableAgentProps {
 export function maxBudgetsEnvironment(id: string, maxBudgets: DurableAgentProps['maxBudgets']): Record<string, string> {
   if (maxBudgets === undefined) return {};
   const parsed = BudgetCaps.safeParse(maxBudgets);
-  if (!parsed.success) throw new Error(`DurableAgent ${id}: maxBudgets: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  if (!parsed.success) throw new Error(`DurableAgent ${id}: maxBudgets: ${problemsOf(parsed.error)}`);
   return { MAX_BUDGETS: JSON.stringify(parsed.data) };
 }
 

@@ -1,6 +1,7 @@
 import type { Stack } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { FleetBudget, type FleetLimits } from '../lambdas/records/fleet.js';
+import { problemsOf } from '../lambdas/shared/validation.js';
 import { topLevelStack } from './top-level-stack.js';
 
 /**
@@ -67,6 +68,6 @@ export function fleetBudgetEnvironment(scope: IConstruct, id: string, agent: Fle
     ...((agent?.leaseDollars ?? stack?.leaseDollars) !== undefined && { leaseDollars: agent?.leaseDollars ?? stack?.leaseDollars }),
   };
   const parsed = FleetBudget.safeParse(budget);
-  if (!parsed.success) throw new Error(`DurableAgent ${id}: fleetBudget: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  if (!parsed.success) throw new Error(`DurableAgent ${id}: fleetBudget: ${problemsOf(parsed.error)}`);
   return { FLEET_BUDGET: JSON.stringify(parsed.data) };
 }

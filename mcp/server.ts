@@ -20,6 +20,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import { z } from 'zod';
 import type { RunsApiError } from '../client/runs-api-error.js';
 import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
+import { problemsOf } from '../lambdas/shared/validation.js';
 import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 
@@ -176,8 +177,6 @@ function jsonSchemaOf(input: z.ZodType): Tool['inputSchema'] {
   const { $schema: _dialect, ...schema } = z.toJSONSchema(input, { io: 'input' }) as Record<string, unknown>;
   return { ...schema, type: 'object' } as Tool['inputSchema'];
 }
-
-const problemsOf = (error: z.ZodError) => error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`).join('; ');
 
 /** The part of a session's id a run's id carries (run ids are 80 characters at most). */
 function sessionTag(sessionId: string | undefined): string {

@@ -39,7 +39,7 @@ async function savepoint(...args: string[]): Promise<string> {
 
 describe('savepoint prune', () => {
   it('refuses a date it cannot read, naming the option', async () => {
-    await expect(savepoint('prune', '--finished-before', 'last week')).rejects.toThrow(/--finished-before.*expected a day YYYY-MM-DD or an ISO date-time/);
+    await expect(savepoint('prune', '--finished-before', 'last week')).rejects.toThrow(/invalid --finished-before: expected a day YYYY-MM-DD or an ISO date-time$/);
   });
 
   it('prunes nothing before the run finished', async () => {

@@ -115,7 +115,7 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
     ['a file of blanks', () => dayFile('blank.json', '  \n\n'), /day file .*blank\.json is empty/],
     ['a file that is not JSON', () => dayFile('not-json.json', '{"date": '), /day file .*not-json\.json is not JSON/],
     ['an oversized file', () => dayFile('huge.json', Buffer.alloc(1024 * 1024 + 1, ' ')), /day file .*huge\.json is larger than the 1048576 bytes/],
-    ['JSON that is not a day', () => dayFile('array.json', '[]'), /invalid day file .*array\.json: \(root\)/],
+    ['JSON that is not a day', () => dayFile('array.json', '[]'), /invalid day file .*array\.json: Invalid input: expected object, received array/],
     ['an impossible date', () => dayFile('feb-30.json', withField((day) => (day.date = '2026-02-30'))), /invalid day file .*feb-30\.json: date: 2026-02-30 is not a calendar date/],
     [
       'a reason too long for the provider',

@@ -34,6 +34,6 @@ describe('CalendarDate', () => {
 
   it('reports one problem per bad value, under the field it came in', () => {
     const result = parseOrThrow.bind(null, CalendarDate.optional(), '2026-02-30', 'options');
-    expect(result).toThrow(/^invalid options: \(root\): 2026-02-30 is not a calendar date: February 2026 has days 01–28$/);
+    expect(result).toThrow(/^invalid options: 2026-02-30 is not a calendar date: February 2026 has days 01–28$/);
   });
 });
