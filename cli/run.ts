@@ -144,8 +144,10 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const decisions: Promise<void>[] = [];
   // Aborted when the run has ended: a question still open at the terminal then has nothing to decide.
   const runEnded = new AbortController();
+  const waitingForPerson = runsWaitingForPerson();
   let approvalsUrl = '';
   const onApproval = (approval: ApprovalRecord, event?: ApprovalRequested) => {
+    waitingForPerson.add(approval.runId);
     const amount = approval.amount ? ` (${formatAmount(approval.amount)})` : '';
     progress(`          ⏸  approval ${approval.approvalId}: ${terminalSafe(approval.summary, { oneLine: true })}${amount} — decide by ${approval.decideBy}`);
     for (const link of event?.links ?? []) progress(`             decide (${link.approver}): ${link.url}`);
@@ -213,7 +215,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     // What the world found wrong on opening (e.g. a torn journal line it cut off): say so.
     for (const note of stack.world.notes ?? []) io.err(`savepoint: warning: ${note}`);
     if (history) stack.engine.on(history);
-    return await driveRun(stack, { options, agent, input, keepWorldData: worldData.keep, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, decisions, runEnded, progress, signals });
+    return await driveRun(stack, { options, agent, input, keepWorldData: worldData.keep, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, waitingForPerson, decisions, runEnded, progress, signals });
   } finally {
     await cleanUp();
   }
@@ -255,6 +257,8 @@ interface DriveContext {
   approvalMode: z.infer<typeof ApprovalMode>;
   approvalTimeoutSeconds: number;
   onApproval: (approval: ApprovalRecord, event?: ApprovalRequested) => void;
+  /** The runs that asked a person (their approvals went to `onApproval`). */
+  waitingForPerson: RunsWaitingForPerson;
   decisions: Promise<void>[];
   runEnded: AbortController;
   progress: (line: string) => void;
@@ -263,7 +267,7 @@ interface DriveContext {
 
 /** Starts (or resumes) the run on a started stack, waits for it (or a stop signal), and reports. */
 async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOutcome> {
-  const { options, agent, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, decisions, progress, signals } = context;
+  const { options, agent, stateDir, approvalMode, approvalTimeoutSeconds, onApproval, waitingForPerson, decisions, progress, signals } = context;
   const stopped = signals.first();
   if (stopped) throw new StoppedBySignal(stopped); // during startup: no watchdog, no run
   const existing = options.runId ? await stack.ledger.getRun(options.runId) : undefined;
@@ -335,22 +339,31 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);
   const wait = record?.config.approvalTimeoutSeconds ?? approvalTimeoutSeconds;
   progress(`savepoint: approvals ${approvalMode === 'prompt' ? 'are asked here' : approvalMode === 'wait' ? `wait ${wait} s for \`savepoint approve <id>\`, then escalate` : `are ${approvalMode}d automatically`}`);
-  const others = recovered.flatMap((result) => (result.action === 'recovered' ? [stack.engine.waitForExecution(result.executionArn)] : []));
+  // The runs the watchdog resumed are driven on with this one — but not waited for once they wait
+  // for a person this command does not decide for (that could be a day): they are left, saved, as
+  // below, for the next engine (`savepoint serve` drives every run to its end).
+  const decidesAll = approvalMode === 'approve' || approvalMode === 'reject';
+  const others = recovered.flatMap((result) => {
+    if (result.action !== 'recovered') return [];
+    const ended = stack.engine.waitForExecution(result.executionArn);
+    return [decidesAll ? ended : Promise.race([ended, waitingForPerson.until(result.runId).then(() => undefined)])];
+  });
   // Continue-as-new: the run may go on in successor executions; wait for the last of the chain.
   const finished = await Promise.race([Promise.all([waitForChain(stack.engine, stack.ledger, runId, executionArn!), ...others]), signals.received]);
   stop();
   const signal = typeof finished === 'string' ? finished : undefined;
   if (!signal) {
     for (const other of (finished as Exclude<typeof finished, string>).slice(1)) {
-      progress(`savepoint: watchdog: ${other.name}: ${other.status}${other.error ? ` ${other.error}: ${causeMessage(other.cause)}` : ''}`);
+      if (other) progress(`savepoint: watchdog: ${other.name}: ${other.status}${other.error ? ` ${other.error}: ${causeMessage(other.cause)}` : ''}`);
     }
   }
-  // Runs started through this engine's runs API while it served (an app, `savepoint run` is one-shot)
-  // end with this process: say which, and what resumes them.
+  // Runs started through this engine's runs API while it served (an app: `savepoint run` is one-shot),
+  // and resumed runs left waiting for a person, end with this process: say which, and what resumes them.
   const left = await othersLeftRunning(stack, runId);
   if (left.length > 0) {
+    const named = left.map((other) => (waitingForPerson.has(other) ? `${other}, waiting for a person` : other));
     progress(
-      `savepoint: this command ends with its run, and ${left.length} other run${left.length === 1 ? '' : 's'} started through its runs API ${left.length === 1 ? 'is' : 'are'} left unfinished (${left.join(', ')}): ` +
+      `savepoint: this command ends with its run, and ${left.length} other run${left.length === 1 ? '' : 's'} ${left.length === 1 ? 'is' : 'are'} left unfinished (${named.join('; ')}): ` +
         'they are saved, and resume when the next engine starts on this state directory (`savepoint serve`, `savepoint run`, or `savepoint resume <runId>`); to drive every run to its end, use `savepoint serve`',
     );
   }
@@ -374,6 +387,28 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const action = execution.status === 'SUCCEEDED' && finishedBefore ? 'already finished' : 'ran';
   if (action === 'already finished') progress(alreadyFinished(runId, await stack.ledger.getRun(runId), stack.fingerprintOf));
   return { report, execution: figures, action, ...(signal && { signal }) } satisfies RunOutcome;
+}
+
+/** The runs that asked a person for a decision, and a wait for a run to ask one. */
+interface RunsWaitingForPerson {
+  add(runId: string): void;
+  has(runId: string): boolean;
+  /** Settles once `runId` has asked a person (at once if it has). */
+  until(runId: string): Promise<void>;
+}
+
+function runsWaitingForPerson(): RunsWaitingForPerson {
+  const asked = new Set<string>();
+  const waiters = new Map<string, (() => void)[]>();
+  return {
+    add(runId) {
+      asked.add(runId);
+      for (const wake of waiters.get(runId) ?? []) wake();
+      waiters.delete(runId);
+    },
+    has: (runId) => asked.has(runId),
+    until: (runId) => (asked.has(runId) ? Promise.resolve() : new Promise((resolve) => waiters.set(runId, [...(waiters.get(runId) ?? []), resolve]))),
+  };
 }
 
 /** The runs other than `runId` whose executions are still running on this engine, which is about to close. */

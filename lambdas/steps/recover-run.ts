@@ -46,6 +46,13 @@ export interface EndedExecution {
    * @default the version `executionArn` ran, asked of Step Functions
    */
   resumeOn?: string;
+  /**
+   * `LOST` while an approval of the run waited for a person (the local engine's process ended, say
+   * `savepoint serve` stopped and started again): the run was not stuck, it waited, so this
+   * recovery is not counted among those without progress.
+   * @default false
+   */
+  waitingForPerson?: boolean;
 }
 
 export interface RecoveryPolicy {
@@ -76,7 +83,9 @@ export function recoveryVerdict(run: RunRecord, ended: EndedExecution, policy: R
   if (previous?.key === key) return { action: 'recover', recovery: previous, recorded: true };
 
   const reason = `execution ${ended.executionArn.split(':').pop()} ${ended.status}${ended.error ? `: ${ended.error}` : ''}${ended.cause ? ` (${clip(causeMessage(ended.cause), 200)})` : ''}`;
-  const withoutProgress = previous !== undefined && run.steps <= previous.atSteps ? previous.withoutProgress + 1 : 1;
+  const stalled = previous !== undefined && run.steps <= previous.atSteps;
+  // A run lost while it waited for a person keeps the count it had: waiting is not being stuck.
+  const withoutProgress = ended.waitingForPerson ? (stalled ? previous.withoutProgress : 0) : stalled ? previous.withoutProgress + 1 : 1;
   if (withoutProgress > policy.maxWithoutProgress) {
     return {
       action: 'give-up',

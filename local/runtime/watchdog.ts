@@ -41,9 +41,13 @@ export async function recoverOrphans(deps: {
   // One instant for the whole sweep: with the ARN, the key that makes this sweep's recovery of a run happen once.
   const foundAt = deps.clock.now().toISOString();
   const results: RecoverResult[] = [];
+  // A run lost while it waited for a person was not stuck: its recovery is not counted against it
+  // (recover-run.ts), so stopping and starting `savepoint serve` never gives such a run up.
+  let waiting: Set<string> | undefined;
   for (const run of await deps.ledger.listRunningRuns(deps.onDamaged && { onDamaged: deps.onDamaged })) {
     if (run.agent !== deps.agent || run.runId === deps.except || (await deps.executions.isRunning(run.executionArn))) continue;
-    results.push(await deps.recover({ runId: run.runId, executionArn: run.executionArn, status: 'LOST', endedAt: foundAt }));
+    waiting ??= new Set((await deps.ledger.listPendingApprovals()).map((approval) => approval.runId));
+    results.push(await deps.recover({ runId: run.runId, executionArn: run.executionArn, status: 'LOST', endedAt: foundAt, ...(waiting.has(run.runId) && { waitingForPerson: true }) }));
   }
   if (deps.failed === false) return results;
   for (const run of await deps.ledger.listRuns(FAILED_RUNS_SCANNED, deps.onDamaged && { onDamaged: deps.onDamaged })) {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../client/index.js';
-import { ledgerOf, leftBehind, SAVEPOINT_BIN, workspace } from '../support/cli-process.js';
+import { ledgerOf, leftBehind, savepoint, SAVEPOINT_BIN, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 
 /**
@@ -40,7 +40,33 @@ describe('savepoint run with a run started through its runs API', () => {
       for (const approval of await client.approvals('own-run')) await client.decide(approval.approvalId, 'approve').catch(() => undefined);
     }
     expect(await exited).toBe(0);
-    expect(output).toMatch(/^savepoint: this command ends with its run, and 1 other run started through its runs API is left unfinished \(app-run\): they are saved, and resume when the next engine starts on this state directory/m);
+    expect(output).toMatch(/^savepoint: this command ends with its run, and 1 other run is left unfinished \(app-run, waiting for a person\): they are saved, and resume when the next engine starts on this state directory/m);
     expect((await ledgerOf(stateDir, 'app-run')).run).toMatchObject({ status: 'running' });
+  }, 180_000);
+
+  it('ends with its run when a run its watchdog resumed waits for a person, and leaves that run waiting', async () => {
+    const { stateDir, args } = await workspace('run-leaves-waiting', sampleDay);
+    dirs.push(dirname(stateDir));
+    // A run whose process dies (SIGKILL) while it waits for a person, with a day to decide.
+    const first = spawn(process.execPath, [bin, ...args('run', '--run-id', 'waiter', '--approve', 'wait', '--approval-timeout', '86400')], { stdio: ['ignore', 'pipe', 'ignore'] });
+    children.add(first);
+    let output = '';
+    await new Promise<void>((resolve) => {
+      first.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (/⏸ {2}approval \S+:/.test(output)) resolve();
+      });
+    });
+    const died = new Promise((resolve) => first.on('close', resolve));
+    first.kill('SIGKILL');
+    await died;
+
+    // Another run on the state directory: the watchdog resumes the waiter, which asks again; this
+    // command ends with its own run (stopped at its step budget), not a day later with the waiter's.
+    const other = await savepoint(args('run', '--run-id', 'quick', '--max-steps', '1', '--approve', 'wait'));
+    expect(other.code, other.stderr).toBe(3);
+    expect(other.stdout).toMatch(/^savepoint: watchdog: resumed run waiter, left running by a process that died/m);
+    expect(other.stdout).toMatch(/^savepoint: this command ends with its run, and 1 other run is left unfinished \(waiter, waiting for a person\): they are saved/m);
+    expect((await ledgerOf(stateDir, 'waiter')).run).toMatchObject({ status: 'running' });
   }, 180_000);
 });

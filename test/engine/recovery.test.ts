@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadReport } from '../../lambdas/runs/report.js';
+import { RECOVERY } from '../../lambdas/steps/recover-run.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { definitionIdentity } from '../../infra/agent-state-machine.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
@@ -100,6 +101,33 @@ describe('the watchdog', () => {
     expect(duplicatePayments(second.stack)).toEqual([]);
     // Nothing is left to recover.
     expect(await second.stack.recoverOrphans()).toEqual([]);
+  });
+
+  it('never gives up a run that waits for a person however often its engine goes away (serve stopped and started again)', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'savepoint-watchdog-'));
+    cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
+    const first = await harness({ stateDir });
+    first.stack.engine.startExecution({ name: 'before', input: { runId: 'waiter', input: { date: day.date }, config: { approvalTimeoutSeconds: 600 } } });
+    const approval = await waitFor(() => first.approvals[0]);
+    let token = await first.stack.ledger.getTaskToken(approval);
+    await first.stack.close();
+    // More engines than the bound of recoveries without progress (3), each gone while the run waits.
+    for (let attempt = 1; attempt <= RECOVERY.maxWithoutProgress + 2; attempt++) {
+      const next = await harness({ stateDir });
+      expect(await next.stack.recoverOrphans()).toEqual([{ runId: 'waiter', action: 'recovered', reason: expect.stringMatching(/ LOST$/), attempt, executionArn: expect.stringMatching(new RegExp(`:waiter-recovery-${attempt}$`)) }]);
+      const previous = token;
+      token = await waitFor(async () => {
+        const current = await next.stack.ledger.getTaskToken(approval);
+        return current !== previous ? current : undefined;
+      });
+      await next.stack.close();
+    }
+    const last = await harness({ stateDir });
+    await last.stack.recoverOrphans();
+    await waitFor(async () => ((await last.stack.ledger.getTaskToken(approval)) !== token ? true : undefined));
+    expect(await postDecision(last.stack, approval.approvalId, { decision: 'approve', reason: 'checked' })).toMatchObject({ status: 200, body: { delivered: true } });
+    await waitFor(async () => ((await last.stack.ledger.getRun('waiter'))?.status === 'succeeded' ? true : undefined));
+    expect(duplicatePayments(last.stack)).toEqual([]);
   });
 
   it('resumes a run whose execution failed after its retries when its process ended before recovering it', async () => {

@@ -80,6 +80,18 @@ describe('the recovery verdict', () => {
     });
   });
 
+  it('does not count a recovery of a run lost while it waited for a person among those without progress', () => {
+    const waiting = { ...ended, status: 'LOST' as const, waitingForPerson: true };
+    let record: RunRecord = run;
+    for (let delivery = 1; delivery <= policy.maxWithoutProgress + 3; delivery++) {
+      const verdict = recoveryVerdict(record, { ...waiting, endedAt: `t${delivery}` }, policy, now);
+      expect(verdict).toMatchObject({ action: 'recover', recovery: { attempts: delivery, withoutProgress: 0 } });
+      if (verdict.action === 'recover') record = { ...record, recovery: verdict.recovery };
+    }
+    // Lost again while not waiting: counted from where it was, as before.
+    expect(recoveryVerdict(record, { ...ended, endedAt: 'later' }, policy, now)).toMatchObject({ action: 'recover', recovery: { withoutProgress: 1 } });
+  });
+
   it('names recovery executions within the 80 characters Step Functions allows, distinct per run', () => {
     const long = 'x'.repeat(80);
     const name = recoveryExecutionName(long, 12);
