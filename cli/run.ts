@@ -338,7 +338,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const record = await stack.ledger.getRun(runId);
   progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);
   const wait = record?.config.approvalTimeoutSeconds ?? approvalTimeoutSeconds;
-  progress(`savepoint: approvals ${approvalMode === 'prompt' ? 'are asked here' : approvalMode === 'wait' ? `wait ${wait} s for \`savepoint approve <id>\`, then escalate` : `are ${approvalMode}d automatically`}`);
+  progress(`savepoint: approvals ${approvalMode === 'prompt' ? 'are asked here' : approvalMode === 'wait' ? `wait ${wait} s for \`savepoint approve <id>\`, then escalate` : `are ${approvalMode === 'reject' ? 'rejected' : 'approved'} automatically`}`);
   // The runs the watchdog resumed are driven on with this one — but not waited for once they wait
   // for a person this command does not decide for (that could be a day): they are left, saved, as
   // below, for the next engine (`savepoint serve` drives every run to its end).

@@ -11,6 +11,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
 import { busyMessage, checkStateDirOnce, liveOwner, ownStateDir } from './owner.js';
+import { agentDir } from '../local/state/agent-dirs.js';
 
 export const DEFAULT_STATE_DIR = '.savepoint';
 
@@ -135,7 +136,7 @@ export interface AgentDir {
 }
 
 /** Where `savepoint serve` keeps the engine and ledger of each agent after the first (the first's are the state directory's own). */
-export const agentDir = (stateDir: string, agent: string) => join(stateDir, 'agents', agent);
+export { agentDir };
 
 /** The agents' directories beneath a state directory (agents/<name>/) that hold a ledger, by agent name. */
 export function agentDirsOf(stateDir: string): { agent: string; dir: string }[] {

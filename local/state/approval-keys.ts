@@ -3,14 +3,19 @@ import { join } from 'node:path';
 import { ephemeralSealer, hmacSealer, readOrCreateKeyFile, SEAL_KEY_FILE, type LedgerSealer } from '../../lambdas/ledger/seal.js';
 import { hmacDecisionMac, type DecisionMac } from '../../lambdas/approvals/decision-mac.js';
 import { hmacLinkSigner, type LinkSigner } from '../../lambdas/approvals/links.js';
+import { keysHomeOf } from './agent-dirs.js';
 
 /**
  * The local stand-ins for the link secret (Secrets Manager), the decision key and the starter key
  * (KMS, lambdas/runs/starter.ts): three random 32-byte keys in the state directory (`keys/`, readable by its owner only), so links and
- * decisions stay valid across restarts; in memory when there is no state directory (tests).
+ * decisions stay valid across restarts; in memory when there is no state directory (tests). An
+ * agent's directory beneath a state directory of several uses the root's, as a stack's agents share
+ * its keys on AWS: a decision recorded without the engine (`savepoint approve`, the console) is
+ * signed with the key the agent's CallTool verifies.
  */
 export function localApprovalKeys(stateDir?: string): { links: LinkSigner; decisions: DecisionMac; starters: DecisionMac } {
-  const key = (name: string) => (stateDir ? readOrCreateKeyFile(join(stateDir, 'keys', name)) : randomBytes(32));
+  const home = stateDir && keysHomeOf(stateDir);
+  const key = (name: string) => (home ? readOrCreateKeyFile(join(home, 'keys', name)) : randomBytes(32));
   const linkKey = key('approval-links.key');
   const decisionKey = key('decisions.key');
   const starterKey = key('starters.key');

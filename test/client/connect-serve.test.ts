@@ -323,9 +323,12 @@ describe('savepoint serve, driven by the client', () => {
     const forkStatus = await savepoint(['--state-dir', join(stateDir, 'agents', 'support-triage'), 'status', 'agents-triage-cli-fork', '--json']);
     expect(forkStatus.code, forkStatus.stderr).toBe(0);
     expect(JSON.parse(forkStatus.stdout)).toMatchObject({ runId: 'agents-triage-cli-fork', agent: 'support-triage' });
-    // The engine the fork started there resumed the run left waiting, and delivered the decision recorded for it.
+    // The engine the fork started there resumed the run left waiting, and delivered the decision
+    // recorded for it: signed with the state directory's key, which the agent's engine verifies
+    // (its call approved, not refused as approval_unverified).
     const waitingThen = await savepoint(['--state-dir', stateDir, 'status', 'agents-waiting', '--json']);
-    expect(JSON.parse(waitingThen.stdout)).toMatchObject({ runId: 'agents-waiting', agent: 'support-triage', status: 'succeeded' });
+    expect(JSON.parse(waitingThen.stdout)).toMatchObject({ runId: 'agents-waiting', agent: 'support-triage', status: 'succeeded', approvals: { unverified: 0 } });
+    expect(JSON.parse(waitingThen.stdout).approvals.approved).toBeGreaterThanOrEqual(1);
     const prune = await savepoint(['--state-dir', stateDir, 'prune', '--finished-before', '2999-01-01', '--json']);
     expect(prune.code, prune.stderr).toBe(0);
     const prunedIds = (JSON.parse(prune.stdout) as { pruned: { runIds: string[] }[] }).pruned.flatMap((record) => record.runIds);

@@ -85,6 +85,7 @@ describe('savepoint console', () => {
     expect(status.stdout).toMatch(/^run refunds-2026-11-28 .*: running$/m);
     const beside = await exec(process.execPath, [bin, '--state-dir', stateDir, 'run', '--run-id', 'beside', '--template', template, '--approve', 'reject'], { env });
     expect(beside.stdout).toMatch(/^run beside .*: succeeded/m);
+    expect(beside.stdout).toMatch(/^savepoint: approvals are rejected automatically$/m);
     const listed = (await (await fetch(`${ownOrigin}/api/runs`, { headers: { 'x-savepoint-token': ownToken! } })).json()) as { runs: { runId: string; lifecycle: string }[] };
     expect(listed.runs.map((run) => [run.runId, run.lifecycle]).sort()).toEqual([['beside', 'completed'], ['refunds-2026-11-28', 'completed']]);
     standalone.child.kill('SIGINT');
