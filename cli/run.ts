@@ -386,6 +386,8 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — the run is saved; resume it with \`savepoint resume ${runId}\``);
   const action = execution.status === 'SUCCEEDED' && finishedBefore ? 'already finished' : 'ran';
   if (action === 'already finished') progress(alreadyFinished(runId, await stack.ledger.getRun(runId), stack.fingerprintOf));
+  // Killed by the switch that stops every run: said, with what lifts it, before the next run is killed the same way.
+  if (report.status === 'killed' && (await stack.ledger.getGlobalKill())) progress('savepoint: the global kill switch is on: every run on this state directory stops before its next step (`savepoint kill --all --lift` lifts it)');
   return { report, execution: figures, action, ...(signal && { signal }) } satisfies RunOutcome;
 }
 

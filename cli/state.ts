@@ -312,7 +312,8 @@ export function chooseLedger(stateDir: string | undefined, asked: LedgerKind | u
   return kind;
 }
 
-const noLedger = (stateDir: string) => new Error(`no ledger in ${resolve(stateDir)}: run \`savepoint run\` first (or pass --state-dir)`);
+// A state directory with no ledger is the command line's mistake (a wrong --state-dir, or no run yet): exit 2.
+const noLedger = (stateDir: string) => new UsageError(`no ledger in ${resolve(stateDir)}: run \`savepoint run\` first (or pass --state-dir)`);
 
 /**
  * The data file the agent's simulated world serves (e.g. the refund reconciler's day) is part of a

@@ -76,6 +76,20 @@ describe('savepoint kill <runId>', () => {
   });
 });
 
+describe('savepoint kill --all', () => {
+  it('stops the next run before its first step, and savepoint run says the switch is on and what lifts it', async () => {
+    const { stateDir, args } = await workspace('kill-all', sampleDay);
+    dirs.push(dirname(stateDir));
+    // A ledger first (a run stopped at its first step): the switch is kept in it.
+    expect((await savepoint(args('run', '--run-id', 'before', '--max-steps', '1'))).code).toBe(3);
+    expect(await savepoint(['--state-dir', stateDir, 'kill', '--all', '--reason', 'incident'])).toMatchObject({ code: 0, stdout: 'global kill switch on: every run stops before its next step\n' });
+    const run = await savepoint(args('run', '--approve', 'reject'));
+    expect(run.code, run.stderr).toBe(3);
+    expect(run.stdout).toMatch(/: killed — killed \(all runs\) by \S+ at \S+: incident$/m);
+    expect(run.stdout).toMatch(/^savepoint: the global kill switch is on: every run on this state directory stops before its next step \(`savepoint kill --all --lift` lifts it\)$/m);
+  });
+});
+
 describe('a run killed by the global kill switch', () => {
   let harness: Harness | undefined;
   afterEach(async () => {

@@ -216,7 +216,7 @@ describe('a state directory that cannot be used is one sentence and exit 2', () 
     await dynamo.close();
     const result = await savepoint('--state-dir', stateDir, 'status', 'refunds-2026-11-28');
     expect(result.stderr).not.toMatch(/Requested resource not found/);
-    expect(result).toMatchObject({ code: 1, stderr: expect.stringMatching(/no ledger in .*half-made: run `savepoint run` first/) });
+    expect(result).toMatchObject({ code: 2, stderr: expect.stringMatching(/no ledger in .*half-made: run `savepoint run` first/) });
     expect(existsSync(join(stateDir, 'owner.lock'))).toBe(false);
   });
 });
