@@ -17,7 +17,7 @@ import { executionInputTooLarge, modelSpecOf, newRunTooLarge, otherRequestProble
 import { ForkRequest } from '../lambdas/runs/fork.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow, problemsOf } from '../lambdas/shared/validation.js';
-import { agentModulePath, knownAgents, loadAgent, SAVEPOINT_CODE } from '../local/runtime/agents.js';
+import { agentModulePath, assertRunsLocally, knownAgents, loadAgent, SAVEPOINT_CODE } from '../local/runtime/agents.js';
 import { executionFailure } from '../local/runtime/agent-errors.js';
 import { crashInjector, CrashAt } from '../local/runtime/crash.js';
 import { summarizeHistory } from '../local/engine/local-engine.js';
@@ -123,6 +123,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const fleetBudget = options.fleetBudget === undefined ? undefined : fleetBudgetFile(options.fleetBudget);
   const stateDir = options.memory ? undefined : resolve(options.stateDir);
   const { agent, module } = await loadAgent(options.agent);
+  assertRunsLocally(agent);
   const worldData = worldDataOf(stateDir, options.worldData);
   // A bad data file or input is refused before anything is made or kept (the state directory, its
   // ledger, the engine's ports): it names the file or field, and the next command starts clean.

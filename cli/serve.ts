@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { toolSecretsFromEnv } from '../lambdas/tools/secrets.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
-import { loadAgent } from '../local/runtime/agents.js';
+import { assertRunsLocally, loadAgent } from '../local/runtime/agents.js';
 import { historyLog } from '../local/engine/history-log.js';
 import { startLocalStack } from '../local/runtime/local-stack.js';
 import { consoleProxy } from '../console/proxy.js';
@@ -68,6 +68,8 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
   for (const spec of options.agent) loaded.push(await loadAgent(spec));
   const agentNames = loaded.map(({ agent }) => agent.name);
   if (new Set(agentNames).size !== agentNames.length) throw new UsageError(`--agent: two modules define the same agent (${agentNames.join(', ')})`);
+  // Every agent runs here, or none starts (its state directory is not made).
+  for (const { agent } of loaded) assertRunsLocally(agent);
   // The first agent's world serves --world-data and runs --template (the others their own).
   if (options.worldData) loaded[0]!.agent.dev?.checkData?.(options.worldData);
   await checkTracingEnv();

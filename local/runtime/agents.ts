@@ -64,6 +64,18 @@ export class AgentNotFoundError extends Error {
 }
 
 /**
+ * Refuses, before anything starts, an agent the local engine cannot run: its model is the
+ * simulated one (`sim:`), which answers from the agent's scripted model (`dev.policy`), and it has
+ * none — no dev module beside it (`my-agent.dev.ts` for `my-agent.ts`) — and no model server is given.
+ */
+export function assertRunsLocally(agent: AgentDefinition, modelUrl?: string): void {
+  if (agent.dev?.policy || modelUrl) return;
+  throw new AgentNotFoundError(
+    `agent ${agent.name} has no scripted model (dev.policy) to run locally: give it a dev module beside its module (<module>.dev.ts: export default withDev(agent, { policy }); see docs/writing-an-agent.md)`,
+  );
+}
+
+/**
  * Loads an agent for a local run: its dev module when it has one (the agent with its simulated
  * world and scripted model), else the agent's module itself. Each module's default export, or its
  * only export that is an agent definition. The modules are the user's code: what they export is

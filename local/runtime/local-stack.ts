@@ -61,6 +61,7 @@ import { templateAliases, versionDescription } from '../aws/state-machine-versio
 import { ledgerFacts } from './world-facts.js';
 import { startChildStacks, type ChildStacks } from './children.js';
 import { childAgents, localToolTimeoutMs } from '../template/synthesize.js';
+import { assertRunsLocally } from './agents.js';
 
 export { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind };
 export type { LocalStackOptions };
@@ -92,6 +93,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     (closed ??= (async () => {
       for (const closeOne of closers.reverse()) await closeOne();
     })());
+  assertRunsLocally(agent, options.modelUrl);
   try {
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
     const sink = options.tracing === undefined ? sinkFromEnv(process.env, { redact: agent.redactTrace }) : options.tracing || undefined;
@@ -118,7 +120,6 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const recorded = recordedRuns(options.decorateLedger ? options.decorateLedger(traced) : traced);
     const ledger = recorded.ledger;
 
-    if (!agent.dev?.policy && !options.modelUrl) throw new Error(`agent ${agent.name} has no scripted model (dev.policy) to run locally`);
     const model = await startModelServer({
       policy: agent.dev?.policy ?? (() => ({ content: [], stop_reason: 'end_turn' })),
       faults: { failRate: options.failRate ?? 0, seed: options.seed ?? 1 },

@@ -261,6 +261,15 @@ describe('an agent outside the repository, run by the bundled CLI', { timeout: 1
     }
   });
 
+  it('refuses, before anything is made, to serve an agent with no scripted model (the README\'s digest: no dev module), saying what to add', async () => {
+    const dir = join(work, 'no-dev-module');
+    mkdirSync(dir);
+    for (const [name, code] of Object.entries(readmeFiles()).filter(([name]) => /^(my-agent(\.dev)?|digest)\.ts$/.test(name))) writeFileSync(join(dir, name), code);
+    const refused = await exec(process.execPath, [join(ROOT, 'bin', 'savepoint.js'), '--state-dir', join(dir, 'state'), 'serve', '--agent', './my-agent.ts', '--agent', './digest.ts'], { cwd: dir, env: { ...process.env, SAVEPOINT_FROM_SOURCE: '' } }).catch((error: { code: number; stderr: string }) => error);
+    expect(refused).toMatchObject({ code: 2, stderr: 'savepoint: agent inbox-digest has no scripted model (dev.policy) to run locally: give it a dev module beside its module (<module>.dev.ts: export default withDev(agent, { policy }); see docs/writing-an-agent.md)\n' });
+    expect(existsSync(join(dir, 'state'))).toBe(false);
+  });
+
   it("names the place in the agent's code of an error its prompt throws, when the run does not start", async () => {
     const dir = join(work, 'throwing-prompt');
     mkdirSync(dir);
