@@ -32,6 +32,11 @@ export interface ExecutionFigures {
   states: Record<string, { entered: number; invocations: number; failures: number; errors: Record<string, number> }>;
 }
 
+/** `1 tool call`, `2 tool calls`: a count with its noun, singular for one. */
+export function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 export function executionFigures(executionArn: string, status: string, summary: Record<string, StateSummary>): ExecutionFigures {
   const states = Object.fromEntries(
     Object.entries(summary)
@@ -66,7 +71,7 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
   const lines = [
     '',
     `run ${report.runId} (${report.agent} ${shownJson(report.input)}): ${report.status}${report.stopReason ? ` — ${report.stopReason}` : ''}`,
-    row('agent steps', `${report.steps} (${report.modelTurns} model turns, ${report.toolCalls} tool calls)`),
+    row('agent steps', `${report.steps} (${counted(report.modelTurns, 'model turn')}, ${counted(report.toolCalls, 'tool call')})`),
   ];
   if (execution) {
     const retried = Object.entries(execution.states)

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { ReplayResult } from '../../local/replay/index.js';
 import { UsageError } from '../errors.js';
+import { counted } from '../format.js';
 import { out, printJson } from '../program.js';
 import { agentFor, where, withLedgerOnly } from '../target.js';
 
@@ -30,7 +31,7 @@ export function registerReplayCommand(program: Command): void {
 }
 
 export function formatReplay(result: ReplayResult): string {
-  const answered = `${result.answered.turns} model turns, ${result.answered.toolCalls} tool calls and ${result.answered.approvals} approvals answered from the ledger`;
+  const answered = `${counted(result.answered.turns, 'model turn')}, ${counted(result.answered.toolCalls, 'tool call')} and ${counted(result.answered.approvals, 'approval')} answered from the ledger`;
   const timing = `${result.live.model + result.live.tools} live calls; replay ${result.wallMs} ms (${result.setupMs} ms of it setting up), the run ${result.recordedWallMs} ms`;
   const divergence = result.divergence;
   if (!divergence) return `${result.runId}: identical (${answered}; ${timing})`;
