@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { ForkRequest } from '../../lambdas/runs/fork.js';
+import { modelSpecOf } from '../../lambdas/runs/run-request.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
 import { engineOptions } from '../options.js';
@@ -44,6 +45,9 @@ export function registerForkCommand(program: Command): void {
       const results = (options.result ?? []).map((spec) => editedResult(spec));
       const { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } = await import('../../lambdas/runs/fork.js');
       const fork = parseOrThrow(ForkRequest, { from: parentId, at, effects: options.effects, ...(options.freshBudget && { freshBudget: true }), ...(results.length > 0 && { results }) }, 'fork');
+      // What the command line asks that StartRun would refuse, refused before the report and before anything starts.
+      if (options.runId === parentId) throw new UsageError(`--run-id: a fork needs a run id of its own, not its parent's (${parentId})`);
+      if (options.model !== undefined) modelSpecOf(options.model, '--model');
       if (deployed().stack) return forkOnStack(parentId, options, fork);
       // Read the parent and report before the engine owns the state directory.
       const { parent, changes, dir } = await withClient('fork', options.agent, parentId, async ({ ledger, engine, parts }) => {
@@ -52,6 +56,7 @@ export function registerForkCommand(program: Command): void {
         const agent = await agentFor(options.agent, run.agent, engine ?? null);
         const { runInput } = await import('../run.js');
         const input = options.input === undefined ? run.input : runInput(options.input, undefined, run.agent);
+        if (agent && options.input !== undefined) parseOrThrow(agent.input, input, `--input of agent ${agent.name}`);
         const conversation = await ledger.listConversation(parentId);
         // StartRun's own checks of --at and --result, made before the hazard report: a fork the engine
         // would refuse is refused here, naming why, with no report of a turn the run never had.

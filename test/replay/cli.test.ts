@@ -63,6 +63,14 @@ describe('savepoint replay and fork, through the CLI', () => {
     const past = await cli('fork', 'day1', '--at', '999', '--yes');
     expect(past).toMatchObject({ code: 2, stdout: '' });
     expect(past.stderr).toMatch(/^savepoint: fork\.at: run day1 has \d+ turns; fork at 1 to \d+\n$/);
+    // What StartRun would refuse is refused before the hazard report, and before anything starts.
+    for (const [args, message] of [
+      [['--run-id', 'day1'], "savepoint: --run-id: a fork needs a run id of its own, not its parent's (day1)\n"],
+      [['--input', '{"date":5}'], /^savepoint: invalid --input of agent refund-reconciler: date: .*\n$/],
+      [['--model', 'nope:x'], /^savepoint: --model: invalid model spec "nope:x": unknown provider "nope"/],
+    ] as const) {
+      expect(await cli('fork', 'day1', '--at', '2', ...args, '--yes')).toMatchObject({ code: 2, stdout: '', stderr: typeof message === 'string' ? message : expect.stringMatching(message) });
+    }
     const reuse = await cli('fork', 'day1', '--at', '4', '--run-id', 'day1-reuse', '--yes', '--approve', 'approve');
     expect(reuse.stdout).toMatch(/^fork of day1 at turn 4, effects reuse: the parent made \d+ writes from turn 4 on:\n {2}turn \d+ call \d+: issue_refund/);
     expect(reuse.code).toBe(0);
