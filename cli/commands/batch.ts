@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { loadAgent } from '../../local/runtime/agents.js';
 import { AGENT_HELP, defaultAgent, deployed, out, printJson, stateDir } from '../program.js';
 import { describe, parseOptions, UsageError } from '../errors.js';
+import { counted } from '../format.js';
 
 const NAME_THE_AGENT = 'name the agent: --agent <name|path> (or $SAVEPOINT_AGENT)';
 const BatchOptions = z.object({
@@ -52,7 +53,7 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
       });
       try {
         let batch = await client.startBatch({ agent: agentName, ...source, ...(options.concurrency !== undefined && { concurrency: options.concurrency }), ...(options.batchId && { batchId: options.batchId }), ...(options.key && { key: options.key }) });
-        const what = batch.manifest ? `of the items of s3://${batch.manifest.bucket}/${batch.manifest.key}` : `of ${batch.runs.length} runs`;
+        const what = batch.manifest ? `of the items of s3://${batch.manifest.bucket}/${batch.manifest.key}` : `of ${counted(batch.runs.length, 'run')}`;
         if (!options.json) out(`savepoint: batch ${batch.batchId} ${what} of ${batch.agent}, at most ${batch.concurrency} at once${batch.created ? '' : ' (it existed: nothing new was started)'}`);
         let shown = progress(batch);
         while (options.wait && batch.status === 'RUNNING') {

@@ -5,6 +5,7 @@ import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
 import { where, withClient } from '../target.js';
+import { counted } from '../format.js';
 
 /**
  * `savepoint prune --finished-before <date>`: removes the records of the runs that finished before
@@ -39,7 +40,7 @@ export function registerPruneCommand(program: Command): void {
         if (options.json) return printJson({ pruned });
         out(
           pruned.length > 0
-            ? pruned.map((record) => `pruned ${record.runIds.length} runs (${record.records} records, ${record.digest}) that finished before ${record.finishedBefore}`).join('\n')
+            ? pruned.map((record) => `pruned ${counted(record.runIds.length, 'run')} (${counted(record.records, 'record')}, ${record.digest}) that finished before ${record.finishedBefore}`).join('\n')
             : `no run finished before ${finishedBefore.toISOString()} that may be pruned: nothing pruned`,
         );
       });

@@ -4,6 +4,7 @@ import type { RunVerification } from '../../lambdas/ledger/seal.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
 import { where, withClient } from '../target.js';
+import { counted } from '../format.js';
 
 /** `savepoint verify [runId] | --all`: checks sealed ledger records. */
 export function registerVerifyCommand(program: Command): void {
@@ -41,12 +42,12 @@ export function registerVerifyCommand(program: Command): void {
 
 /** A prune record, as a line. */
 function formatPrune(prune: PruneRecord): string {
-  return `pruned at ${prune.prunedAt}: ${prune.runIds.length} runs that finished before ${prune.finishedBefore} (${prune.records} records, ${prune.digest}), sealed`;
+  return `pruned at ${prune.prunedAt}: ${counted(prune.runIds.length, 'run')} that finished before ${prune.finishedBefore} (${counted(prune.records, 'record')}, ${prune.digest}), sealed`;
 }
 
 /** One run's verification, as a line (and one more per failing record). */
 function formatVerification(report: RunVerification): string {
-  const checked = `${report.records} records (${report.turns} turns, ${report.calls} calls, ${report.approvals} approvals)`;
+  const checked = `${counted(report.records, 'record')} (${counted(report.turns, 'turn')}, ${counted(report.calls, 'call')}, ${counted(report.approvals, 'approval')})`;
   if (report.problems.length === 0) return `${report.runId}: OK, ${checked} verify`;
   return [`${report.runId}: FAILED, ${checked} checked`, ...report.problems.map((problem) => `  ${problem}`)].join('\n');
 }

@@ -47,7 +47,7 @@ describe('savepoint prune on a state directory with the DynamoDB ledger (dynalit
     const verified = await cli('verify', '--all', '--json');
     expect(verified.code, verified.stderr).toBe(0);
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, pruned: { records: [{ runIds: ['day-a'] }], problems: [] } } satisfies Verified);
-    expect((await cli('verify', 'day-a')).stdout).toMatch(/^day-a: pruned, its records removed by pruned at \S+: 1 runs that finished before 2999-01-01T00:00:00\.000Z \(\d+ records, sha256:[0-9a-f]{64}\), sealed\n$/);
+    expect((await cli('verify', 'day-a')).stdout).toMatch(/^day-a: pruned, its records removed by pruned at \S+: 1 run that finished before 2999-01-01T00:00:00\.000Z \(\d+ records, sha256:[0-9a-f]{64}\), sealed\n$/);
 
     // The same day again under another run id: the refund's business-key effect outlived the pruned run, so it is not paid twice.
     const second = await savepoint(args('run', '--run-id', 'day-b', '--json'));

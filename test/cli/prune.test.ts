@@ -54,7 +54,7 @@ describe('savepoint prune', () => {
     await expect(savepoint('status', runId)).rejects.toThrow(`no run ${runId}`);
     const verified = JSON.parse(await savepoint('verify', '--all', '--json')) as { ok: boolean; pruned: { records: { runIds: string[] }[]; problems: string[] } };
     expect(verified).toMatchObject({ ok: true, pruned: { records: [{ runIds: [runId] }], problems: [] } });
-    expect(await savepoint('verify', runId)).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at \\S+: 1 runs that finished before 2999-01-01T00:00:00.000Z \\(\\d+ records, sha256:[0-9a-f]{64}\\), sealed\\n$`));
+    expect(await savepoint('verify', runId)).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at \\S+: 1 run that finished before 2999-01-01T00:00:00.000Z \\(\\d+ records, sha256:[0-9a-f]{64}\\), sealed\\n$`));
   });
 });
 

@@ -62,7 +62,7 @@ async function pruneWithReadme(cwd: string, runId: string): Promise<void> {
   expect(command).toBe('savepoint');
   const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
   const pruned = await npxBin([command!, ...options, tomorrow], { cwd, timeout: 120_000 });
-  expect(pruned.stdout).toMatch(new RegExp(`^pruned 1 runs \\(\\d+ records, sha256:[0-9a-f]{64}\\) that finished before ${tomorrow}T00:00:00.000Z$`, 'm'));
+  expect(pruned.stdout).toMatch(new RegExp(`^pruned 1 run \\(\\d+ records, sha256:[0-9a-f]{64}\\) that finished before ${tomorrow}T00:00:00.000Z$`, 'm'));
   const gone = await npxBin(['savepoint', 'status', runId], { cwd, timeout: 60_000 }).then(
     () => 'still there',
     (error: { stderr?: string }) => error.stderr ?? '',
