@@ -104,7 +104,8 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
       : undefined;
     if (front) cleanups.push(() => front.close());
     const endpoints = front ? { ...first.endpoints, runs: front.runsUrl, approvals: front.approvalsUrl } : first.endpoints;
-    const port = Number(new URL(endpoints.runs).port);
+    // The port the runs API listens on (a URL leaves out http's own, 80).
+    const port = Number(new URL(endpoints.runs).port || 80);
     // One console for every agent: their ledgers read as one, decisions through the front door.
     const others = engines.slice(1).map(({ dir, stack }) => ({ stack, stateDir: dir }));
     const consoleServer = await startLocalConsole(first, { stateDir, log: logTo(stateDir), agents: others, approvals: endpoints.approvals });

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { http } from '../lambdas/shared/node-http.js';
+import { loopbackHosts } from './loopback-hosts.js';
 
 /** The console's paths (console/server.ts): its page, its assets and its API. */
 const CONSOLE_PATH = /^\/(?:$|app\.js$|style\.css$|api\/)/;
@@ -18,14 +19,14 @@ export function consoleProxy(consoleOrigin: string, servedAt: () => number) {
     const path = new URL(request.url ?? '/', 'http://console.invalid').pathname;
     if (!CONSOLE_PATH.test(path)) return false;
     const port = servedAt();
-    const own = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
-    if (!own.includes(request.headers.host ?? '')) {
+    const own = loopbackHosts(port);
+    if (!own.has(request.headers.host ?? '')) {
       request.resume();
       response.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `Host ${request.headers.host ?? '(none)'} is not this console's` }));
       return true;
     }
     const { origin } = request.headers;
-    const headers = { ...request.headers, host: target.host, ...(origin !== undefined && own.some((host) => origin === `http://${host}`) && { origin: target.origin }) };
+    const headers = { ...request.headers, host: target.host, ...(origin !== undefined && [...own].some((host) => origin === `http://${host}`) && { origin: target.origin }) };
     const upstream = http.request({ hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers }, (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(response);

@@ -20,6 +20,7 @@ import { streamTickets } from './stream-tickets.js';
 import { localRunEvents } from '../local/services/run-events.js';
 import { nodeStreamResponse } from '../local/services/event-stream.js';
 import { executionLinks, runRows, timeline } from './views.js';
+import { loopbackHosts } from './loopback-hosts.js';
 
 /**
  * `savepoint console`: a small web app on loopback to watch runs and steer them. It reads through
@@ -334,7 +335,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const { port } = server.address() as AddressInfo;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   const origin = `http://${shownHost}:${port}`;
-  hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${shownHost}:${port}`]);
+  hosts = loopbackHosts(port, [shownHost]);
   origins = new Set([...hosts].map((h) => `http://${h}`));
 
   let closed: Promise<void> | undefined;
