@@ -208,7 +208,8 @@ export interface RunsEndpoint {
 
 /**
  * Connects to a runs API: `savepoint serve` by its state directory or its address, or a deployed
- * stack. Each returns the same client.
+ * stack. Each returns the same client. Options that name no API, or more than one, reject with a
+ * `TypeError` naming the option; a state directory no serve answers for, with a `RunsApiError` 503.
  *
  * @example
  * ```ts
@@ -222,11 +223,27 @@ export interface RunsEndpoint {
  * ```
  */
 export async function connect(options: ConnectOptions): Promise<RunsClient> {
+  checkConnectOptions(options);
   if ('stateDir' in options) return runsClient({ ...servedAt(options.stateDir), locate: () => servedAt(options.stateDir) });
   if ('url' in options) return runsClient({ base: `${options.url.replace(/\/+$/, '')}/${options.credential}/v1` });
   // The AWS SDK loads only for a deployed stack.
   const { stackEndpoint } = await import('./deployment.js');
   return runsClient(await stackEndpoint(options));
+}
+
+/**
+ * Refuses options that name no API, or more than one, or a `url` that is not one: a TypeError
+ * naming the option, before any request (a plain JavaScript caller has no type checker).
+ */
+function checkConnectOptions(options: ConnectOptions): void {
+  const named = (options ?? {}) as Record<string, unknown>;
+  const given = (['stateDir', 'url', 'stack'] as const).filter((key) => named[key] !== undefined);
+  if (given.length !== 1) throw new TypeError(`connect: give one of stateDir, url (with its credential) or stack${given.length > 1 ? `, not ${given.join(' and ')}` : ''}`);
+  const key = given[0]!;
+  if (typeof named[key] !== 'string' || named[key] === '') throw new TypeError(`connect: ${key}: expected a non-empty string, got ${JSON.stringify(named[key])}`);
+  if (!('url' in options)) return;
+  if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) throw new TypeError(`connect: url: expected an http(s) origin such as http://127.0.0.1:4321, got ${JSON.stringify(options.url)}`);
+  if (typeof options.credential !== 'string' || options.credential === '') throw new TypeError("connect: credential: expected the serve's credential (the first path segment of its runs API's address in engine.json)");
 }
 
 /** The runs API a `savepoint serve` publishes in its state directory (engine.json). */
