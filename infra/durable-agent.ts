@@ -7,7 +7,7 @@ import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS, type AgentDefinition } from '../lambdas/define.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, DEV_MODULE, MAX_TOOL_TIMEOUT_MS, shownValue, type AgentDefinition } from '../lambdas/define.js';
 import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { problemsOf } from '../lambdas/shared/validation.js';
@@ -279,6 +279,15 @@ export class DurableAgent extends Construct {
     // Said here, naming the prop, before a function is bundled: esbuild would say it of its own
     // alias ("Could not resolve … (originally @savepoint/agent-entry)"), after the first bundles.
     // (A synth that bundles nothing — `cdk synth --exclusively` of another stack, a template test — reads no entry.)
+    // The agent, or its name and env: a module's namespace (`import * as`, a CommonJS default) has neither.
+    const agent: unknown = props.agent;
+    if (agent !== undefined && typeof (agent as { name?: unknown } | null)?.name !== 'string') {
+      throw new Error(`DurableAgent ${id}: agent: expected an agent made by defineAgent, got ${shownValue(agent)} (a module's namespace? pass its default export)`);
+    }
+    // The dev module carries the simulated world and scripted model: never a Lambda function's code.
+    if (DEV_MODULE.test(props.entry)) {
+      throw new Error(`DurableAgent ${id}: entry ${JSON.stringify(props.entry)} is the agent's dev module (its simulated world and scripted model, for local runs and tests): deploy the agent's own module (${props.entry.replace(/\.dev(\.[cm]?[jt]s)$/, '$1')})`);
+    }
     if (stack.bundlingRequired && !existsSync(resolve(props.entry))) {
       throw new Error(`DurableAgent ${id}: entry ${JSON.stringify(props.entry)} is no file (${resolve(props.entry)}): the agent's module, a path from the directory the app is synthesized in`);
     }

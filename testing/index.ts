@@ -35,7 +35,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadReport, type ChildRunFigure, type RunReport } from '../lambdas/runs/report.js';
-import { isAgentDefinition, settleMsOf, type AgentDefinition, type DevWorld } from '../lambdas/define.js';
+import { notAnAgent, settleMsOf, type AgentDefinition, type DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 // The longest a Lambda function runs: past it, every invocation of a dead engine has timed out.
 import { LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/shared/limits.js';
@@ -228,10 +228,8 @@ export async function createTestEnvironment<World extends DevWorld = DevWorld>(o
 
 /** Refuses options without an agent made by `defineAgent` (a missing import, a module namespace), naming it, before anything starts. */
 function assertAgent(caller: string, options: { agent?: unknown } | undefined): void {
-  const agent = options?.agent;
-  if (isAgentDefinition(agent)) return;
-  const got = agent === null || typeof agent !== 'object' ? String(agent) : `an object with ${Object.keys(agent).slice(0, 5).join(', ') || 'no keys'}`;
-  throw new TypeError(`${caller}: agent: expected an agent made by defineAgent (or withDev), got ${got}`);
+  const problem = notAnAgent(options?.agent);
+  if (problem) throw new TypeError(`${caller}: agent: ${problem}`);
 }
 
 /** A refused decision's reason: the approval API's message, not its JSON body. */

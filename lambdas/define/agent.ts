@@ -238,6 +238,22 @@ export function isAgentDefinition(value: unknown): value is AgentDefinition {
   return typeof candidate.name === 'string' && typeof candidate.prompt === 'function' && Array.isArray(candidate.tools) && typeof candidate.system === 'string';
 }
 
+/**
+ * What is wrong with a value given as an agent (a module's namespace, a missing default export),
+ * for an error naming the prop: undefined when it is one.
+ */
+export function notAnAgent(value: unknown): string | undefined {
+  return isAgentDefinition(value) ? undefined : `expected an agent made by defineAgent (or withDev), got ${shownValue(value)}`;
+}
+
+/** A value as an error shows what was given instead of an agent: `undefined`, or `an object with default, saved`. */
+export function shownValue(value: unknown): string {
+  return value === null || typeof value !== 'object' ? String(value) : `an object with ${Object.keys(value).slice(0, 5).join(', ') || 'no keys'}`;
+}
+
+/** A dev module's path (`my-agent.dev.ts` beside `my-agent.ts`): the agent with its simulated world and scripted model, for local runs and tests only. */
+export const DEV_MODULE = /\.dev\.[cm]?[jt]s$/;
+
 const AGENT_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 /** What Lambda accepts as an environment variable's name. */
 const ENV_NAME = /^[a-zA-Z][a-zA-Z0-9_]*$/;

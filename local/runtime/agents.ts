@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { isAgentDefinition, type AgentDefinition } from '../../lambdas/define.js';
+import { DEV_MODULE, isAgentDefinition, type AgentDefinition } from '../../lambdas/define.js';
 import { agentLoadError } from './agent-errors.js';
 
 /**
@@ -52,7 +52,7 @@ export function agentModulePath(spec: string, origin: AgentOrigin = 'asked'): st
  * the agent's module so that no Lambda bundle carries them. The path itself when it names one.
  */
 export function devModulePath(module: string): string | undefined {
-  if (/\.dev\.[cm]?[jt]s$/.test(module)) return module;
+  if (DEV_MODULE.test(module)) return module;
   const match = /^(.*)\.([cm]?[jt]s)$/.exec(module);
   if (!match) return undefined;
   const [, base, ext] = match;

@@ -8,6 +8,7 @@ import { ErrorNames, RETRYABLE_ERRORS } from '../../lambdas/shared/errors.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { identityPolicies } from '../support/role-policies.js';
 import { scratchDir } from '../support/scratch.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 
 type State = {
   Type: string;
@@ -247,6 +248,17 @@ describe('the nightly schedule', () => {
     const stack = new SavepointStack(new App({ outdir: scratchDir('cdk.out-') }), 'NoEntry');
     expect(() => stack.addAgent('Missing', { agentName: 'refunds', entry: 'agents/gone/agent.ts' })).toThrow(`DurableAgent Missing: entry "agents/gone/agent.ts" is no file (${resolve('agents/gone/agent.ts')})`);
     expect(() => new SavepointStack(assertionApp(), 'Unbundled').addAgent('Missing', { agentName: 'refunds', entry: 'agents/gone/agent.ts' })).not.toThrow();
+  });
+
+  it('fails at synth time for an agent prop that is not an agent (a module namespace), and for an entry that is the dev module', () => {
+    const stack = new SavepointStack(assertionApp(), 'Mistakes');
+    const namespace = { default: refundReconciler, saved: new Map() };
+    expect(() => stack.addAgent('Namespace', { agentName: 'refund-reconciler', agent: namespace as never, entry: 'agents/refund-reconciler/agent.ts' })).toThrow(
+      'DurableAgent Namespace: agent: expected an agent made by defineAgent, got an object with default, saved (a module\'s namespace? pass its default export)',
+    );
+    expect(() => stack.addAgent('Dev', { agentName: 'refund-reconciler', entry: 'agents/refund-reconciler/agent.dev.ts' })).toThrow(
+      'DurableAgent Dev: entry "agents/refund-reconciler/agent.dev.ts" is the agent\'s dev module (its simulated world and scripted model, for local runs and tests): deploy the agent\'s own module (agents/refund-reconciler/agent.ts)',
+    );
   });
 });
 
