@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { http } from '../lambdas/shared/node-http.js';
-import { loopbackHosts } from './loopback-hosts.js';
+import { loopbackHosts } from '../lambdas/shared/loopback-hosts.js';
 
 /** The console's paths (console/server.ts): its page, its assets and its API. */
 const CONSOLE_PATH = /^\/(?:$|app\.js$|style\.css$|api\/)/;

@@ -20,7 +20,7 @@ import { streamTickets } from './stream-tickets.js';
 import { localRunEvents } from '../local/services/run-events.js';
 import { nodeStreamResponse } from '../local/services/event-stream.js';
 import { executionLinks, runRows, timeline } from './views.js';
-import { loopbackHosts } from './loopback-hosts.js';
+import { loopbackHosts } from '../lambdas/shared/loopback-hosts.js';
 
 /**
  * `savepoint console`: a small web app on loopback to watch runs and steer them. It reads through

@@ -10,6 +10,7 @@ import { http } from '../lambdas/shared/node-http.js';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
+import { loopbackHosts } from '../lambdas/shared/loopback-hosts.js';
 
 /** What `serveMcpHttp` serves, and behind what credential. */
 export interface McpHttpOptions {
@@ -37,7 +38,10 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpEndp
     const given = Buffer.from(request.headers.authorization ?? '');
     return given.length === expected.length && timingSafeEqual(given, expected);
   };
+  // This loopback server's own Host headers and origins (set once it listens): DNS rebinding, and a
+  // browser page of another origin, are refused by the SDK's transport (an absent Origin, a non-browser client's, passes).
   let allowedHosts: string[] = [];
+  let allowedOrigins: string[] = [];
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     if (new URL(request.url ?? '/', 'http://localhost').pathname !== '/mcp') return refuse(response, 404, 'not found: the MCP endpoint is /mcp');
     if (!authorized(request)) return refuse(response, request.headers.authorization ? 403 : 401, 'the MCP endpoint needs the owner\'s credential as "Authorization: Bearer <token>"');
@@ -52,6 +56,7 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpEndp
       onsessionclosed: (id) => void sessions.delete(id),
       enableDnsRebindingProtection: true,
       allowedHosts,
+      allowedOrigins,
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
@@ -67,7 +72,8 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpEndp
   });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`];
+  allowedHosts = [...loopbackHosts(port)];
+  allowedOrigins = allowedHosts.map((host) => `http://${host}`);
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     close: async () => {

@@ -183,6 +183,8 @@ describe('savepoint mcp (Streamable HTTP, the official SDK client)', () => {
   it.each([
     ['no credential', 401, {}],
     ['a wrong credential', 403, { authorization: 'Bearer wrong' }],
+    // The MCP transport's rule (servers validate Origin against DNS rebinding), with the credential.
+    ['a page of another origin', 403, { authorization: `Bearer ${credential}`, origin: 'http://evil.example' }],
   ])('answers %s with %i, and starts nothing', async (_what, status, headers) => {
     const before = (await harness.stack.ledger.listRuns(100)).length;
     const response = await fetch(endpoint.url, {

@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loopbackHosts } from '../../console/loopback-hosts.js';
+import { loopbackHosts } from '../../lambdas/shared/loopback-hosts.js';
 import { consoleProxy } from '../../console/proxy.js';
 
 const servers: Server[] = [];
