@@ -40,19 +40,24 @@ if (out) {
  * With SAVEPOINT_TEST_TIMEOUTS=<file>, each test's wall time and its timeout appended to <file> as a
  * JSON line (its body with its file's beforeEach and afterEach hooks; beforeAll and afterAll aside): what shows, on an idle machine, that every test is well under
  * its timeout and so passes on a loaded one (`node test/support/timeouts.mjs <file>` sums it up).
+ * The line has the test's CPU too (`self`, `children`, seconds, as above): which tests of a costly
+ * file cost it. A test's own only when its file runs no tests at once (`.concurrent`): those share
+ * the window, and each line holds the others' CPU of that time as well.
  */
 const timeouts = process.env.SAVEPOINT_TEST_TIMEOUTS;
 
 if (timeouts) {
-  const started = new Map<string, number>();
+  const started = new Map<string, { ms: number; cpu: ReturnType<typeof cpu> }>();
   beforeEach(({ task }) => {
-    started.set(task.id, performance.now());
+    started.set(task.id, { ms: performance.now(), cpu: cpu() });
   });
   afterEach(({ task }) => {
     const began = started.get(task.id);
     if (began === undefined) return;
     started.delete(task.id);
     const file = (expect.getState().testPath ?? '').slice(process.cwd().length + 1);
-    appendFileSync(timeouts, `${JSON.stringify({ file, test: task.name, ms: Math.round(performance.now() - began), timeoutMs: task.timeout })}\n`);
+    const end = cpu();
+    const used = began.cpu && end && { self: +(end[0] - began.cpu[0]).toFixed(2), children: +(end[1] - began.cpu[1]).toFixed(2) };
+    appendFileSync(timeouts, `${JSON.stringify({ file, test: task.name, ms: Math.round(performance.now() - began.ms), timeoutMs: task.timeout, ...used })}\n`);
   });
 }
