@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { costOf } from '../../lambdas/models/prices.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import { startBedrockServer } from '../../sim/wire/bedrock-server.js';
@@ -18,6 +19,13 @@ const KEY = 'sk-ant-cli-test';
 const scratch = mkdtempSync(join(tmpdir(), 'savepoint-model-'));
 let refusedCount = 0;
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+/**
+ * The runs' day: four refund requests, one of each kind (a large one waits for an approval), not the
+ * sample day's 25: each turn goes to the provider's API and is priced the same however many there
+ * are, and the runs below cost a third of the sample day's CPU.
+ */
+const day = join(scratch, 'day.json');
+writeFileSync(day, JSON.stringify(makeSampleDay(7, { plain: 1, already_refunded: 1, mismatch: 1, large: 1 })));
 
 /** The real CLI in a process of its own, with `env` over a clean environment (no keys of the machine's). */
 async function savepoint(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -41,7 +49,7 @@ afterAll(() => anthropic.close());
 describe('savepoint run --model', () => {
   it('runs the refund reconciler on Anthropic through the official SDK, with the prompt cache read every turn', async () => {
     const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.url };
-    const run = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--json', '--approve', 'approve', '--model', 'anthropic:claude-haiku-4-5'], env);
+    const run = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--json', '--approve', 'approve', '--world-data', day, '--model', 'anthropic:claude-haiku-4-5'], env);
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as Record<string, any>;
     expect(report).toMatchObject({ status: 'succeeded', model: 'anthropic:claude-haiku-4-5', inFlight: 0 });
@@ -70,7 +78,7 @@ describe('savepoint run --model', () => {
   ])('runs the refund reconciler on %s through its SDK against the local wire server', async (model, start) => {
     const { server, env } = await start();
     try {
-      const run = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--json', '--approve', 'approve', '--model', model], env);
+      const run = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--json', '--approve', 'approve', '--world-data', day, '--model', model], env);
       expect(run.code, run.stderr).toBe(0);
       const report = JSON.parse(run.stdout) as Record<string, any>;
       expect(report).toMatchObject({ status: 'succeeded', model, turnsByModel: { [model]: report['modelTurns'] } });
