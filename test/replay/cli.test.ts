@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { providerJournal, savepoint } from '../support/cli-process.js';
 
 // The commands as a user runs them, each its own process, on one state directory.
@@ -11,9 +12,16 @@ describe('savepoint replay and fork, through the CLI', () => {
   const cli = (...args: string[]) => savepoint(['--state-dir', stateDir, ...args]);
   const refunds = () => providerJournal(stateDir).filter((entry) => entry.kind === 'refund').length;
   afterAll(() => rmSync(root, { recursive: true, force: true }));
+  /**
+   * The run's day, which the state directory keeps for the commands after it: six refund requests,
+   * two of them large (two approvals), not the sample day's 25 — the same turns of each kind, replayed
+   * and forked the same way, at under half the CPU.
+   */
+  const day = join(root, 'day.json');
+  writeFileSync(day, JSON.stringify(makeSampleDay(7, { plain: 2, already_refunded: 1, mismatch: 1, large: 2 })));
 
   it('replays a run identically, names a changed system prompt, and forks it without paying again', async () => {
-    expect((await cli('run', '--agent', 'refund-reconciler', '--approve', 'approve', '--run-id', 'day1')).code).toBe(0);
+    expect((await cli('run', '--agent', 'refund-reconciler', '--world-data', day, '--approve', 'approve', '--run-id', 'day1')).code).toBe(0);
     const paid = refunds();
     expect(paid).toBeGreaterThan(0);
     // The finished run asked for again on another model: StartRun's refusal is the answer (exit 2), not the old run's report.
