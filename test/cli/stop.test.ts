@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { localAwsConfig } from '../../local/services/aws-config.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 
@@ -21,15 +22,19 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const env = { ...process.env, SAVEPOINT_AGENT: 'refund-reconciler' };
 const runId = 'refunds-2026-11-28';
 let template: string;
+/** A plain refund and a large one (the approval the run waits for), not the sample day's 25: the next engine's run of it ends sooner. */
+let day: string;
 
 beforeAll(async () => {
   template = join(root, 'template.json');
   writeFileSync(template, JSON.stringify(await cachedTemplate('refund-reconciler')));
+  day = join(root, 'day.json');
+  writeFileSync(day, JSON.stringify(makeSampleDay(7, { plain: 1, already_refunded: 0, mismatch: 0, large: 1 })));
 });
 
 it('StopExecution while the run waits for an approval: recorded killed, and not resumed by the next engine', async () => {
   const stateDir = join(root, 'state');
-  const run = spawn(process.execPath, [bin, '--state-dir', stateDir, 'run', '--template', template, '--approve', 'wait', '--approval-timeout', '3600'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const run = spawn(process.execPath, [bin, '--state-dir', stateDir, 'run', '--template', template, '--world-data', day, '--approve', 'wait', '--approval-timeout', '3600'], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
