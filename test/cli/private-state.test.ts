@@ -25,7 +25,7 @@ let template: string;
 /**
  * The day the runs to their end take (`--world-data`): three refund requests, a plain one, a
  * mismatch and a large one (an approval), so the run writes every kind of file the sample day's 25
- * would (keys, ledger, the provider’s journals, history, log), for less CPU (the file: 3.4–3.6 s against 4.0–4.2 s, 2026-12-05).
+ * would (keys, ledger, the provider’s journals, history, log), for less CPU (the file: 3.0–3.6 s against 3.5–4.2 s, two sittings on 2026-12-05).
  */
 let day: string;
 

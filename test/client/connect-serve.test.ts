@@ -18,7 +18,7 @@ import { cachedTemplate } from '../../local/template/cache.js';
 const { children, dirs } = leftBehind();
 /**
  * The refund reconciler's day: six refund requests, two of them large (the approvals a person
- * decides), not the sample day’s 25: the same serving, waiting and resuming, for less CPU (the file: 6.9–7.2 s against 8.8–9.5 s, 2026-12-05).
+ * decides), not the sample day’s 25: the same serving, waiting and resuming, for less CPU (the file: 6.9–7.3 s against 7.9–9.5 s, two sittings on 2026-12-05).
  */
 const day = makeSampleDay(7, { plain: 2, already_refunded: 1, mismatch: 1, large: 2 });
 

@@ -14,7 +14,7 @@ import { startServe } from '../support/serve-process.js';
  * StdioClientTransport spawns), in front of a `savepoint serve` process: the runs are serve's.
  */
 const bin = SAVEPOINT_BIN;
-/** Six refund requests, two of them large (the two approvals the user answers), not the sample day's 25: the same task and the same events, for less CPU (1.6 s against 1.9 s for the file, 2026-12-05). */
+/** Six refund requests, two of them large (the two approvals the user answers), not the sample day's 25: the same task and the same events, for less CPU (the file: 1.3–1.6 s against 1.4–1.9 s, two sittings on 2026-12-05). */
 const day = makeSampleDay(7, { plain: 2, already_refunded: 1, mismatch: 1, large: 2 });
 const { children, dirs } = leftBehind();
 

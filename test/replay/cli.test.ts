@@ -15,7 +15,7 @@ describe('savepoint replay and fork, through the CLI', () => {
   /**
    * The run's day, which the state directory keeps for the commands after it: six refund requests,
    * two of them large (two approvals), not the sample day's 25 — the same turns of each kind, replayed
-   * and forked the same way, for a quarter less CPU (4.1 s against 5.4 s for the test, 2026-12-05).
+   * and forked the same way, for less CPU (the file: 3.8–4.6 s against 5.2–5.6 s, two sittings on 2026-12-05).
    */
   const day = join(root, 'day.json');
   writeFileSync(day, JSON.stringify(makeSampleDay(7, { plain: 2, already_refunded: 1, mismatch: 1, large: 2 })));
