@@ -29,7 +29,7 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -410,7 +410,12 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
   const tools = options.tools ?? writes;
   if (tools.length === 0) throw new Error(`forEachCrashPoint: agent ${options.agent.name} has no write tool`);
   for (const tool of tools) if (!writes.includes(tool)) throw new Error(`forEachCrashPoint: tools: ${JSON.stringify(tool)} is not a write tool of ${options.agent.name} (${writes.join(', ')})`);
+  for (const boundary of options.boundaries ?? []) {
+    if (!TOOL_CALL_BOUNDARIES.includes(boundary)) throw new Error(`forEachCrashPoint: boundaries: ${JSON.stringify(boundary)} is not a boundary of a tool call (${TOOL_CALL_BOUNDARIES.join(', ')})`);
+  }
   if (options.kill) {
+    const module = modulePathOf(options.kill.agentModule);
+    if (!existsSync(module)) throw new Error(`forEachCrashPoint: kill.agentModule: no file ${module} (the agent's module, which the killed process runs)`);
     if (options.clock) throw new Error('forEachCrashPoint: clock: a killed process runs on the system clock, so kill takes no clock (the new engine starts where the dead one\'s claims ran out)');
     if (typeof options.approve === 'function') throw new Error("forEachCrashPoint: approve: the killed process answers approvals with a fixed 'approve' or 'reject', not a function");
   }
@@ -502,7 +507,7 @@ async function resumed<World extends DevWorld>(
 async function killedAt(options: CrashMatrixOptions<any>, agentModule: string | URL, at: { stateDir: string; runId: string; tool: string; boundary: Boundary }): Promise<void> {
   const cli = join(dirname(createRequire(import.meta.url).resolve('savepoint/package.json')), 'bin', 'savepoint.js');
   const args = [
-    cli, 'run', '--agent', agentModule instanceof URL ? fileURLToPath(agentModule) : resolve(agentModule), '--state-dir', at.stateDir, '--run-id', at.runId, '--input', JSON.stringify(options.input),
+    cli, 'run', '--agent', modulePathOf(agentModule), '--state-dir', at.stateDir, '--run-id', at.runId, '--input', JSON.stringify(options.input),
     '--crash-at', `${at.boundary}:${at.tool}`, '--fail-rate', String(options.failRate ?? 0), '--seed', String(options.seed ?? 1),
     '--approve', typeof options.approve === 'string' ? options.approve : 'wait', '--json',
   ];
@@ -517,6 +522,9 @@ async function killedAt(options: CrashMatrixOptions<any>, agentModule: string | 
   const how = signal ? `was ended by ${signal}` : code === 0 ? `ended without reaching ${at.boundary} of ${at.tool}` : `exited ${code}`;
   throw new Error(`forEachCrashPoint: the engine process of run ${at.runId} ${how}:\n${stderr.trim().split('\n').slice(-20).join('\n')}`);
 }
+
+/** The path of the agent's module a killed process runs (a file URL, or a path from the working directory). */
+const modulePathOf = (agentModule: string | URL) => (agentModule instanceof URL ? fileURLToPath(agentModule) : resolve(agentModule));
 
 /** What an engine does when it starts after a crash: the watchdog resumes the run, and the test waits for its end. */
 async function resumeOrphan(stack: LocalStack<any>, runId: string, clock: Clock): Promise<TestRun> {

@@ -253,6 +253,12 @@ describe('savepoint/testing', () => {
     await expect(forEachCrashPoint({ agent: journalNotes, input: { text: 'x' }, kill, approve: () => 'approve', check: () => undefined })).rejects.toThrow(/approve: the killed process answers approvals with a fixed/);
   });
 
+  it('refuses a boundary that is not one, and a killed process\'s module that is no file, before any case runs', async () => {
+    await expect(forEachCrashPoint({ agent: dev, input: { urgent: false }, boundaries: ['nowhere' as never], check: () => undefined })).rejects.toThrow(/^forEachCrashPoint: boundaries: "nowhere" is not a boundary of a tool call \(model-call, /);
+    const kill = { agentModule: new URL('./fixtures/no-such-agent.ts', import.meta.url) };
+    await expect(forEachCrashPoint({ agent: journalNotes, input: { text: 'x' }, kill, check: () => undefined })).rejects.toThrow(/^forEachCrashPoint: kill\.agentModule: no file .*no-such-agent\.ts \(the agent's module, which the killed process runs\)$/);
+  });
+
   it('refuses a tool that is not one of the agent\'s write tools, naming them', async () => {
     await expect(forEachCrashPoint({ agent: dev, input: { urgent: false }, tools: ['send_mail'], check: () => undefined })).rejects.toThrow(/"send_mail" is not a write tool of kit-notes \(save_note\)/);
   });
