@@ -104,6 +104,11 @@ export function rememberAgentModule(stateDir: string, name: string, module: stri
   renameSync(draft, path);
 }
 
+/** The agents that ran here (their modules remembered), by name. */
+export function rememberedAgents(stateDir: string): string[] {
+  return Object.keys(readAgentModules(stateDir)).sort();
+}
+
 /** The module `name` last ran from here, if it is still there. */
 export function rememberedAgentModule(stateDir: string, name: string): string | undefined {
   const module = readAgentModules(stateDir)[name];

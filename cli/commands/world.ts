@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { ownStateDir } from '../owner.js';
 import { AGENT_HELP, defaultAgent, err, out, printJson, stateDir } from '../program.js';
-import { runningEngine, worldDataOf } from '../state.js';
-import { agentFor } from '../target.js';
+import { rememberedAgents, runningEngine, worldDataOf } from '../state.js';
+import { agentFor, recordedAgent } from '../target.js';
 
 /** `savepoint world`: what the agent's simulated world holds. */
 export function registerWorldCommand(program: Command): void {
@@ -17,8 +17,10 @@ export function registerWorldCommand(program: Command): void {
     .action(async (options: { json: boolean; agent?: string; worldData?: string }) => {
       const engine = await runningEngine(stateDir());
       if (engine) throw new UsageError(`an engine (pid ${engine.pid}) owns ${stateDir()} and its world (${JSON.stringify(engine.endpoints)}); ask again when it stops`);
-      const agent = await agentFor(options.agent, undefined, null);
-      if (!agent) throw new UsageError('name the agent whose world to show: --agent <name|path> (or $SAVEPOINT_AGENT)');
+      // Without --agent, the one agent that ran here (its world is the one this directory holds).
+      const ran = rememberedAgents(stateDir());
+      const agent = await agentFor(options.agent ?? (ran.length === 1 ? recordedAgent(stateDir(), ran[0]!) : undefined), undefined, null);
+      if (!agent) throw new UsageError(`name the agent whose world to show: --agent <name|path> (or $SAVEPOINT_AGENT)${ran.length > 1 ? `; ${stateDir()} holds runs of ${ran.join(', ')}` : ''}`);
       if (!agent.dev?.world) throw new UsageError(`agent ${agent.name} has no simulated world`);
       // Reading the world makes no state directory; while it is open, this process owns the directory.
       // A `--memory` run keeps its world in its own process: nothing is left here to read (docs/cli.md, Try it with failures).

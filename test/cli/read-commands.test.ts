@@ -42,6 +42,8 @@ describe('savepoint breakers', () => {
 describe('savepoint world', () => {
   it("shows the world of the state directory's runs", async () => {
     expect(await savepoint('--state-dir', stateDir, 'world', '--agent', 'refund-reconciler')).toMatch(/^1 refunds? paid/);
+    // Without --agent: the one agent that ran in the state directory.
+    expect(await savepoint('--state-dir', stateDir, 'world')).toMatch(/^1 refunds? paid/);
   });
 
   it('says that a --memory run keeps nothing for it to read, where there is no state directory', async () => {
