@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { problemsOf } from '../lambdas/shared/validation.js';
 /**
  * A mistake in what the user asked for — a bad option or file, a state directory that cannot be
  * used — told in one sentence. The CLI exits 2 for it, as it does for invalid input.
@@ -33,10 +34,6 @@ export const asTyped = (name: string): string => `--${name.replace(/[A-Z]/g, (le
 export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
-  const problems = result.error.issues.map(({ path, message }) => {
-    const [first, ...rest] = path;
-    const option = typeof first === 'string' ? asTyped(first) : first;
-    return `${[option, ...rest].filter((part) => part !== undefined).join('.')}: ${message}`.replace(/^: /, '');
-  });
-  throw new UsageError(`invalid options: ${problems.join('; ')}`);
+  const issues = result.error.issues.map(({ path: [first, ...rest], message }) => ({ path: first === undefined ? [] : [typeof first === 'string' ? asTyped(first) : first, ...rest], message }));
+  throw new UsageError(`invalid options: ${problemsOf({ issues })}`);
 }

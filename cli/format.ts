@@ -2,6 +2,7 @@ import type { BreakerState } from '../lambdas/records/breaker-state.js';
 import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 import { GUARDS } from '../lambdas/records/guards.js';
+import { counted } from '../lambdas/shared/text.js';
 import type { StateSummary } from '../local/engine/local-engine.js';
 
 /**
@@ -30,11 +31,6 @@ export interface ExecutionFigures {
   /** Invocations that re-ran a state after a failure (Retry), per the history. */
   retries: number;
   states: Record<string, { entered: number; invocations: number; failures: number; errors: Record<string, number> }>;
-}
-
-/** `1 tool call`, `2 tool calls`: a count with its noun, singular for one. */
-export function counted(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 export function executionFigures(executionArn: string, status: string, summary: Record<string, StateSummary>): ExecutionFigures {

@@ -22,6 +22,7 @@ import { registerPruneCommand } from './commands/prune.js';
 import { registerConsoleCommand } from './console.js';
 import { missingPeer, missingPeerMessage } from '../local/packages/optional-peers.js';
 import { UsageError } from './errors.js';
+import { isRefusal } from '../client/runs-api-error.js';
 import { examplesHelp } from './examples.js';
 import { err, exitWhenWritten, out, program, stateDir } from './program.js';
 import { StoppedBySignal } from './signals.js';
@@ -67,7 +68,7 @@ try {
   if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? 0 : 2;
   else {
     // A runs API's refusal of bad input (4xx: client/connect.ts) is bad input too.
-    const refused = error instanceof Error && error.name === 'RunsApiError' && (error as { status?: number }).status! < 500;
+    const refused = isRefusal(error);
     const invalid = error instanceof UsageError || refused || (error instanceof Error && error.name === ErrorNames.InvalidInput);
     const { message, usage } = toldOf(error);
     err(`savepoint: ${message}`);

@@ -36,6 +36,7 @@ import { UsageError } from './errors.js';
 import { checkTracingEnv } from './tracing-env.js';
 import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
 import { startLocalConsole } from '../console/local.js';
+import { counted } from '../lambdas/shared/text.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
 
@@ -364,7 +365,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   if (left.length > 0) {
     const named = left.map((other) => (waitingForPerson.has(other) ? `${other}, waiting for a person` : other));
     progress(
-      `savepoint: this command ends with its run, and ${left.length} other run${left.length === 1 ? '' : 's'} ${left.length === 1 ? 'is' : 'are'} left unfinished (${named.join('; ')}): ` +
+      `savepoint: this command ends with its run, and ${counted(left.length, 'other run')} ${left.length === 1 ? 'is' : 'are'} left unfinished (${named.join('; ')}): ` +
         'they are saved, and resume when the next engine starts on this state directory (`savepoint serve`, `savepoint run`, or `savepoint resume <runId>`); to drive every run to its end, use `savepoint serve`',
     );
   }

@@ -1,6 +1,6 @@
 import type { RunEvent, RunEventType } from '../lambdas/runs/events.js';
 import type { Clock } from '../lambdas/shared/ports.js';
-import { RunsApiError } from './runs-api-error.js';
+import { refusalOf, RunsApiError } from './runs-api-error.js';
 
 export type { RunEvent, RunEventType };
 
@@ -76,7 +76,7 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
       problem = error;
     }
     // Refused (no such run 404, a resume point the run does not have 400, the credential 401/403): not retried.
-    if (response && response.status >= 400 && response.status < 500) throw new RunsApiError(response.status, await refusal(response));
+    if (response && response.status >= 400 && response.status < 500) throw new RunsApiError(response.status, await refusalOf(response));
     if (response?.ok && response.body) {
       try {
         for await (const frame of sseFrames(response.body)) {
@@ -114,14 +114,6 @@ function eventsUrl(where: EventsAddress, runId: string): string {
   return `${base}/runs/${encodeURIComponent(runId)}/events`;
 }
 
-async function refusal(response: Response): Promise<string> {
-  const text = await response.text().catch(() => '');
-  try {
-    return String((JSON.parse(text) as { message?: unknown }).message ?? text);
-  } catch {
-    return text || `HTTP ${response.status}`;
-  }
-}
 
 /** One dispatched SSE message: the fields the specification's parser keeps. */
 export interface SseFrame {

@@ -12,6 +12,27 @@ export class RunsApiError extends Error {
 }
 
 /**
+ * Whether `error` is the runs API's refusal of what was asked (a 4xx): the caller's to fix, never
+ * retried. Told by its name, not its class: a client bundled apart (the CLI's, the MCP server's
+ * caller's) has a RunsApiError class of its own.
+ */
+export function isRefusal(error: unknown): error is RunsApiError {
+  if (!(error instanceof Error) || error.name !== 'RunsApiError') return false;
+  const { status } = error as RunsApiError;
+  return status >= 400 && status < 500;
+}
+
+/** What an API's refusal says: its JSON body's `message`, else the body, else its status. */
+export async function refusalOf(response: Response): Promise<string> {
+  const text = await response.text().catch(() => '');
+  try {
+    return String((JSON.parse(text) as { message?: unknown }).message ?? text);
+  } catch {
+    return text || `HTTP ${response.status}`;
+  }
+}
+
+/**
  * What a wait stopped by its `signal` rejects with: named `AbortError` with the code `ABORT_ERR`,
  * as Node's own aborted calls (`fetch`, `timers/promises`) are, so a caller tells it from a failure
  * the same way; its `cause` is the signal's reason.

@@ -18,7 +18,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTaskMessageQueue, type CreateTaskOptions, type TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Request, type RequestId, type Result, type ServerNotification, type Task, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { RunsApiError } from '../client/runs-api-error.js';
+import { isRefusal } from '../client/runs-api-error.js';
 import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
 import { problemsOf } from '../lambdas/shared/validation.js';
 import type { RunReport } from '../lambdas/runs/report.js';
@@ -146,9 +146,8 @@ export function savepointMcpServer(options: SavepointMcpOptions): Server {
     if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `arguments of ${agent.name}: ${problemsOf(parsed.error)}`);
     const runId = `${RUN_PREFIX}${sessionTag(extra.sessionId)}-${randomUUID().replaceAll('-', '')}`;
     await options.runs.start({ agent: agent.name, input: parsed.data, runId }).catch((error: unknown) => {
-      // The runs API's refusal of what was asked (a 4xx: an input too large to run) is the call's params', said as such; nothing
-      // started. Told by its name, as the CLI tells it: a client bundled apart from this module has a RunsApiError class of its own.
-      if (error instanceof Error && error.name === 'RunsApiError' && (error as RunsApiError).status < 500) throw new McpError(ErrorCode.InvalidParams, `arguments of ${agent.name}: ${error.message}`);
+      // The runs API's refusal of what was asked (a 4xx: an input too large to run) is the call's params', said as such; nothing started.
+      if (isRefusal(error)) throw new McpError(ErrorCode.InvalidParams, `arguments of ${agent.name}: ${error.message}`);
       throw error;
     });
     const task = await extra.taskStore!.createTask({ ttl: null, pollInterval, context: { runId } });

@@ -34,6 +34,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { refusalOf } from '../client/runs-api-error.js';
 import { loadReport, type ChildRunFigure, type RunReport } from '../lambdas/runs/report.js';
 import { notAnAgent, settleMsOf, type AgentDefinition, type DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
@@ -232,18 +233,6 @@ function assertAgent(caller: string, options: { agent?: unknown } | undefined): 
   if (problem) throw new TypeError(`${caller}: agent: ${problem}`);
 }
 
-/** A refused decision's reason: the approval API's message, not its JSON body. */
-async function refusal(response: Response): Promise<string> {
-  const body = await response.text();
-  try {
-    const message = (JSON.parse(body) as { message?: unknown }).message;
-    if (typeof message === 'string') return message;
-  } catch {
-    // Not JSON: the body as it came.
-  }
-  return body;
-}
-
 async function open<World extends DevWorld>(
   options: TestEnvironmentOptions<World>,
   internal: { crash?: Parameters<typeof startLocalStack>[0]['crash']; decorateLedger?: (ledger: Ledger) => Ledger },
@@ -260,7 +249,7 @@ async function open<World extends DevWorld>(
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ decision, reason }),
     });
-    if (!response.ok) throw new Error(`decide ${approvalId}: ${await refusal(response)} (HTTP ${response.status})`);
+    if (!response.ok) throw new Error(`decide ${approvalId}: ${await refusalOf(response)} (HTTP ${response.status})`);
   };
   stack = await startLocalStack<World>({
     agent: options.agent,

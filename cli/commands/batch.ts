@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { loadAgent } from '../../local/runtime/agents.js';
 import { AGENT_HELP, defaultAgent, deployed, out, printJson, stateDir } from '../program.js';
 import { describe, parseOptions, UsageError } from '../errors.js';
-import { counted } from '../format.js';
+import { isRefusal } from '../../client/runs-api-error.js';
+import { counted } from '../../lambdas/shared/text.js';
 
 const NAME_THE_AGENT = 'name the agent: --agent <name|path> (or $SAVEPOINT_AGENT)';
 const BatchOptions = z.object({
@@ -44,7 +45,7 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
       if ((options.items === undefined) === (options.manifest === undefined)) throw new UsageError('--items or --manifest: a batch has either a list of items or a manifest, one of the two');
       if (options.format !== undefined && options.manifest === undefined) throw new UsageError('--format: it says how to read --manifest, and none was given');
       const source = options.items !== undefined ? { items: readItems(options.items) } : { manifest: manifestOf(options.manifest!, options.format) };
-      const { connect, RunsApiError } = await import('../../client/connect.js');
+      const { connect } = await import('../../client/connect.js');
       const stack = deployed();
       const agentName = /[/\\]|\.[cm]?[jt]s$/.test(options.agent) ? (await loadAgent(options.agent)).agent.name : options.agent;
       // No engine serves the state directory (or the stack has no runs API): said in one sentence, exit 2.
@@ -69,7 +70,7 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
         if (options.wait) process.exitCode = batchExitCode(batch);
       } catch (error) {
         // The API's refusal of what was asked (400, 404, 413) is a usage error: exit 2, nothing started.
-        if (error instanceof RunsApiError && error.status >= 400 && error.status < 500) throw new UsageError(error.message);
+        if (isRefusal(error)) throw new UsageError(error.message);
         throw error;
       }
     });
@@ -106,8 +107,8 @@ export function batchExitCode(batch: { status: string; runs: readonly { status: 
 
 /** The runs of a batch counted by status, or why none are listed (a manifest that cannot be read). */
 function progress(batch: { counts: Record<string, number | undefined>; runsUnlisted?: string }): string {
-  const counted = Object.entries(batch.counts)
+  const byStatus = Object.entries(batch.counts)
     .map(([status, count]) => `${count} ${status}`)
     .join(', ');
-  return [counted || 'no run listed', ...(batch.runsUnlisted ? [batch.runsUnlisted] : [])].join('; ');
+  return [byStatus || 'no run listed', ...(batch.runsUnlisted ? [batch.runsUnlisted] : [])].join('; ');
 }

@@ -5,7 +5,7 @@ import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
 import { where, withClient } from '../target.js';
-import { counted } from '../format.js';
+import { counted } from '../../lambdas/shared/text.js';
 
 /**
  * `savepoint prune --finished-before <date>`: removes the records of the runs that finished before

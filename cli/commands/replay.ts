@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { ReplayResult } from '../../local/replay/index.js';
 import { UsageError } from '../errors.js';
-import { counted } from '../format.js';
+import { counted } from '../../lambdas/shared/text.js';
 import { out, printJson } from '../program.js';
 import { agentFor, where, withLedgerOnly } from '../target.js';
 

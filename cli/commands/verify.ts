@@ -4,7 +4,7 @@ import type { RunVerification } from '../../lambdas/ledger/seal.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
 import { where, withClient } from '../target.js';
-import { counted } from '../format.js';
+import { counted } from '../../lambdas/shared/text.js';
 
 /** `savepoint verify [runId] | --all`: checks sealed ledger records. */
 export function registerVerifyCommand(program: Command): void {

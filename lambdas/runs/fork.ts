@@ -10,6 +10,7 @@ import { RecentMap } from '../shared/recent-map.js';
 import { toolUses } from '../conversation/turns.js';
 import { writeVerdict } from '../conversation/fork-writes.js';
 import { requestShape, shapeChanges } from './request-shape.js';
+import { counted } from '../shared/text.js';
 
 /**
  * Forks: a new run whose first turns are its parent's, copied from the parent's ledger records
@@ -94,7 +95,7 @@ export function editedPrefix(prefix: { turns: TurnRecord[]; calls: ToolCallRecor
   for (const [index, edit] of fork.results.entries()) {
     if (!prefix.calls.some((call) => call.turn === turn && call.call === edit.call)) {
       const made = prefix.calls.filter((call) => call.turn === turn).length;
-      throw new InvalidInputError(`fork.results[${index}].call: turn ${turn} of the parent made ${made} tool call${made === 1 ? '' : 's'}, not a call ${edit.call}`);
+      throw new InvalidInputError(`fork.results[${index}].call: turn ${turn} of the parent made ${counted(made, 'tool call')}, not a call ${edit.call}`);
     }
   }
   return { turns: prefix.turns, calls };
@@ -245,7 +246,7 @@ export function hazardReport(parentCalls: readonly ToolCallRecord[], fork: Pick<
   const after = parentCalls.filter((call) => call.effect === 'write' && call.turn >= fork.at && call.status === 'completed');
   const made = after.filter((call) => call.outcome === 'ok');
   return [
-    `fork of ${fork.from} at turn ${fork.at}, effects reuse: the parent made ${made.length} write${made.length === 1 ? '' : 's'} from turn ${fork.at} on:`,
+    `fork of ${fork.from} at turn ${fork.at}, effects reuse: the parent made ${counted(made.length, 'write')} from turn ${fork.at} on:`,
     ...made.map((call) => `  turn ${call.turn} call ${call.call}: ${call.name} ${stableJson(call.args)} (answered from the parent's record if the fork repeats it)`),
     'any write the fork makes that the parent never made, or made with other arguments, is sent live (the same business key with other arguments is refused, never sent)',
     ...changed,

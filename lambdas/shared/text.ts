@@ -25,3 +25,8 @@ export function clip(text: string, limit: number, kept = limit - 1): string {
 export function byCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** `1 tool call`, `2 tool calls`: a count with its noun, singular for one. */
+export function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}

@@ -14,6 +14,6 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, wha
 }
 
 /** Every problem zod found, each under its field (`field.path: message`, or the message alone for the value as a whole), `; `-joined. */
-export function problemsOf(error: z.ZodError): string {
+export function problemsOf(error: { readonly issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[] }): string {
   return error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message)).join('; ');
 }

@@ -22,6 +22,7 @@ import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberTurn, toolUses, type ConversationStep } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { check, isFinalAnswer, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
+import { counted } from '../shared/text.js';
 
 /** `history`: the execution's history bound at the last decision (StartRun's at the execution's start: lambdas/guards/history.ts). */
 export const CallModelInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
@@ -206,7 +207,7 @@ async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breaker
   // The turn this attempt recorded was counted in the same write, the reservation settled to its
   // real usage. A turn found recorded (on the embedded log a crash may have come between the
   // turn's line and the count's) is counted here: idempotent per turn.
-  const counted = called.counted || (await settleModelCall(deps.ledger, record, reservation));
+  const turnCounted = called.counted || (await settleModelCall(deps.ledger, record, reservation));
   // A recorded turn is a resume: its calls without a recorded result are still to make.
   const calls = plannedCalls(record, step.calls);
   const uses = toolUses(record);
@@ -215,10 +216,10 @@ async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breaker
     stopReason: record.stopReason,
     toolCalls: uses.length,
     calls,
-    summary: `${record.stopReason}: ${uses.length} tool call${uses.length === 1 ? '' : 's'}${uses.length > 0 ? ` (${[...new Set(uses.map((use) => use.name))].join(', ')})` : ''}`.slice(0, 200),
+    summary: `${record.stopReason}: ${counted(uses.length, 'tool call')}${uses.length > 0 ? ` (${[...new Set(uses.map((use) => use.name))].join(', ')})` : ''}`.slice(0, 200),
     tokens: { input: inputTokensOf(record.usage), output: record.usage.output_tokens },
     dollars: record.costMicros / 1_000_000,
-    counted,
+    counted: turnCounted,
   };
   return { made, final: isFinalAnswer(record) };
 }

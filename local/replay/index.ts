@@ -16,6 +16,7 @@ import { LOCAL_BREAKER } from '../runtime/local-breaker.js';
 import { differingPart, meteredTools, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
 import { agentLoop } from './loop.js';
 import { approvalOf, loadRecording, recordedClock, startConfig, type Recording } from './recording.js';
+import { counted } from '../../lambdas/shared/text.js';
 
 export type { Divergence } from './answers.js';
 export { loadRecording, type Recording } from './recording.js';
@@ -194,7 +195,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     const liveTool = metered.first();
     const divergence =
       judge.divergence ??
-      (liveTool !== undefined ? { turn: lastTurn, what: 'live call', recorded: 'every tool call answered from the recording', produced: `${metered.live()} live call${metered.live() === 1 ? '' : 's'} (first: ${liveTool})`, why: `tool ${liveTool} was run for real, not answered from the recording` } : undefined) ??
+      (liveTool !== undefined ? { turn: lastTurn, what: 'live call', recorded: 'every tool call answered from the recording', produced: `${counted(metered.live(), 'live call')} (first: ${liveTool})`, why: `tool ${liveTool} was run for real, not answered from the recording` } : undefined) ??
       (await compareEnd(recording, replayed, { turns: model.calls(), calls: agent.toolCalls() }, { ledger, agent: options.agent, judge }));
     return {
       runId: run.runId,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { counted, formatReport } from '../../cli/format.js';
+import { formatReport } from '../../cli/format.js';
+import { counted } from '../../lambdas/shared/text.js';
 import { formatReplay } from '../../cli/commands/replay.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { loadReport } from '../../lambdas/runs/report.js';
