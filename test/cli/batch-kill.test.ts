@@ -1,11 +1,11 @@
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect } from '../../client/index.js';
 import { openLedger } from '../../cli/state.js';
 import { LOCAL_MANIFEST_BUCKET } from '../../lambdas/runs/batch.js';
+import { leftBehind } from '../support/cli-process.js';
 import { startServe, type Serving } from '../support/serve-process.js';
 import { whenChanged } from '../support/when-changed.js';
 
@@ -17,12 +17,9 @@ import { whenChanged } from '../support/when-changed.js';
  * per customer.
  */
 const agentModule = new URL('./fixtures/batch-payer.ts', import.meta.url).pathname;
-const children = new Set<ChildProcess>();
+const { children, dirs } = leftBehind();
 const root = mkdtempSync(join(tmpdir(), 'savepoint-batch-kill-'));
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(root, { recursive: true, force: true });
-});
+dirs.push(root);
 
 const ITEMS = 200;
 

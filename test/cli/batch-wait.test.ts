@@ -1,10 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LOCAL_MANIFEST_BUCKET } from '../../lambdas/runs/batch.js';
-import { savepoint } from '../support/cli-process.js';
+import { leftBehind, savepoint } from '../support/cli-process.js';
 import { startServe } from '../support/serve-process.js';
 
 /**
@@ -13,12 +12,9 @@ import { startServe } from '../support/serve-process.js';
  * input refuses), so the job fails where the batch did.
  */
 const agentModule = new URL('./fixtures/batch-payer.ts', import.meta.url).pathname;
-const children = new Set<ChildProcess>();
+const { children, dirs } = leftBehind();
 const root = mkdtempSync(join(tmpdir(), 'savepoint-batch-wait-'));
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(root, { recursive: true, force: true });
-});
+dirs.push(root);
 
 describe('savepoint batch --wait', () => {
   it('exits 1, saying why, for a manifest it cannot read and for an item the agent refuses', async () => {

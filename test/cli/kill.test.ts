@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { localUser } from '../../local/services/approval-api.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
-import { leftBehind, savepoint, SAVEPOINT_BIN, workspace } from '../support/cli-process.js';
+import { leftBehind, savepoint, startUntil, workspace } from '../support/cli-process.js';
 
 /**
  * `savepoint kill`: the kill of a run that waits on an approval exits 0 (the rejection that lets
@@ -11,32 +10,22 @@ import { leftBehind, savepoint, SAVEPOINT_BIN, workspace } from '../support/cli-
  * run — by its own switch or the global one — is never resumed, also after the switch is lifted.
  */
 
-const bin = SAVEPOINT_BIN;
 const { children, dirs } = leftBehind();
 
 describe('savepoint kill <runId>', () => {
   it('exits 0 when it kills a run waiting on an approval, and the run ends killed', async () => {
     const { stateDir, args } = await workspace('kill', sampleDay);
     dirs.push(dirname(stateDir));
-    const run = spawn(process.execPath, [bin, ...args('run', '--approve', 'wait', '--approval-timeout', '600')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(run);
-    let output = '';
-    const asked = new Promise<void>((resolve) => {
-      run.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        if (/⏸ {2}approval \S+:/.test(output)) resolve();
-      });
-    });
-    const exited = new Promise<number | null>((resolve) => run.on('exit', (code) => resolve(code)));
-    await asked;
-    const runId = /savepoint: run (\S+) /.exec(output)![1]!;
+    const { reached, output, exited } = startUntil(args('run', '--approve', 'wait', '--approval-timeout', '600'), children);
+    await reached;
+    const runId = /savepoint: run (\S+) /.exec(output())![1]!;
 
     const kill = await savepoint(['--state-dir', stateDir, 'kill', runId, '--reason', 'wrong day']);
     expect(kill.stderr).toBe('');
     expect(kill).toMatchObject({ code: 0, stdout: `run ${runId}: killed; it stops before its next step\n` });
     expect(await exited).toBe(3);
     // Recorded as the local user in the one form the approval API, the console and the CLI share.
-    expect(output).toContain(`: killed — killed by ${localUser()} at `);
+    expect(output()).toContain(`: killed — killed by ${localUser()} at `);
   });
 
   it('exits 0 when it kills a run the engine is driving (the engine that ends with it is not asked again)', async () => {
@@ -45,25 +34,16 @@ describe('savepoint kill <runId>', () => {
     // Approvals wait (for 10 minutes): the run cannot finish before the kill lands however slow the
     // kill's own process starts on a loaded machine — it is killed while it runs its turns, or at
     // the latest while its first approval waits.
-    const run = spawn(process.execPath, [bin, ...args('run', '--approve', 'wait', '--approval-timeout', '600')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(run);
-    let output = '';
     // Killed at its first tool call: a day's run has many turns to go.
-    const driving = new Promise<void>((resolve) => {
-      run.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        if (/turn +1 +model: tool_use/.test(output)) resolve();
-      });
-    });
-    const exited = new Promise<number | null>((resolve) => run.on('exit', (code) => resolve(code)));
-    await driving;
-    const runId = /savepoint: run (\S+) /.exec(output)![1]!;
+    const { reached, output, exited } = startUntil(args('run', '--approve', 'wait', '--approval-timeout', '600'), children, /turn +1 +model: tool_use/);
+    await reached;
+    const runId = /savepoint: run (\S+) /.exec(output())![1]!;
 
     const kill = await savepoint(['--state-dir', stateDir, 'kill', runId, '--reason', 'wrong day']);
     expect(kill.stderr).toBe('');
     expect(kill).toMatchObject({ code: 0, stdout: `run ${runId}: killed; it stops before its next step\n` });
     expect(await exited).toBe(3);
-    expect(output).toContain(`: killed — killed by ${localUser()} at `);
+    expect(output()).toContain(`: killed — killed by ${localUser()} at `);
   });
 
   it('refuses a reason longer than 500 characters with exit 2, naming --reason, and kills nothing', async () => {

@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../client/index.js';
-import { ledgerOf, leftBehind, savepoint, SAVEPOINT_BIN, workspace } from '../support/cli-process.js';
+import { ledgerOf, leftBehind, savepoint, startUntil, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 
 /**
@@ -10,25 +9,14 @@ import { sampleDay } from '../support/refund-harness.js';
  * runs API meanwhile is not driven on by it; the command says so, naming the run and what resumes
  * it (`savepoint serve` drives every run to its end: test/client/connect-serve.test.ts).
  */
-const bin = SAVEPOINT_BIN;
 const { children, dirs } = leftBehind();
 
 describe('savepoint run with a run started through its runs API', () => {
   it('says, as it ends, which runs it leaves unfinished and what resumes them', async () => {
     const { stateDir, args } = await workspace('run-leaves', sampleDay);
     dirs.push(dirname(stateDir));
-    const run = spawn(process.execPath, [bin, ...args('run', '--run-id', 'own-run', '--approve', 'wait', '--approval-timeout', '600')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(run);
-    let output = '';
-    const asked = new Promise<void>((resolve) => {
-      run.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        if (/⏸ {2}approval \S+:/.test(output)) resolve();
-      });
-    });
-    run.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const exited = new Promise<number | null>((resolve) => run.on('close', (code) => resolve(code)));
-    await asked;
+    const { reached, output, exited } = startUntil(args('run', '--run-id', 'own-run', '--approve', 'wait', '--approval-timeout', '600'), children);
+    await reached;
 
     const client = await connect({ stateDir });
     // A run that stops at its first budget check to ask a person for more: it waits while `run` ends.
@@ -40,7 +28,7 @@ describe('savepoint run with a run started through its runs API', () => {
       for (const approval of await client.approvals('own-run')) await client.decide(approval.approvalId, 'approve').catch(() => undefined);
     }
     expect(await exited).toBe(0);
-    expect(output).toMatch(/^savepoint: this command ends with its run, and 1 other run is left unfinished \(app-run, waiting for a person\): they are saved, and resume when the next engine starts on this state directory/m);
+    expect(output()).toMatch(/^savepoint: this command ends with its run, and 1 other run is left unfinished \(app-run, waiting for a person\): they are saved, and resume when the next engine starts on this state directory/m);
     expect((await ledgerOf(stateDir, 'app-run')).run).toMatchObject({ status: 'running' });
   }, 180_000);
 
@@ -48,18 +36,10 @@ describe('savepoint run with a run started through its runs API', () => {
     const { stateDir, args } = await workspace('run-leaves-waiting', sampleDay);
     dirs.push(dirname(stateDir));
     // A run whose process dies (SIGKILL) while it waits for a person, with a day to decide.
-    const first = spawn(process.execPath, [bin, ...args('run', '--run-id', 'waiter', '--approve', 'wait', '--approval-timeout', '86400')], { stdio: ['ignore', 'pipe', 'ignore'] });
-    children.add(first);
-    let output = '';
-    await new Promise<void>((resolve) => {
-      first.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        if (/⏸ {2}approval \S+:/.test(output)) resolve();
-      });
-    });
-    const died = new Promise((resolve) => first.on('close', resolve));
-    first.kill('SIGKILL');
-    await died;
+    const first = startUntil(args('run', '--run-id', 'waiter', '--approve', 'wait', '--approval-timeout', '86400'), children);
+    await first.reached;
+    first.child.kill('SIGKILL');
+    await first.exited;
 
     // Another run on the state directory: the watchdog resumes the waiter, which asks again; this
     // command ends with its own run (stopped at its step budget), not a day later with the waiter's.

@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { savepoint } from '../support/cli-process.js';
+import { describe, expect, it } from 'vitest';
+import { leftBehind, savepoint, startUntil } from '../support/cli-process.js';
 
 /**
  * After a SIGKILL the ledger still says `running` (issue 39, item 6): `status` says that nothing
@@ -11,32 +10,20 @@ import { savepoint } from '../support/cli-process.js';
  * one run by path, which no name finds — from the module it ran from in that state directory.
  */
 
-const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
 const agentModule = new URL('./fixtures/held-note.ts', import.meta.url).pathname;
-const children = new Set<ChildProcess>();
+const { children, dirs } = leftBehind();
 const root = mkdtempSync(join(tmpdir(), 'savepoint-undriven-'));
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-  rmSync(root, { recursive: true, force: true });
-});
+dirs.push(root);
 
 describe('a run whose process was killed', () => {
   it('is reported as driven by nothing, with the resume command; resume without --agent finishes it', async () => {
     const stateDir = join(root, 'state');
     // Its one write waits for a person (for 10 minutes): the run is running, waiting, when it is killed.
-    const run = spawn(process.execPath, [bin, '--state-dir', stateDir, 'run', '--agent', agentModule, '--input', '{"text":"lunch"}', '--approve', 'wait', '--approval-timeout', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(run);
-    let output = '';
-    await new Promise<void>((resolve) => {
-      run.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        if (/⏸ {2}approval \S+:/.test(output)) resolve();
-      });
-    });
-    const runId = /savepoint: run (\S+) /.exec(output)![1]!;
-    const exited = new Promise((resolve) => run.on('exit', resolve));
-    run.kill('SIGKILL');
-    await exited;
+    const run = startUntil(['--state-dir', stateDir, 'run', '--agent', agentModule, '--input', '{"text":"lunch"}', '--approve', 'wait', '--approval-timeout', '600'], children);
+    await run.reached;
+    const runId = /savepoint: run (\S+) /.exec(run.output())![1]!;
+    run.child.kill('SIGKILL');
+    await run.exited;
 
     const status = await savepoint(['--state-dir', stateDir, 'status', runId]);
     expect(status.code, status.stderr).toBe(0);

@@ -137,3 +137,28 @@ export function leftBehind(): { children: Set<ChildProcess>; dirs: string[] } {
   });
   return { children, dirs };
 }
+
+/**
+ * `savepoint <args>` started in the background (killed after the file's tests, with `children`):
+ * `reached` settles once its stdout shows `pattern` (by default its run asking a person: its
+ * `⏸ approval` line) — a moment of the run, not of the clock; `output` is what it printed so far
+ * (stdout and stderr), `exited` its exit code.
+ */
+export function startUntil(
+  args: string[],
+  children: Set<ChildProcess>,
+  pattern = /⏸ {2}approval \S+:/,
+): { child: ChildProcess; reached: Promise<void>; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [SAVEPOINT_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let output = '';
+  const reached = new Promise<void>((resolve) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (pattern.test(output)) resolve();
+    });
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return { child, reached, output: () => output, exited };
+}
