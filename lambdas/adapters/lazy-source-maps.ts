@@ -1,7 +1,7 @@
 /**
  * Source-mapped stack traces for a step's bundle, at no cost to its cold start. Node's
  * `--enable-source-maps` parses the map of every file as it loads (3 MB beside a step's 0.8 MB
- * bundle: ~27 ms of a 125 ms import, npm run bench -- --cold-start); a step that never formats a
+ * bundle when the maps carried the sources: ~27 ms of a 125 ms import, npm run bench -- --cold-start); a step that never formats a
  * stack pays it all the same. Here a file's map is read the first time a stack through that file
  * is formatted, and kept: the first error's trace costs what the import used to, later ones a
  * lookup per frame. Injected into each Lambda bundle by its build (infra/step-bundle.ts), so

@@ -17,7 +17,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function bundle(): string {
   const entry = join(dir, 'step.ts');
   writeFileSync(entry, ['export function handler(input: { fail: boolean }): string {', '  if (input.fail) {', "    throw new Error('the step failed');", '  }', "  return 'ok';", '}', ''].join('\n'));
-  buildSync({ entryPoints: { index: entry }, outdir: join(dir, 'out'), bundle: true, format: 'esm', platform: 'node', outExtension: { '.js': '.mjs' }, minify: true, keepNames: true, sourcemap: 'linked', inject: [new URL('../../lambdas/adapters/lazy-source-maps.ts', import.meta.url).pathname], logLevel: 'silent' });
+  buildSync({ entryPoints: { index: entry }, outdir: join(dir, 'out'), bundle: true, format: 'esm', platform: 'node', outExtension: { '.js': '.mjs' }, minify: true, keepNames: true, sourcemap: 'linked', sourcesContent: false, inject: [new URL('../../lambdas/adapters/lazy-source-maps.ts', import.meta.url).pathname], logLevel: 'silent' });
   return join(dir, 'out', 'index.mjs');
 }
 
