@@ -245,28 +245,31 @@ export async function measureStack(target: Target, model: ModelKind, template: C
       lambda.reset();
       dynamo?.reset();
       const runId = `overhead-${run}`;
-      const attempt = await runOnce(stack, runId, day);
+      // The ledger's meters as the execution ended: the run's requests, not the benchmark's own read of the run after it.
+      let metered: { calls: number; byMethod: Record<string, number>; dynamo?: DynamoUsage } | undefined;
+      const attempt = await runOnce(stack, runId, day, () => (metered = { calls: counter!.total(), byMethod: counter!.counts(), ...(dynamo && { dynamo: dynamo.usage() }) }));
       if (attempt.status !== 'SUCCEEDED' || attempt.steps !== steps) throw new Error(`${target}: run ${run} ${attempt.status} after ${attempt.steps} steps`);
       // Each measured run does the side effects the first did (none answered from an earlier run's records).
       if (attempt.sideEffects !== warm.sideEffects) throw new Error(`${target}: run ${run} made ${attempt.sideEffects} side effects, the warm-up run ${warm.sideEffects}`);
       const states = summarizeHistory(stack.engine.getExecutionHistory(attempt.executionArn));
-      const metered = lambda.usage();
-      if (metered.invocations !== attempt.invocations) throw new Error(`${target}: the Lambda meter saw ${metered.invocations} invocations, the history has ${attempt.invocations}`);
+      const invoked = lambda.usage();
+      if (invoked.invocations !== attempt.invocations) throw new Error(`${target}: the Lambda meter saw ${invoked.invocations} invocations, the history has ${attempt.invocations}`);
+      const ledgerUse = metered!;
       samples.push({
         ms: attempt.wallMs / steps,
         cpuMs: attempt.cpuMs / steps,
-        calls: counter!.total() / steps,
+        calls: ledgerUse.calls / steps,
         transitions: transitions(states) / steps,
         byState: Object.fromEntries(Object.entries(states).map(([state, summary]) => [state, summary.entered])),
-        byMethod: counter!.counts(),
-        lambda: metered,
-        ...(dynamo && { dynamo: dynamo.usage() }),
+        byMethod: ledgerUse.byMethod,
+        lambda: invoked,
+        ...(ledgerUse.dynamo && { dynamo: ledgerUse.dynamo }),
       });
       const floorRuns = [];
       for (let again = 1; again <= FLOOR_RUNS_PER_RUN; again++) floorRuns.push(await floor.once(`floor-${run}-${again}`));
       floorSamples.push(...floorRuns);
       const floorRun = floorRuns[0]!;
-      progress(`  ${target} (${model} model) run ${run}: ${(attempt.wallMs / steps).toFixed(2)} ms/step (floor ${floorRun.ms.toFixed(2)}), ${(counter!.total() / steps).toFixed(2)} ledger calls/step`);
+      progress(`  ${target} (${model} model) run ${run}: ${(attempt.wallMs / steps).toFixed(2)} ms/step (floor ${floorRun.ms.toFixed(2)}), ${(ledgerUse.calls / steps).toFixed(2)} ledger calls/step`);
     }
     if (model === 'scripted' && scripted.replayed() === 0) throw new Error(`${target}: the scripted model answered no call`);
     const methods = new Set(samples.flatMap((sample) => Object.keys(sample.byMethod)));

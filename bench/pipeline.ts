@@ -108,9 +108,11 @@ export interface Attempt {
 
 /**
  * One execution of a fresh run in a fresh world: the provider is reset to `day` as it was, so
- * every run (and every restart attempt) faces the same N steps.
+ * every run (and every restart attempt) faces the same N steps. `ended`: called as the execution
+ * ends, before this function reads the run back (a meter read there counts the steps' requests
+ * alone, not this read's).
  */
-export async function runOnce(stack: BenchStack, runId: string, day: Day): Promise<Attempt> {
+export async function runOnce(stack: BenchStack, runId: string, day: Day, ended?: () => void): Promise<Attempt> {
   stack.world.payments.resetWorld(day);
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
@@ -119,6 +121,7 @@ export async function runOnce(stack: BenchStack, runId: string, day: Day): Promi
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const cpuMs = (cpu.user + cpu.system) / 1000;
+  ended?.();
   const history = stack.engine.getExecutionHistory(executionArn);
   const states = summarizeHistory(history);
   const run = await stack.ledger.getRun(runId);

@@ -162,12 +162,13 @@ export interface TurnLedger {
   /**
    * Every turn, tool call and approval of a run, in conversation order: its trace. With
    * `fromTurn`, only those of that turn and later (a reader that holds the earlier ones; turns
-   * and completed calls never change once written).
+   * and completed calls never change once written). Without it, the run record too where the read
+   * of the run's partition held it (`run`: as `getRun` would answer, from the same request).
    */
   listConversation(
     runId: string,
     options?: { fromTurn?: number },
-  ): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[] }>;
+  ): Promise<{ turns: TurnRecord[]; calls: ToolCallRecord[]; approvals: ApprovalRecord[]; run?: RunRecord }>;
   /**
    * What one step needs, in one round trip (BatchGetItem on DynamoDB): the run record and the
    * global kill flag always, and the turns, tool calls and breaker asked for. Records that do not

@@ -326,7 +326,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly getTurn: Ledger['getTurn'] = (runId, turn) => this.record(turnKey(runId, turn));
 
   readonly listConversation: Ledger['listConversation'] = async (runId, options = {}) => {
-    const conversation = { turns: [] as TurnRecord[], calls: [] as ToolCallRecord[], approvals: [] as ApprovalRecord[] };
+    const conversation: Awaited<ReturnType<Ledger['listConversation']>> = { turns: [], calls: [], approvals: [] };
     // The whole partition sorts in conversation order (TURN#0001, TURN#0001#CALL#01, …); budget
     // approvals (BUDGET#…) and the run record are told apart by their kind. From a turn on: only
     // the keys from TURN#<n> (BUDGET# and RUN sort before every TURN#).
@@ -335,6 +335,8 @@ export abstract class StorageLedger implements Ledger, Pruning {
       if (record['kind'] === 'turn') conversation.turns.push(record as unknown as TurnRecord);
       else if (record['kind'] === 'tool') conversation.calls.push(record as unknown as ToolCallRecord);
       else if (record['kind'] === 'approval') conversation.approvals.push(record as unknown as ApprovalRecord);
+      // The run item came with the query (its partition's first key): its reader needs no GetItem of it.
+      else if (record['kind'] === 'run') conversation.run = record as unknown as RunRecord;
     }
     return conversation;
   };

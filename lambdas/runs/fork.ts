@@ -185,6 +185,22 @@ export { writeVerdict, type WriteVerdict } from '../conversation/fork-writes.js'
 /** The runs whose lineage (and a fork's parent calls) a container keeps (more than it runs at once: one evicted is read again). */
 const RECENT_RUNS = 64;
 
+/** The lineages known in this container, by the ledger they come from (each Lambda function's container has its own). */
+const lineagesByLedger = new WeakMap<object, RecentMap<string, Promise<ForkLineage | undefined>>>();
+function lineagesOf(ledger: object): RecentMap<string, Promise<ForkLineage | undefined>> {
+  let lineages = lineagesByLedger.get(ledger);
+  if (!lineages) lineagesByLedger.set(ledger, (lineages = new RecentMap(RECENT_RUNS)));
+  return lineages;
+}
+
+/**
+ * Tells `forkEffects` over `ledger` the lineage of a run a step read anyway (CallTool's batched
+ * read): its tools need not read the run again to learn it.
+ */
+export function rememberLineage(ledger: object, run: Pick<RunRecord, 'runId' | 'forkedFrom'>): void {
+  lineagesOf(ledger).set(run.runId, Promise.resolve(run.forkedFrom));
+}
+
 /**
  * The agent as a fork runs it: each `write` tool first asks the run's lineage. Not a fork: the
  * tool as it is. `dry`: nothing is sent; the result says what would have been done (and the
@@ -195,8 +211,9 @@ const RECENT_RUNS = 64;
  */
 export function forkEffects<A extends AgentDefinition>(agent: A, ledger: Pick<RunLedger, 'getRun'> & Pick<TurnLedger, 'listConversation'>): A {
   // A run's lineage never changes once it is created: read once per run per container (of the
-  // runs in progress; a container outlives many runs, so only the most recent are kept).
-  const lineages = new RecentMap<string, Promise<ForkLineage | undefined>>(RECENT_RUNS);
+  // runs in progress; a container outlives many runs, so only the most recent are kept), unless
+  // the step that calls the tool read the run already (rememberLineage).
+  const lineages = lineagesOf(ledger);
   const lineageOf = (runId: string) => lineages.getOrSet(runId, () => ledger.getRun(runId).then((run) => run?.forkedFrom));
   const parentCalls = new RecentMap<string, Promise<ToolCallRecord[]>>(RECENT_RUNS);
   const callsOf = (runId: string) => parentCalls.getOrSet(runId, () => ledger.listConversation(runId).then(({ calls: all }) => all.filter((call) => call.status === 'completed')));

@@ -104,11 +104,12 @@ export interface ToolFigures {
 /**
  * The agent's report of a run (`AgentDefinition.report`) over the calls that reached the world,
  * their results read back whole: what a run records at its end (Finalize), and what `summary` says.
+ * `calls`: the run's calls, when the caller has read them already (Finalize reads them with the run).
  */
-export async function agentReport(agent: AgentDefinition, ledger: Pick<Ledger, 'listConversation'> & BlobStore, run: RunRecord): Promise<RunRecord['report']> {
+export async function agentReport(agent: AgentDefinition, ledger: Pick<Ledger, 'listConversation'> & BlobStore, run: RunRecord, calls?: ToolCallRecord[]): Promise<RunRecord['report']> {
   if (!agent.report) return undefined;
-  const { calls } = await ledger.listConversation(run.runId);
-  return agent.report(sentCalls(run, await resolveResults(ledger, calls)));
+  const recorded = calls ?? (await ledger.listConversation(run.runId)).calls;
+  return agent.report(sentCalls(run, await resolveResults(ledger, recorded)));
 }
 
 /** The calls that reached the world as made: a dry fork's own writes were recorded as what they would have done, not sent. */

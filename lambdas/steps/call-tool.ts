@@ -15,6 +15,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import { timersOf, type Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
+import { rememberLineage } from '../runs/fork.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
 import { claimRefused, effectGate, recordEscalation, undecided, unknownEarlierSend } from '../tools/effects.js';
 import { reserveAmount } from '../tools/aggregates.js';
@@ -107,8 +108,10 @@ export function createCallTool(deps: CallToolDeps) {
     const turnRecord = read.turns[0];
     const block = turnRecord && toolUses(turnRecord)[call - 1];
     if (!turnRecord || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turn}`);
-    // This function's own cache of the conversation (not another function's: each has its own on AWS).
+    // This function's own cache of the conversation (not another function's: each has its own on AWS),
+    // and the run's lineage, which its tools ask for as a fork runs them (runs/fork.ts): no read of the run again.
     rememberTurn(deps.ledger, turnRecord);
+    rememberLineage(deps.ledger, run);
     const skipped = (reason: string): CallToolResult => ({ turn, call, name: block.name, outcome: 'skipped', skipped: reason });
     // The step's count: written with the call's outcome (one write), or — for a call found
     // recorded (a retry), whose write may have died before its count on the embedded log — on its own.

@@ -72,8 +72,11 @@ export function createFinalize(deps: { ledger: RunLedger & Pick<TurnLedger, 'lis
 async function reportOf(deps: Parameters<typeof createFinalize>[0], runId: string): Promise<RunRecord['report']> {
   if (!deps.agent?.report) return undefined;
   try {
-    const run = await deps.ledger.getRun(runId);
-    return run && (await agentReport(deps.agent, deps.ledger, run));
+    // One query: the run's partition holds its record and its calls (and, on DynamoDB, leaves the
+    // run item as the basis of finishRun's conditional put: no read of its own).
+    const conversation = await deps.ledger.listConversation(runId);
+    const run = conversation.run ?? (await deps.ledger.getRun(runId));
+    return run && (await agentReport(deps.agent, deps.ledger, run, conversation.calls));
   } catch {
     return undefined;
   }

@@ -33,7 +33,7 @@ export function blobsSpec(make: MakeLedger): void {
         await storeResult(ledger, 'r1', big);
         expect(await ledger.getBlob('r2', parseBlobRef(await storeResult(ledger, 'r1', big))!.sha256)).toEqual([]);
         expect(await ledger.getBlob('r1', 'f'.repeat(64))).toEqual([]);
-        expect(await ledger.listConversation('r1')).toEqual({ turns: [], calls: [], approvals: [] });
+        expect(await ledger.listConversation('r1')).toEqual({ turns: [], calls: [], approvals: [], run: await ledger.getRun('r1') });
         expect((await ledger.listRuns()).map((r) => r.runId)).toEqual(['r1']);
       });
 

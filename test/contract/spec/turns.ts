@@ -66,6 +66,15 @@ export function turnsSpec(make: MakeLedger, options: { sharedReads?: boolean } =
         ]);
       });
 
+      it('answers the run record with the whole conversation, as getRun does (the same read), and not from a turn on', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordTurn(turn(1));
+        await ledger.killRun('r1', { by: 'me', reason: 'a change after the first write', at: at(0).toISOString() });
+        expect((await ledger.listConversation('r1')).run).toEqual(await ledger.getRun('r1'));
+        expect((await ledger.listConversation('r1')).run?.killed?.by).toBe('me');
+        expect((await ledger.listConversation('r1', { fromTurn: 1 })).run).toBeUndefined();
+      });
+
       it('is empty for an unknown run', async () => {
         expect(await ledger.listConversation('nope')).toEqual({ turns: [], calls: [], approvals: [] });
       });
