@@ -66,14 +66,33 @@ export const LOOP_STATES = {
 } as const satisfies Record<string, { step: keyof AgentSteps; retry: readonly Retrier[]; catch: readonly { errors: readonly string[]; next: string }[] }>;
 type LoopState = keyof typeof LOOP_STATES;
 
-/** A state's failure as a `Catch` sees it (`$.error`): the error's name, and Lambda's JSON body as its cause. */
+/**
+ * A state's failure as a `Catch` sees it (`$.error`): the error's name, and Lambda's JSON body as
+ * its cause. The cause is written when first read: most failures are only routed by their name
+ * (an approval asked for, a retry), and Lambda's body holds the step's stack trace, which costs
+ * more to write out than the rest of a step (a source-mapped trace, where source maps are on).
+ */
 export class StateFailure extends Error {
+  #cause: string | (() => string);
+
   constructor(
     readonly error: string,
-    override readonly cause: string,
+    cause: string | (() => string),
   ) {
-    super(`${error}: ${cause}`);
+    // No message of its own: `message` reads the cause, when asked.
+    super();
+    this.#cause = cause;
   }
+
+  override get cause(): string {
+    if (typeof this.#cause === 'function') this.#cause = this.#cause();
+    return this.#cause;
+  }
+
+  override get message(): string {
+    return `${this.error}: ${this.cause}`;
+  }
+
   get asCaught(): { Error: string; Cause: string } {
     return { Error: this.error, Cause: this.cause };
   }
@@ -364,5 +383,5 @@ export function agentLoop(deps: LoopDeps): Loop {
 function lambdaFailure(thrown: unknown): StateFailure {
   const error = thrown instanceof Error ? thrown : new Error(String(thrown));
   const errorType = error.name || 'Error';
-  return new StateFailure(errorType, JSON.stringify({ errorType, errorMessage: error.message, trace: error.stack?.split('\n') ?? [] }));
+  return new StateFailure(errorType, () => JSON.stringify({ errorType, errorMessage: error.message, trace: error.stack?.split('\n') ?? [] }));
 }
