@@ -197,29 +197,47 @@ function firstDifference(expected: readonly Message[], sent: readonly Message[])
  * conversation, so serializing each made a replay quadratic in its turns, in text). The same keys
  * in the same order, `undefined` fields left out, `undefined` items as null, numbers by their text.
  * A value with `toJSON` is compared by its text.
+ *
+ * It runs on every message of every request, mostly as code not yet compiled (a `savepoint
+ * replay` process compares one run): two fields or items that are the same value are taken as
+ * equal without a call (a string, most of what a conversation holds), and nothing is destructured
+ * (an array and its iterator each time, in code not yet compiled).
  */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return typeof a !== 'number' || Number.isFinite(a) || JSON.stringify(a) === JSON.stringify(b);
-  if (hasToJson(a) || hasToJson(b)) return JSON.stringify(a) === JSON.stringify(b);
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    if (hasToJson(a) || hasToJson(b)) return JSON.stringify(a) === JSON.stringify(b);
     // Different primitives: equal in JSON only as numbers written alike (0 and -0; NaN and null…).
     return (typeof a === 'number' || typeof b === 'number') && JSON.stringify(a) === JSON.stringify(b);
   }
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const other = b as unknown[];
-    if (a.length !== other.length) return false;
-    for (let index = 0; index < a.length; index += 1) if (!sameJson(written(a[index]) ?? null, written(other[index]) ?? null)) return false;
+  if ('toJSON' in a || 'toJSON' in b) return JSON.stringify(a) === JSON.stringify(b);
+  const array = Array.isArray(a);
+  if (array !== Array.isArray(b)) return false;
+  if (array) {
+    const left = a as unknown[];
+    const right = b as unknown[];
+    if (left.length !== right.length) return false;
+    for (let index = 0; index < left.length; index += 1) {
+      // An item JSON leaves out is written as null.
+      const x = leftOut(left[index]) ? null : left[index];
+      const y = leftOut(right[index]) ? null : right[index];
+      if ((x !== y || typeof x === 'number') && !sameJson(x, y)) return false;
+    }
     return true;
   }
   // The keys JSON writes (a value it writes), in order, side by side.
-  const [left, right] = [a as Record<string, unknown>, b as Record<string, unknown>];
-  const [leftKeys, rightKeys] = [Object.keys(left), Object.keys(right)];
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const leftKeys = Object.keys(left);
+  const rightKeys = Object.keys(right);
   for (let i = 0, j = 0; ; i += 1, j += 1) {
-    while (i < leftKeys.length && written(left[leftKeys[i]!]) === undefined) i += 1;
-    while (j < rightKeys.length && written(right[rightKeys[j]!]) === undefined) j += 1;
+    while (i < leftKeys.length && leftOut(left[leftKeys[i]!])) i += 1;
+    while (j < rightKeys.length && leftOut(right[rightKeys[j]!])) j += 1;
     if (i === leftKeys.length || j === rightKeys.length) return i === leftKeys.length && j === rightKeys.length;
-    if (leftKeys[i] !== rightKeys[j] || !sameJson(left[leftKeys[i]!], right[rightKeys[j]!])) return false;
+    if (leftKeys[i] !== rightKeys[j]) return false;
+    const x = left[leftKeys[i]!];
+    const y = right[rightKeys[j]!];
+    if ((x !== y || typeof x === 'number') && !sameJson(x, y)) return false;
   }
 }
 
@@ -227,9 +245,9 @@ function hasToJson(value: unknown): boolean {
   return typeof value === 'object' && value !== null && 'toJSON' in value;
 }
 
-/** A value as JSON writes it in an object or array: functions and symbols are left out (undefined). */
-function written(value: unknown): unknown {
-  return typeof value === 'function' || typeof value === 'symbol' ? undefined : value;
+/** A value JSON leaves out of an object (written as null in an array): undefined, a function, a symbol. */
+function leftOut(value: unknown): boolean {
+  return value === undefined || typeof value === 'function' || typeof value === 'symbol';
 }
 
 /**
