@@ -234,7 +234,13 @@ export async function openLedger(stateDir: string, command = 'status', access: L
   }
   const kind = await kindToOpen(stateDir);
   if (!kind) throw noLedger(stateDir);
-  const ownership = await ownStateDir(stateDir, command);
+  // A command that only reads an embedded ledger does not take the state directory: the ledger's
+  // own lock (ledger.lock, held from its open to its close: EmbeddedLedger.openToRead) keeps every
+  // writer out while it reads (a `run` or `serve` cannot open the ledger meanwhile, and says which
+  // process holds it), and it reads nothing else of the directory (runningEngine above checked
+  // that nothing owns it, and that it is private). Taking the directory as well cost each reading
+  // command ~6 ms of CPU, its lock's loopback server (cli/owner.ts): `replay`, `status` (issue 38).
+  const ownership = kind === 'embedded' && access !== 'write' ? undefined : await ownStateDir(stateDir, command);
   if (kind === 'embedded') {
     try {
       // The embedded ledger's module loads with an embedded ledger: `status`, `runs` and `approvals`
@@ -247,11 +253,11 @@ export async function openLedger(stateDir: string, command = 'status', access: L
         ledger: embedded,
         close: async () => {
           embedded.close();
-          await ownership.release();
+          await ownership?.release();
         },
       };
     } catch (error) {
-      await ownership.release();
+      await ownership?.release();
       throw error;
     }
   }
@@ -260,7 +266,7 @@ export async function openLedger(stateDir: string, command = 'status', access: L
     const dynamo = await startDynamo({ path: join(stateDir, LEDGER_PATHS.dynalite) });
     const close = async () => {
       await dynamo.close();
-      await ownership.release();
+      await ownership?.release();
     };
     if (!(await hasTable(dynamo.client))) {
       await close();
@@ -268,7 +274,7 @@ export async function openLedger(stateDir: string, command = 'status', access: L
     }
     return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE, localLedgerSealer(stateDir)), close };
   } catch (error) {
-    await ownership.release();
+    await ownership?.release();
     throw error;
   }
 }
