@@ -26,6 +26,8 @@ import { isRefusal } from '../client/runs-api-error.js';
 import { examplesHelp } from './examples.js';
 import { err, exitWhenWritten, out, program, stateDir } from './program.js';
 import { StoppedBySignal } from './signals.js';
+import { LockHeldError } from '../lambdas/ledger/lock-file.js';
+import { ledgerInUse } from './state.js';
 
 // The commands, one module each (cli/commands/), in the order `savepoint --help` lists them.
 registerRunCommand(program);
@@ -67,6 +69,8 @@ try {
   // Commander has said what is wrong with the command line (or printed the help or the version).
   if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? 0 : 2;
   else {
+    // Another process has the ledger open (a command reading it: a `run` started meanwhile), which it names.
+    if (error instanceof LockHeldError) error = await ledgerInUse(error);
     // A runs API's refusal of bad input (4xx: client/connect.ts) is bad input too.
     const refused = isRefusal(error);
     const invalid = error instanceof UsageError || refused || (error instanceof Error && error.name === ErrorNames.InvalidInput);

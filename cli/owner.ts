@@ -92,8 +92,8 @@ export async function liveOwner(stateDir: string): Promise<LockFile | undefined>
 }
 
 /** The sentence a command gets when another process owns the state directory. */
-export function busyMessage(stateDir: string, lock: LockFile, asking?: string): string {
-  const who = `\`savepoint ${lock.command}\` (pid ${lock.pid}, since ${lock.startedAt})`;
+export function busyMessage(stateDir: string, lock: Pick<LockFile, 'pid' | 'command'> & { startedAt?: string }, asking?: string): string {
+  const who = `\`savepoint ${lock.command}\` (pid ${lock.pid}${lock.startedAt === undefined ? '' : `, since ${lock.startedAt}`})`;
   // One engine per state directory: a second serve is pointed at the first, which serves every run of it.
   if (lock.command === 'serve' && asking === 'serve') {
     return `the state directory ${stateDir} is already served by ${who}: its runs API takes every run (its address and credential are in ${join(stateDir, 'engine.json')}); stop it first, or pass another --state-dir`;

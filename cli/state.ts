@@ -1,7 +1,8 @@
 import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
+import { LockHeldError } from '../lambdas/ledger/lock-file.js';
 import { localAwsConfig } from '../local/services/aws-config.js';
 import type { CfnTemplateJson } from '../local/template/asl.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/state/ledger-files.js';
@@ -236,19 +237,21 @@ export async function openLedger(stateDir: string, command = 'status', access: L
   if (!kind) throw noLedger(stateDir);
   // A command that only reads an embedded ledger does not take the state directory: the ledger's
   // own lock (ledger.lock, held from its open to its close: EmbeddedLedger.openToRead) keeps every
-  // writer out while it reads (a `run` or `serve` cannot open the ledger meanwhile, and says which
-  // process holds it), and it reads nothing else of the directory (runningEngine above checked
-  // that nothing owns it, and that it is private). Taking the directory as well cost each reading
-  // command ~6 ms of CPU, its lock's loopback server (cli/owner.ts): `replay`, `status` (issue 38).
+  // writer out while it reads (a `run` or `serve` started meanwhile is refused, exit 2, naming the
+  // reading command as the directory's lock did: ledgerInUse), and it reads nothing else of the
+  // directory (runningEngine above checked that nothing owns it, and that it is private). Taking
+  // the directory as well cost each reading command ~6 ms of CPU, its lock's loopback server
+  // (cli/owner.ts): `replay`, `status` (issue 38).
   const ownership = kind === 'embedded' && access !== 'write' ? undefined : await ownStateDir(stateDir, command);
   if (kind === 'embedded') {
     try {
       // The embedded ledger's module loads with an embedded ledger: `status`, `runs` and `approvals`
       // answered by a running engine open none, and start without it (issue 38: 200 ms), as does a dynalite directory's command.
       const { EmbeddedLedger } = await import('../lambdas/ledger/embedded-ledger.js');
-      // The embedded ledger takes its own lock too (ledger.lock): a second opener is refused by name.
+      // The embedded ledger takes its own lock too (ledger.lock), naming the command: a second
+      // opener is refused, and says by which (ledgerInUse).
       const onNote = (note: string) => process.stderr.write(`savepoint: warning: ${terminalSafe(note)}\n`);
-      const embedded = access === 'write' ? EmbeddedLedger.open({ dir: stateDir, onNote }) : EmbeddedLedger.openToRead({ dir: stateDir, onNote, verify: access === 'verify' });
+      const embedded = access === 'write' ? EmbeddedLedger.open({ dir: stateDir, command, onNote }) : EmbeddedLedger.openToRead({ dir: stateDir, command, onNote, verify: access === 'verify' });
       return {
         ledger: embedded,
         close: async () => {
@@ -258,7 +261,7 @@ export async function openLedger(stateDir: string, command = 'status', access: L
       };
     } catch (error) {
       await ownership?.release();
-      throw error;
+      throw error instanceof LockHeldError ? await ledgerInUse(error, command) : error;
     }
   }
   try {
@@ -277,6 +280,22 @@ export async function openLedger(stateDir: string, command = 'status', access: L
     await ownership?.release();
     throw error;
   }
+}
+
+/**
+ * What a command is told when another process has the ledger open, as the state directory's lock
+ * would tell it (busyMessage), exit 2. The commands that only read an embedded ledger take no lock
+ * of the directory (openLedger), so the ledger's own lock is what keeps a `run` out while one reads
+ * (and a reader out while a run starts): it names the reading command. A lock that names none (a
+ * run's: the run holds the directory) is named by the directory's live owner when that is its holder.
+ */
+export async function ledgerInUse(error: LockHeldError, asking?: string): Promise<UsageError> {
+  const dir = dirname(error.path);
+  const { pid, command, startedAt } = error.holder;
+  if (command !== undefined) return new UsageError(busyMessage(dir, { pid, command, ...(startedAt !== undefined && { startedAt }) }, asking));
+  const owner = await liveOwner(dir).catch(() => undefined);
+  if (owner?.pid === pid) return new UsageError(busyMessage(dir, owner, asking));
+  return new UsageError(`the state directory ${dir} is in use by process ${pid}, which has its ledger open: try again when it has finished`);
 }
 
 /**

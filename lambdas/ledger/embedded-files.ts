@@ -43,9 +43,13 @@ export interface LedgerDir {
  * key shows it existed, and a damaged one — before the file is touched, so it is left exactly as
  * it was found — and brings the index up to date (`refresh`).
  */
-export function openLedgerDir(dir: string, options: { sealer?: LedgerSealer; onNote: (note: string) => void; create: boolean; fsync?: boolean }, refresh: RefreshOptions): LedgerDir {
+export function openLedgerDir(
+  dir: string,
+  options: { sealer?: LedgerSealer; command?: string; onNote: (note: string) => void; create: boolean; fsync?: boolean },
+  refresh: RefreshOptions,
+): LedgerDir {
   if (options.create) mkdirSync(dir, { recursive: true });
-  const lock = LockFile.acquire(join(dir, 'ledger.lock'), options.onNote);
+  const lock = LockFile.acquire(join(dir, 'ledger.lock'), options.onNote, options.command);
   let head: LogHead | undefined;
   try {
     const logPath = join(dir, LOG_FILE);

@@ -19,6 +19,11 @@ export interface EmbeddedLedgerOptions {
   /** Directory the ledger persists to (created if needed; one process at a time). @default in memory */
   readonly dir?: string;
   /**
+   * The savepoint command that opens it (`replay`), written in the directory's lock: a process the
+   * lock keeps out names it (LockHeldError). @default none: the lock names the process only
+   */
+  readonly command?: string;
+  /**
    * fdatasync the log and its head after every write, before it is acknowledged: a power loss or an
    * OS crash loses nothing acknowledged (see `AppendLogOptions.fsync` for the cost). @default false
    */
@@ -104,7 +109,11 @@ export class EmbeddedLedger extends TieredStore {
     }
     const onNote = options.onNote ?? ((note: string) => console.warn(`savepoint ledger: ${note}`));
     // Refused before the file is touched: a damaged log is left exactly as it was found.
-    const files = openLedgerDir(options.dir, { ...(options.sealer && { sealer: options.sealer }), onNote, create: true, fsync: options.fsync ?? false }, { verify: 'chain' });
+    const files = openLedgerDir(
+      options.dir,
+      { ...(options.sealer && { sealer: options.sealer }), ...(options.command !== undefined && { command: options.command }), onNote, create: true, fsync: options.fsync ?? false },
+      { verify: 'chain' },
+    );
     let log: AppendLog<LogEntry> | undefined;
     try {
       log = AppendLog.openToAppend<LogEntry>(files.logPath, files.index.log, { fsync: options.fsync, onNote });
@@ -139,7 +148,7 @@ export class EmbeddedLedger extends TieredStore {
    */
   static openToRead(options: Omit<EmbeddedLedgerOptions, 'compaction' | 'fsync'> & { dir: string } & RefreshOptions): EmbeddedLedger {
     const onNote = options.onNote ?? ((note: string) => console.warn(`savepoint ledger: ${note}`));
-    const files = openLedgerDir(options.dir, { ...(options.sealer && { sealer: options.sealer }), onNote, create: false }, options);
+    const files = openLedgerDir(options.dir, { ...(options.sealer && { sealer: options.sealer }), ...(options.command !== undefined && { command: options.command }), onNote, create: false }, options);
     let reader: LogReader | undefined;
     try {
       const ledger = new EmbeddedLedger(files.sealer, undefined, files.lock, files.head);

@@ -4,10 +4,30 @@ import { processLives } from '../shared/process-lives.js';
 /** Lock files this process holds: a lock naming our pid that is not here is a stale one from an earlier process with the same pid. */
 const held = new Set<string>();
 
+/** Who holds a lock, as its file says: the process, and the command it runs when it named one (a savepoint command does). */
+export interface LockHolder {
+  readonly pid: number;
+  readonly command?: string;
+  readonly startedAt?: string;
+}
+
+/** The lock is held by another live process: its holder, so that whoever is kept out can say by whom. */
+export class LockHeldError extends Error {
+  override readonly name = 'LockHeldError';
+  constructor(
+    readonly path: string,
+    readonly holder: LockHolder,
+  ) {
+    const command = holder.command === undefined ? '' : ` (\`savepoint ${holder.command}\`)`;
+    super(`${path}: the ledger is in use by process ${holder.pid}${command}; stop it (or reach it through the engine it runs), or delete this file if that process is not a savepoint`);
+  }
+}
+
 /**
  * An exclusive lock on a state directory: only one process may open it.
  *
- * The lock is a file holding the owner's pid, created exclusively. It is written to a private
+ * The lock is a file holding the owner's pid (its first line; then, when the owner names its
+ * command, a line of JSON: the command and when it started), created exclusively. It is written to a private
  * temporary file first and then hard-linked into place (`link` fails with EEXIST like
  * `open(path, 'wx')` does), so the lock never exists without its pid: an empty or unreadable lock
  * can only be debris. A lock whose process is gone is stale and taken over, with a note.
@@ -22,23 +42,21 @@ export class LockFile {
     private released = false,
   ) {}
 
-  static acquire(path: string, onNote: (note: string) => void = () => {}): LockFile {
+  /** Takes the lock, naming `command` in it (the savepoint command this process runs); a LockHeldError when another live process holds it. */
+  static acquire(path: string, onNote: (note: string) => void = () => {}, command?: string): LockFile {
+    const text = command === undefined ? `${process.pid}\n` : `${process.pid}\n${JSON.stringify({ command, startedAt: new Date().toISOString() })}\n`;
     for (let attempt = 0; attempt < 3; attempt++) {
-      if (tryCreate(path)) {
+      if (tryCreate(path, text)) {
         held.add(path);
         return new LockFile(path);
       }
-      const holder = readPid(path);
+      const holder = readHolder(path);
       if (holder === 'gone') continue;
-      if (holder === process.pid && held.has(path)) {
+      if (holder?.pid === process.pid && held.has(path)) {
         throw new Error(`${path}: the ledger is already open in this process; share that instance instead of opening it again`);
       }
-      if (holder !== undefined && holder !== process.pid && processLives(holder)) {
-        throw new Error(
-          `${path}: the ledger is in use by process ${holder}; stop it (or reach it through the engine it runs), or delete this file if that process is not a savepoint`,
-        );
-      }
-      onNote(`${path}: took over a stale lock${holder === undefined ? ' with no readable pid' : ` of process ${holder}, which is gone`}`);
+      if (holder !== undefined && holder.pid !== process.pid && processLives(holder.pid)) throw new LockHeldError(path, holder);
+      onNote(`${path}: took over a stale lock${holder === undefined ? ' with no readable pid' : ` of process ${holder.pid}, which is gone`}`);
       removeIfPresent(path);
     }
     throw new Error(`${path}: could not take the lock (another process keeps taking it)`);
@@ -49,15 +67,16 @@ export class LockFile {
     if (this.released) return;
     this.released = true;
     held.delete(this.path);
-    if (readPid(this.path) === process.pid) removeIfPresent(this.path);
+    const holder = readHolder(this.path);
+    if (holder !== 'gone' && holder?.pid === process.pid) removeIfPresent(this.path);
   }
 }
 
-function tryCreate(path: string): boolean {
+function tryCreate(path: string, text: string): boolean {
   const temporary = `${path}.${process.pid}.tmp`;
   const fd = openSync(temporary, 'w', 0o600); // private, like every file of a state directory
   try {
-    writeSync(fd, `${process.pid}\n`);
+    writeSync(fd, text);
   } finally {
     closeSync(fd);
   }
@@ -72,14 +91,30 @@ function tryCreate(path: string): boolean {
   }
 }
 
-/** The pid a lock names; `undefined` when it names none, `'gone'` when the lock was just removed. */
-function readPid(path: string): number | undefined | 'gone' {
+/**
+ * Who a lock names: its pid, and the command when it says; `undefined` when it names no pid,
+ * `'gone'` when the lock was just removed. A lock of an older savepoint holds the pid alone.
+ */
+function readHolder(path: string): LockHolder | undefined | 'gone' {
+  let lines: string[];
   try {
-    const pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+    lines = readFileSync(path, 'utf8').split('\n');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
     throw error;
+  }
+  const pid = Number.parseInt(lines[0]!.trim(), 10);
+  if (!(Number.isSafeInteger(pid) && pid > 0)) return undefined;
+  return { pid, ...commandOf(lines[1] ?? '') };
+}
+
+/** The command and its start a lock's second line names; nothing when it names none it can be taken at. */
+function commandOf(line: string): { command?: string; startedAt?: string } {
+  try {
+    const { command, startedAt } = JSON.parse(line) as { command?: unknown; startedAt?: unknown };
+    return { ...(typeof command === 'string' && { command }), ...(typeof startedAt === 'string' && { startedAt }) };
+  } catch {
+    return {};
   }
 }
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDay } from '../../agents/refund-reconciler/day-file.js';
+import { openLedger } from '../../cli/state.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import { startDynamo } from '../../local/services/dynamodb.js';
 import { cachedTemplate } from '../../local/template/cache.js';
@@ -281,6 +282,28 @@ describe('one owner per state directory, and stop signals that save the run', ()
     const status = await savepoint(...dir, 'status', runId, '--json');
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ runId, status: 'running' });
+  });
+
+  it('a run, or another reader, started while a command reads the ledger exits 2 naming the reader, as when readers took the directory', async () => {
+    const { stateDir, dir } = copyOfSaved('read-meanwhile');
+    // A command that only reads (replay, status…) takes the ledger's lock, not the directory's: this process reads as `savepoint replay` does.
+    const reading = await openLedger(stateDir, 'replay', 'read');
+    try {
+      expect(leftBehind(stateDir)).toEqual([]);
+      const reader = new RegExp(`the state directory .*read-meanwhile is in use by \`savepoint replay\` \\(pid ${process.pid}, since [^)]+\\): try again when it has finished`);
+      const run = await savepoint(...dir, 'run', '--template', template, '--run-id', 'started-meanwhile', '--approve', 'approve');
+      expect(run, run.stderr).toMatchObject({ code: 2, stderr: expect.stringMatching(reader) });
+      expect(run.stderr).not.toMatch(/ledger\.lock|^\s+at /m);
+      const status = await savepoint(...dir, 'status', runId);
+      expect(status, status.stderr).toMatchObject({ code: 2, stderr: expect.stringMatching(reader) });
+      expect(leftBehind(stateDir)).toEqual([]);
+    } finally {
+      await reading.close();
+    }
+    const status = await savepoint(...dir, 'status', runId, '--json');
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ runId, status: 'running' });
+    expect(existsSync(join(stateDir, 'ledger.lock'))).toBe(false);
   });
 
   it.each([

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import { LockHeldError } from '../../lambdas/ledger/lock-file.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { runRecord } from '../support/records.js';
 
@@ -148,6 +149,29 @@ describe('the lock on the directory', () => {
     // Its process is gone: the lock is stale and taken over.
     open();
     expect(notes).toEqual([`${join(dir, 'ledger.lock')}: took over a stale lock of process ${holder.pid}, which is gone`]);
+  });
+
+  it('names the command that holds it, when its lock says (a lock of a pid alone, as older versions write, still holds)', () => {
+    const first = open({ command: 'replay' });
+    const [pid, named] = readFileSync(join(dir, 'ledger.lock'), 'utf8').split('\n');
+    expect(Number(pid)).toBe(process.pid);
+    expect(JSON.parse(named!)).toEqual({ command: 'replay', startedAt: expect.any(String) });
+    first.close();
+    // Held by another live process (this one's parent), with its command, then without.
+    const live = process.ppid;
+    writeFileSync(join(dir, 'ledger.lock'), `${live}\n${JSON.stringify({ command: 'run', startedAt: '2026-12-05T00:00:00.000Z' })}\n`);
+    const refusal = (() => {
+      try {
+        open();
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refusal).toBeInstanceOf(LockHeldError);
+    expect(refusal).toMatchObject({ holder: { pid: live, command: 'run', startedAt: '2026-12-05T00:00:00.000Z' }, message: expect.stringContaining(`in use by process ${live} (\`savepoint run\`)`) });
+    writeFileSync(join(dir, 'ledger.lock'), `${live}\n`);
+    expect(() => open()).toThrow(expect.objectContaining({ holder: { pid: live } }));
+    rmSync(join(dir, 'ledger.lock'));
   });
 
   it('takes over a lock left by an earlier process with this same pid', () => {
