@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync, closeSync } from 'node:fs';
-import { http } from '../lambdas/shared/node-http.js';
+import { nodeHttp } from '../lambdas/shared/node-http.js';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -220,7 +220,7 @@ function askOwner(url: string, challenge: string, timeoutMs: number): Promise<{ 
   }
   target.searchParams.set('challenge', challenge);
   return new Promise((resolve) => {
-    const request = http.get(target, { agent: false, timeout: timeoutMs }, (response) => {
+    const request = nodeHttp().get(target, { agent: false, timeout: timeoutMs }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));

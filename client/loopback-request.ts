@@ -1,4 +1,4 @@
-import { http } from '../lambdas/shared/node-http.js';
+import { nodeHttp } from '../lambdas/shared/node-http.js';
 
 /**
  * What the client reads of an answer (a `fetch` Response has it): its status and its text.
@@ -21,7 +21,7 @@ export type Send = (url: string, init: { method: string; headers?: Record<string
  */
 export const loopbackRequest: Send = (url, init) =>
   new Promise((resolve, reject) => {
-    const request = http.request(url, { method: init.method, headers: { ...init.headers, connection: 'close' }, ...(init.signal && { signal: init.signal }) }, (response) => {
+    const request = nodeHttp().request(url, { method: init.method, headers: { ...init.headers, connection: 'close' }, ...(init.signal && { signal: init.signal }) }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', reject);

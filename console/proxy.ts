@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { http } from '../lambdas/shared/node-http.js';
+import { nodeHttp } from '../lambdas/shared/node-http.js';
 import { loopbackHosts } from '../lambdas/shared/loopback-hosts.js';
 
 /** The console's paths (console/server.ts): its page, its assets and its API. */
@@ -27,7 +27,7 @@ export function consoleProxy(consoleOrigin: string, servedAt: () => number) {
     }
     const { origin } = request.headers;
     const headers = { ...request.headers, host: target.host, ...(origin !== undefined && [...own].some((host) => origin === `http://${host}`) && { origin: target.origin }) };
-    const upstream = http.request({ hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers }, (answer) => {
+    const upstream = nodeHttp().request({ hostname: target.hostname, port: target.port, method: request.method, path: request.url, headers }, (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(response);
     });

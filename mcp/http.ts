@@ -6,7 +6,7 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { http } from '../lambdas/shared/node-http.js';
+import { nodeHttp } from '../lambdas/shared/node-http.js';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
@@ -64,7 +64,7 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpEndp
     await options.serverForSession().connect(transport);
     await transport.handleRequest(request, response);
   };
-  const server: Server = http.createServer((request, response) => {
+  const server: Server = nodeHttp().createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       if (!response.headersSent) refuse(response, 500, 'internal error');
       else response.destroy(error instanceof Error ? error : undefined);

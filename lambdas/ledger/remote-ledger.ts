@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { http } from '../shared/node-http.js';
+import { nodeHttp } from '../shared/node-http.js';
 import type { AddressInfo } from 'node:net';
 import * as z from 'zod';
 import { isRecord } from '../shared/json.js';
@@ -168,7 +168,7 @@ export class RemoteLedgerError extends Error {
 
 /** The `Ledger` of a running engine, reached through `serveLedger`'s URL. */
 export class RemoteLedger {
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  private readonly agent = new (nodeHttp().Agent)({ keepAlive: true, maxSockets: 8 });
 
   constructor(private readonly url: string) {
     const parsed = new URL(url);
@@ -202,7 +202,7 @@ export class RemoteLedger {
 
   private post(body: string): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
-      const req = http.request(
+      const req = nodeHttp().request(
         this.url,
         { method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
         (res) => {

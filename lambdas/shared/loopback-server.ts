@@ -1,5 +1,5 @@
 import type { RequestListener, Server } from 'node:http';
-import { http } from './node-http.js';
+import { nodeHttp } from './node-http.js';
 import type { Socket } from 'node:net';
 
 /**
@@ -20,7 +20,7 @@ import type { Socket } from 'node:net';
  *
  * A kept-alive socket that has served a request is closed only to make room at a cap, never for
  * its idle time: its client may send the next request at any moment (the AWS SDK's agent keeps
- * idle sockets forever: Node's http.Agent ignores the `Keep-Alive: timeout=` hint unless given a
+ * idle sockets forever: Node's nodeHttp().Agent ignores the `Keep-Alive: timeout=` hint unless given a
  * `timeout`), and a request the server has not read yet is invisible to it. Closing such a socket
  * resets that request (the kernel answers its unread bytes with RST: the client's `read
  * ECONNRESET`), and a burst that found many sockets past their idle time spent the SDK's retries.
@@ -64,7 +64,7 @@ const BURST_HEADROOM = 16;
 /** An HTTP server (node:http's `createServer`) with `limits` applied. */
 export function createLoopbackServer(listener: RequestListener, limits: ConnectionLimits = {}): Server {
   const { headersMs, requestMs, idleMs, checkEveryMs } = { ...CONNECTION_LIMIT_DEFAULTS, ...limits };
-  const server = http.createServer(
+  const server = nodeHttp().createServer(
     // Node requires headersTimeout ≤ requestTimeout.
     { headersTimeout: Math.min(headersMs, requestMs), requestTimeout: requestMs, keepAliveTimeout: idleMs, connectionsCheckingInterval: checkEveryMs },
     listener,

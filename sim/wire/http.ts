@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { http } from '../../lambdas/shared/node-http.js';
+import { nodeHttp } from '../../lambdas/shared/node-http.js';
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { readBody } from '../in-process.js';
@@ -83,7 +83,7 @@ export async function startWireServer(handler: WireHandler, options: WireServerO
       });
   };
   const sessions = new Set<Http2Session>();
-  const server = options.protocol === 'http2' ? createHttp2Server(listener) : http.createServer(listener);
+  const server = options.protocol === 'http2' ? createHttp2Server(listener) : nodeHttp().createServer(listener);
   server.on('session', (session: Http2Session) => {
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
