@@ -1,54 +1,19 @@
 /** The CLI, loaded by its entry (cli/savepoint.ts) once zod's mode is set: every command, registered on the root command. */
 import { CommanderError } from 'commander';
 import { ErrorNames } from '../lambdas/shared/errors.js';
-import { registerApprovalsCommand } from './commands/approvals.js';
-import { registerBreakersCommand } from './commands/breakers.js';
-import { registerDecideCommand } from './commands/decide.js';
-import { registerKillCommand } from './commands/kill.js';
-import { registerMigrateCommand } from './commands/migrate.js';
-import { registerForkCommand } from './commands/fork.js';
-import { registerReplayCommand } from './commands/replay.js';
-import { registerResumeCommand } from './commands/resume.js';
-import { registerRunCommand } from './commands/run.js';
-import { registerRunsCommand } from './commands/runs.js';
-import { registerBatchCommand } from './commands/batch.js';
-import { registerServeCommand } from './commands/serve.js';
-import { registerMcpCommand } from './commands/mcp.js';
-import { registerStatusCommand } from './commands/status.js';
-import { registerTraceCommand } from './commands/trace.js';
-import { registerVerifyCommand } from './commands/verify.js';
-import { registerWorldCommand } from './commands/world.js';
-import { registerPruneCommand } from './commands/prune.js';
-import { registerConsoleCommand } from './console.js';
+import { registerCommands } from './register-commands.js';
 import { missingPeer, missingPeerMessage } from '../local/packages/optional-peers.js';
 import { UsageError } from './errors.js';
 import { isRefusal } from '../client/runs-api-error.js';
 import { examplesHelp } from './examples.js';
 import { err, exitWhenWritten, out, program, stateDir } from './program.js';
 import { StoppedBySignal } from './signals.js';
+import { commandWord } from './command-word.js';
 import { LockHeldError } from '../lambdas/ledger/lock-file.js';
 import { ledgerInUse } from './state.js';
 
-// The commands, one module each (cli/commands/), in the order `savepoint --help` lists them.
-registerRunCommand(program);
-registerServeCommand(program);
-registerMcpCommand(program);
-registerResumeCommand(program);
-registerStatusCommand(program);
-registerVerifyCommand(program);
-registerTraceCommand(program);
-registerApprovalsCommand(program);
-registerDecideCommand(program);
-registerKillCommand(program);
-registerMigrateCommand(program);
-registerReplayCommand(program);
-registerForkCommand(program);
-registerRunsCommand(program);
-registerBatchCommand(program);
-registerBreakersCommand(program);
-registerWorldCommand(program);
-registerPruneCommand(program);
-registerConsoleCommand(program, stateDir, { out, err });
+// The commands the command line names, or every one (cli/register-commands.ts).
+registerCommands(program, commandWord(process.argv), stateDir, { out, err });
 // Each command's examples, last in its help (cli/examples.ts).
 for (const command of program.commands) command.addHelpText('after', examplesHelp(command.name()));
 

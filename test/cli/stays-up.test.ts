@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { program } from '../../cli/program.js';
-import { ROOT_OPTIONS_WITH_VALUE, staysUp } from '../../cli/stays-up.js';
+import { ROOT_OPTIONS_WITH_VALUE } from '../../cli/command-word.js';
+import { staysUp } from '../../cli/stays-up.js';
 
 const argv = (...words: string[]) => ['node', 'bin/savepoint.js', ...words];
 
