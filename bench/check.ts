@@ -545,12 +545,13 @@ export const SPEED_LIMITS = {
     cold: { bound: 0.45, target: 0.2, measured: '0.136–0.147 (sixth pass); 0.176–0.224 (fourth pass); the engine\'s 0.36–1.09' },
     // 0.9.1 (2026-12-05, load 2–3): `savepoint run` 673–680 ms of CPU (from 785–802: the CLI bundle requires its CommonJS packages, and
     // the interpreter's validator loads only if called), `savepoint replay` the same 175–183 ms (it loads neither): the share 0.26–0.27.
-    // Issue 38, a pass on the replay's process (2026-12-05 11:41–11:46 UTC, CI's form twelve times alternated with main's code at load
-    // 9–12): a failure's stack trace written only when read, sameJson walking no string, no state-directory lock for a read (the
+    // Issue 38, a pass on the replay's process (2026-12-05 12:01–12:06 UTC, CI's form twelve times alternated with main's code at load
+    // 5–9): a failure's stack trace written only when read, sameJson walking no string, no state-directory lock for a read (the
     // ledger's own names its command), node:http and commander's child_process loaded when used, the named command registered
-    // alone: `savepoint replay` 183 against 197 ms of CPU, cli 0.208–0.249 (median 0.236) against 0.230–0.292 (0.256); warm and
-    // the first within their noise (0.091–0.119 and 0.124–0.159 against 0.084–0.130 and 0.125–0.178). The bounds stay.
-    cli: { bound: 0.5, target: 0.2, measured: '0.208–0.249 (median 0.236) at load 9–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine\'s 0.54–0.69' },
+    // alone, a cheaper bundle check: `savepoint replay` 171 against 194 ms of CPU, cli 0.216–0.251 (median 0.244) against
+    // 0.241–0.302 (0.269); warm and the first within their noise (0.088–0.128 and 0.113–0.166 against 0.078–0.132 and 0.120–0.175).
+    // Twelve runs earlier at load 9–12, without the cheaper check: 0.208–0.249 (0.236) against 0.230–0.292 (0.256). The bounds stay.
+    cli: { bound: 0.5, target: 0.2, measured: '0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine\'s 0.54–0.69' },
   },
   /**
    * bench/tracing.ts: the CPU per step the export adds over the same stack's with tracing off,
