@@ -12,6 +12,7 @@ import { parseModelSpec } from '../lambdas/models/spec.js';
 import { ours } from '../lambdas/approvals/decision.js';
 import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/notify.js';
 import { runsApiStarter } from '../client/ledger-client.js';
+import { loopbackRequest } from '../client/loopback-request.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
 import { executionInputTooLarge, modelSpecOf, newRunTooLarge, otherRequestProblem, RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { ForkRequest } from '../lambdas/runs/fork.js';
@@ -330,7 +331,9 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const startRunSettled = startRunOf(stack, name);
   // Through the runs API, as on AWS: the run's starter is this machine's user, as the loopback API
   // proved it (its credential), signed for StartRun (lambdas/runs/starter.ts) — not a field of the input.
-  const { executionArn } = await runsApiStarter(stack.endpoints.runs)({
+  // Over node:http, not fetch: the API is on loopback, and loading fetch's implementation (Node's
+  // bundled undici) cost each run ~10 ms of CPU for this one request.
+  const { executionArn } = await runsApiStarter(stack.endpoints.runs, loopbackRequest)({
     runId, input, config, stateMachineArn: stack.stateMachineArn, executionName: name,
     ...(options.model && { model: options.model }), ...(options.force ? { force: true } : {}), ...(options.fork && { fork: options.fork }),
   });
@@ -471,12 +474,13 @@ async function decideApproval(approval: ApprovalRecord, mode: z.infer<typeof App
     }
   }
   if (!decision) return;
-  const response = await fetch(`${approvalsUrl}/${approval.approvalId}`, {
+  // The approval API of this process, on loopback (runsApiStarter above).
+  const response = await loopbackRequest(`${approvalsUrl}/${approval.approvalId}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ decision, reason }),
   });
-  const body = (await response.json()) as { status?: string; message?: string };
+  const body = JSON.parse(await response.text()) as { status?: string; message?: string };
   progress(`          ✓  approval ${approval.approvalId}: ${response.ok ? body.status : `${response.status} ${body.message}`}`);
 }
 

@@ -11,6 +11,7 @@ import { loadReport, type RunReport } from '../lambdas/runs/report.js';
 import { killChildren } from '../lambdas/runs/child-tree.js';
 import type { ChildStarter } from '../lambdas/tools/child-runs.js';
 import { abortError } from './runs-api-error.js';
+import type { Send } from './loopback-request.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
@@ -354,12 +355,13 @@ export function createClient(parts: ClientParts): SavepointClient {
 
 /**
  * Starts runs through a runs API (`POST {url}`, the approval API's `/runs`): its 4xx answers are
- * errors naming the problem, as the API words them.
+ * errors naming the problem, as the API words them. `send`: `fetch`, or, for a runs API on this
+ * machine, client/loopback-request.ts's `loopbackRequest`.
  */
-export function runsApiStarter(url: string, fetchImpl: typeof fetch = fetch): NonNullable<ClientParts['startRun']> {
+export function runsApiStarter(url: string, send: Send = fetch): NonNullable<ClientParts['startRun']> {
   return async (body) => {
-    const response = await fetchImpl(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const answer = (await response.json()) as { runId?: string; executionArn?: string; message?: string };
+    const response = await send(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = JSON.parse(await response.text()) as { runId?: string; executionArn?: string; message?: string };
     if (!response.ok || !answer.runId || !answer.executionArn) throw new InvalidInputError(answer.message ?? `runs API answered ${response.status}`);
     return { runId: answer.runId, executionArn: answer.executionArn };
   };
