@@ -5,7 +5,7 @@ export declare const ENTRIES: { cli: string; savepoint: string; 'savepoint/sim':
 export declare const BUNDLED_PACKAGES: readonly string[];
 /** Packages bundled into the CLI bundle's own code (not shared with an agent), when installed beside the sources. */
 export declare const INLINED_PACKAGES: readonly string[];
-/** CommonJS packages whose named function exports the CLI bundle loads at their first call. */
+/** CommonJS packages whose named function exports (and classes, `new <name>`) the CLI bundle loads at their first call. */
 export declare const LAZY_EXPORTS: Readonly<Record<string, readonly string[]>>;
 export interface CliBundle {
   dir: string;

@@ -50,14 +50,21 @@ export const BUNDLED_PACKAGES = ['zod'];
 export const INLINED_PACKAGES = ['commander', 'aws-local-stepfunctions'];
 
 /**
- * Imports of a CommonJS package's functions that the CLI bundle makes lazy: each export named is a
- * function that loads the package (with `require`) at its first call. aws-local-stepfunctions
- * (inlined) imports both at its top, for what the local engine never asks of it on a known
- * definition: the definition's validation (asl-validator and its ajv, ~60 ms of CPU to load; the
- * engine passes `noValidate` for a definition it validated before: local/engine/versions.ts) and
- * Cognito credentials for a real Lambda (~25 ms). Every engine process paid both at its start.
+ * Imports of a CommonJS package's functions and classes that the CLI bundle makes lazy: each export
+ * named is a function that loads the package (with `require`) at its first call; one named `new X`
+ * is a class, which loads it at its first `new` (or `instanceof`). aws-local-stepfunctions (inlined)
+ * imports them at its top, for what the local engine never asks of it on a known definition: the
+ * definition's validation (asl-validator and its ajv, ~60 ms of CPU to load; the engine passes
+ * `noValidate` for a definition it validated before: local/engine/versions.ts), Cognito credentials
+ * for a real Lambda (~25 ms) and the Lambda client that invokes one (~9 ms after the Step Functions
+ * client, whose @smithy modules it shares; the twin's Lambda API takes the same commands only when
+ * the version pruner runs). Every engine process paid all three at its start.
  */
-export const LAZY_EXPORTS = { 'asl-validator': ['default'], '@aws-sdk/credential-providers': ['fromCognitoIdentityPool'] };
+export const LAZY_EXPORTS = {
+  'asl-validator': ['default'],
+  '@aws-sdk/credential-providers': ['fromCognitoIdentityPool'],
+  '@aws-sdk/client-lambda': ['new LambdaClient', 'new InvokeCommand', 'new ListVersionsByFunctionCommand', 'new DeleteFunctionCommand'],
+};
 
 /**
  * Where bundles are kept: inside the project, so the bundles' bare imports resolve to its
@@ -168,9 +175,15 @@ function requiringModule(from, name) {
   const lazy = LAZY_EXPORTS[name];
   if (!lazy) return `module.exports = ${load};`;
   const call = (member) => `return (loaded ??= ${load})${member}(...args);`;
+  // A class: `new` makes an instance of the package's own class, and `instanceof` asks that class.
+  const lazyClass = (name) =>
+    `export function ${name}(...args) { return Reflect.construct((loaded ??= ${load}).${name}, args); }\n` +
+    `Object.defineProperty(${name}, Symbol.hasInstance, { value: (value) => value instanceof (loaded ??= ${load}).${name} });`;
   return [
     'let loaded;',
-    ...lazy.map((exported) => (exported === 'default' ? `export default function (...args) { ${call('')} }` : `export function ${exported}(...args) { ${call(`.${exported}`)} }`)),
+    ...lazy.map((exported) =>
+      exported.startsWith('new ') ? lazyClass(exported.slice(4)) : exported === 'default' ? `export default function (...args) { ${call('')} }` : `export function ${exported}(...args) { ${call(`.${exported}`)} }`,
+    ),
   ].join('\n');
 }
 

@@ -153,6 +153,8 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     pkg('dual-pkg', { exports: { import: './index.mjs', require: './index.cjs' } }, { 'index.mjs': 'export const dual = "import";\n', 'index.cjs': 'exports.dual = "require";\n' });
     // A stand-in for asl-validator (LAZY_EXPORTS: its default export), which says when it is loaded.
     pkg('asl-validator', { main: 'index.js' }, { 'index.js': 'globalThis.validatorLoaded = true;\nmodule.exports = (definition) => `valid ${definition}`;\n' });
+    // And for the Lambda client (LAZY_EXPORTS: classes), loaded at the first `new`, whose instances are its own class's.
+    pkg('@aws-sdk/client-lambda', { main: 'index.js' }, { 'index.js': 'globalThis.lambdaLoaded = true;\nexports.InvokeCommand = class InvokeCommand { constructor(input) { this.input = input; } };\n' });
     write(
       ENTRIES.cli,
       [
@@ -160,14 +162,18 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
         "import { esm } from 'esm-pkg';",
         "import { dual } from 'dual-pkg';",
         "import validate from 'asl-validator';",
+        "import { InvokeCommand } from '@aws-sdk/client-lambda';",
         'const loadedBefore = globalThis.validatorLoaded === true;',
+        'const lambdaBefore = globalThis.lambdaLoaded === true;',
+        "const command = new InvokeCommand({ FunctionName: 'f' });",
         "const { later } = await import('cjs-lazy');",
         "const same = (await import('cjs-pkg' + '')).named === named;",
         'console.log(named.from, same, esm, dual, later, loadedBefore, validate("x"), globalThis.validatorLoaded);',
+        'console.log(lambdaBefore, command.input.FunctionName, command instanceof InvokeCommand, command.constructor.name, {} instanceof InvokeCommand);',
         '',
       ].join('\n'),
     );
-    expect(await start()).toBe('cjs true esm import later false valid x true');
+    expect(await start()).toBe('cjs true esm import later false valid x true\nfalse f true InvokeCommand false');
     const bundled = bundleText(join(cache, builds(cache)[0]!));
     expect(bundled).toMatch(/createRequire\("[^"]*\/package\.json"\)\("cjs-pkg"\)/);
     expect(bundled).not.toMatch(/from "cjs-pkg"/);
@@ -182,6 +188,9 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     expect(bundled).not.toMatch(/from "(aws-local-stepfunctions|asl-validator|@aws-sdk\/[^"]+|@smithy\/[^"]+)"/);
     expect(bundled).toMatch(/\)\("@aws-sdk\/client-sfn"\)/);
     expect(bundled).toMatch(/function \w+\(\.\.\.args\) \{\n\s*return \(\w+ \?\?= [^\n]*\("asl-validator"\)\)\(\.\.\.args\);/);
+    // The engine's Lambda client (for a real Lambda, which the local engine never invokes): loaded at its first `new`.
+    expect(bundled).toMatch(/Reflect\.construct\(\(\w+ \?\?= [^\n]*\("@aws-sdk\/client-lambda"\)\)\.LambdaClient, args\)/);
+    expect(bundled).not.toMatch(/require_client_lambda/);
   });
 });
 
