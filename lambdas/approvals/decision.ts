@@ -12,6 +12,7 @@ import { ErrorNames, InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, TaskCallbacks } from '../shared/ports.js';
 import { loadRun } from '../conversation/turns.js';
+import { uncoveredWaitMs, waitOf } from './waits.js';
 
 /**
  * Approvals pause the execution on a task token. The token never leaves the ledger: a person sees
@@ -107,44 +108,6 @@ export async function countWait(ledger: Pick<Ledger, 'listConversation' | 'count
   const waitedMs = uncoveredWaitMs(approval, approvals);
   if (waitedMs > 0) await ledger.countStep(approval.runId, `wait:${approvalSkOf(approval)}`, { approvalWaitMs: waitedMs });
 }
-
-/** When an approval waited: from its request to its decision (`undefined` while pending). */
-function waitOf(approval: ApprovalRecord): { from: number; to: number } | undefined {
-  const from = Date.parse(approval.createdAt);
-  const to = approval.waitedMs !== undefined ? from + approval.waitedMs : approval.decidedAt ? Date.parse(approval.decidedAt) : undefined;
-  return to === undefined ? undefined : { from, to };
-}
-
-/**
- * The part of `approval`'s wait not covered by the waits of the approvals decided before it (an
- * order every counter agrees on: by decision time, then by key). Each approval adds what it waited
- * beyond the earlier ones, so the counts add up to the union of the waits, whatever order they are
- * counted in.
- */
-export function uncoveredWaitMs(approval: ApprovalRecord, others: readonly ApprovalRecord[]): number {
-  const own = waitOf(approval);
-  if (!own) return 0;
-  const key = approvalSkOf(approval);
-  const earlier = (other: { to: number; key: string }) => other.to < own.to || (other.to === own.to && other.key < key);
-  const covering = others
-    .flatMap((other) => {
-      const wait = waitOf(other);
-      return wait && approvalSkOf(other) !== key && other.runId === approval.runId ? [{ ...wait, key: approvalSkOf(other) }] : [];
-    })
-    .filter(earlier)
-    .sort((a, b) => a.from - b.from);
-  let uncovered = 0;
-  let at = own.from;
-  for (const wait of covering) {
-    if (wait.to <= at) continue;
-    if (wait.from >= own.to) break;
-    if (wait.from > at) uncovered += wait.from - at;
-    at = Math.max(at, wait.to);
-    if (at >= own.to) break;
-  }
-  return uncovered + Math.max(0, own.to - at);
-}
-
 
 export type DecideResult =
   | { ok: true; approval: ApprovalRecord; delivered: boolean; waitingForSecond?: boolean }

@@ -29,18 +29,22 @@ export function spentBy(run: Pick<RunRecord, 'steps' | 'inputTokens' | 'outputTo
   return { steps: run.steps, tokens: run.inputTokens + run.outputTokens, micros: run.costMicros };
 }
 
-/** Each budget's used and limit (its row's `figure`), the time waiting for people besides. */
-export function guardFigures(run: RunRecord, now: Date): GuardFigures {
+/**
+ * Each budget's used and limit (its row's `figure`), the time waiting for people besides.
+ * `pendingWaitMs`: how long approvals not yet decided have waited (approvals/waits.ts), which a
+ * report counts as waiting, not as the run's own time, before a decision counts it into the run.
+ */
+export function guardFigures(run: RunRecord, now: Date, pendingWaitMs = 0): GuardFigures {
   const { config } = run;
-  const waitMs = run.approvalWaitMs ?? 0;
+  const waitMs = (run.approvalWaitMs ?? 0) + pendingWaitMs;
   const spent = spentBy(run);
   // Asked several times a step: built in place, not from an array of entries.
   const counted: Record<string, GuardFigures['tokens'] | GuardFigures['steps']> = {};
   for (const row of COUNTED_GUARDS) counted[row.figure] = row.guard === 'tokens' ? { used: spentOf(row, spent), limit: config[row.field], perTurn: config.maxTokensPerTurn } : { used: spentOf(row, spent), limit: config[row.field] };
   return {
     ...(counted as Pick<GuardFigures, 'steps' | 'tokens' | 'dollars'>),
-    // Since the run FIRST started (a resume carries the original createdAt), less the decided waits
-    // for people: waiting for a person is not work.
+    // Since the run FIRST started (a resume carries the original createdAt), less the waits for
+    // people: waiting for a person is not work.
     wallSeconds: { used: Math.max(0, Math.floor((now.getTime() - Date.parse(run.createdAt) - waitMs) / 1000)), limit: config.maxWallSeconds },
     approvalWaitSeconds: Math.floor(waitMs / 1000),
   };

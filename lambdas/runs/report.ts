@@ -4,6 +4,7 @@ import { childCalls, resultField } from './child-tree.js';
 import { resolveResults } from '../ledger/blobs.js';
 import type { BlobStore, Ledger } from '../ledger/ledger.js';
 import { guardFigures, type GuardFigures } from '../guards/budgets.js';
+import { pendingWaitMs } from '../approvals/waits.js';
 import type { ApprovalRecord, GuardEvent, KillFlag, MigrationRecord, RecoveryRecord, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 
 /** What a run did, computed from its ledger records (never from what the model claims it did). */
@@ -217,7 +218,8 @@ export function buildReport(
       pending: approvalCount('pending'),
     },
     inFlight: calls.filter((call) => call.status === 'in_flight').length,
-    guards: guardFigures(run, end),
+    // A run waiting for a person now: that wait so far is waiting, not the run's own time.
+    guards: guardFigures(run, end, run.finishedAt ? 0 : pendingWaitMs(approvals, end)),
     guardEvents: run.guardEvents ?? [],
     ...(run.killed ? { killed: run.killed } : {}),
     executions: run.executions.length,

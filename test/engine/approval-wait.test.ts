@@ -26,6 +26,11 @@ describe('waiting for a person is not work', () => {
       // The first through its signed link (a person), the second through the API (the local user).
       await waitFor(() => harness!.requested[0]);
       clock.advance(29_000);
+      // While it waits, its report shows the wait so far as waiting for people, not as the run's own time.
+      const waiting = (await loadReport(stack.ledger, 'wall-wait', clock.now(), refundReconciler))!;
+      expect(waiting.approvals.pending).toBe(1);
+      expect(waiting.guards.approvalWaitSeconds).toBeGreaterThanOrEqual(29);
+      expect(waiting.guards.wallSeconds.used).toBeLessThan(20);
       const first = await postLinkDecision(harness!.requested[0]!.links[0]!.url, { decision: 'approve', reason: 'checked the payment' });
       expect(first).toMatchObject({ status: 200, body: { status: 'approved', decidedVia: 'link', delivered: true } });
       const second = await waitFor(() => harness!.approvals[1]);

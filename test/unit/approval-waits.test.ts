@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { uncoveredWaitMs } from '../../lambdas/approvals/decision.js';
+import { pendingWaitMs, uncoveredWaitMs } from '../../lambdas/approvals/waits.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 
 /** An approval of run r, turn 1, asked `from` s and decided `to` s after midnight (pending without `to`). */
@@ -43,5 +43,18 @@ describe('the time a run waits for people', () => {
     const approvals = [approval(1, 0), approval(2, 10, 30)];
     expect(uncoveredWaitMs(approvals[0]!, approvals)).toBe(0);
     expect(uncoveredWaitMs(approvals[1]!, approvals)).toBe(20_000);
+  });
+});
+
+describe('the time pending approvals have waited so far (what a report shows while a run waits)', () => {
+  const at = (seconds: number) => new Date(seconds * 1000);
+
+  it('is the union of the pending waits up to now, less what decided approvals of the run covered', () => {
+    expect(pendingWaitMs([approval(1, 10)], at(70))).toBe(60_000);
+    // Two pending side by side: their union, not their sum.
+    expect(pendingWaitMs([approval(1, 0), approval(2, 30)], at(100))).toBe(100_000);
+    // A decided approval counted 0–40 already: the pending one asked at 20 adds 40–100.
+    expect(pendingWaitMs([approval(1, 0, 40), approval(2, 20)], at(100))).toBe(60_000);
+    expect(pendingWaitMs([approval(1, 0, 40)], at(100))).toBe(0);
   });
 });
