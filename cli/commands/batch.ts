@@ -6,6 +6,7 @@ import { AGENT_HELP, defaultAgent, deployed, out, printJson, stateDir } from '..
 import { describe, parseOptions, UsageError } from '../errors.js';
 import { isRefusal } from '../../client/runs-api-error.js';
 import { counted } from '../../lambdas/shared/text.js';
+import type { RunsClient } from '../../client/connect.js';
 
 const NAME_THE_AGENT = 'name the agent: --agent <name|path> (or $SAVEPOINT_AGENT)';
 const BatchOptions = z.object({
@@ -60,8 +61,10 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
         while (options.wait && batch.status === 'RUNNING') {
           await new Promise((resolve) => setTimeout(resolve, 2_000));
           batch = (await client.batch(batch.batchId)) ?? batch;
-          // A line when the progress moves, not every poll.
-          if (!options.json && progress(batch) !== shown) out(`savepoint: batch ${batch.batchId}: ${(shown = progress(batch))}`);
+          // A line when the progress moves, not every poll; a batch whose runs wait for people says
+          // so (it may wait for them up to their approvals' timeout), and where to decide.
+          const now = `${progress(batch)}${await waitingForPeople(client, batch)}`;
+          if (!options.json && now !== shown) out(`savepoint: batch ${batch.batchId}: ${(shown = now)}`);
         }
         if (options.json) printJson(batch);
         else if (options.wait) out(`savepoint: batch ${batch.batchId} ${batch.status.toLowerCase()}: ${progress(batch)}`);
@@ -103,6 +106,15 @@ function readItems(file: string): unknown[] {
 export function batchExitCode(batch: { status: string; runs: readonly { status: string }[] }): number {
   if (batch.status !== 'SUCCEEDED' || batch.runs.some((run) => run.status === 'failed' || run.status === 'refused')) return 1;
   return batch.runs.some((run) => run.status === 'stopped' || run.status === 'killed') ? 3 : 0;
+}
+
+/** ` (n waiting for a person: …)` when running runs of the batch wait for a decision, else nothing. */
+async function waitingForPeople(client: Pick<RunsClient, 'approvals'>, batch: { runs: readonly { runId: string; status: string }[] }): Promise<string> {
+  const running = new Set(batch.runs.filter((run) => run.status === 'running').map((run) => run.runId));
+  if (running.size === 0) return '';
+  const waiting = new Set((await client.approvals()).filter((approval) => running.has(approval.runId)).map((approval) => approval.runId));
+  const { stack } = deployed();
+  return waiting.size === 0 ? '' : ` (${waiting.size} waiting for a person: savepoint${stack ? ` --stack ${stack}` : ''} approvals)`;
 }
 
 /** The runs of a batch counted by status, or why none are listed (a manifest that cannot be read). */

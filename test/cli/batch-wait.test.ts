@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_MANIFEST_BUCKET } from '../../lambdas/runs/batch.js';
-import { leftBehind, savepoint } from '../support/cli-process.js';
+import { leftBehind, savepoint, startUntil } from '../support/cli-process.js';
 import { startServe } from '../support/serve-process.js';
 
 /**
@@ -12,6 +12,8 @@ import { startServe } from '../support/serve-process.js';
  * input refuses), so the job fails where the batch did.
  */
 const agentModule = new URL('./fixtures/batch-payer.ts', import.meta.url).pathname;
+/** An agent whose one write waits for a person. */
+const heldNote = new URL('./fixtures/held-note.ts', import.meta.url).pathname;
 const { children, dirs } = leftBehind();
 const root = mkdtempSync(join(tmpdir(), 'savepoint-batch-wait-'));
 dirs.push(root);
@@ -32,6 +34,25 @@ describe('savepoint batch --wait', () => {
     const refused = await batch('customers.json');
     expect(refused.code, refused.stderr).toBe(1);
     expect(refused.stdout).toMatch(/^savepoint: batch \S+ succeeded: 1 succeeded, 1 refused$/m);
+
+    serving.child.kill('SIGTERM');
+    expect(await serving.exited).toBe(0);
+  }, 120_000);
+
+  it('says how many of its runs wait for a person, and where to decide, while it waits for them', async () => {
+    const stateDir = join(root, 'held');
+    const items = join(root, 'notes.json');
+    writeFileSync(items, JSON.stringify([{ text: 'lunch at noon' }, { text: 'call the vendor' }]));
+    const serving = await startServe(['--state-dir', stateDir, 'serve', '--agent', heldNote], children);
+    const waiting = startUntil(['--state-dir', stateDir, 'batch', '--agent', heldNote, '--items', items, '--batch-id', 'notes', '--wait'], children, /\(2 waiting for a person: savepoint approvals\)/);
+    await waiting.reached;
+    expect(waiting.output()).toMatch(/^savepoint: batch notes: 2 running \(2 waiting for a person: savepoint approvals\)$/m);
+    const listed = await savepoint(['--state-dir', stateDir, 'approvals', '--json']);
+    const approvals = (JSON.parse(listed.stdout) as { approvals: { approvalId: string }[] }).approvals.map((approval) => approval.approvalId);
+    expect(approvals).toHaveLength(2);
+    for (const approvalId of approvals) expect((await savepoint(['--state-dir', stateDir, 'approve', approvalId])).code).toBe(0);
+    expect(await waiting.exited, waiting.output()).toBe(0);
+    expect(waiting.output()).toMatch(/^savepoint: batch notes succeeded: 2 succeeded$/m);
 
     serving.child.kill('SIGTERM');
     expect(await serving.exited).toBe(0);
