@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { SavepointClient } from '../client/ledger-client.js';
+import { killEveryRun } from '../client/kill-all.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { RunStatus, type RunRecord } from '../lambdas/records/ledger-records.js';
 import { ErrorNames } from '../lambdas/shared/errors.js';
@@ -251,9 +252,10 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       }
       if (parts[0] === 'kill-all' && parts.length === 1) {
         const { on, reason } = parseOrThrow(GlobalKillBody, body, 'body');
-        await options.ledger.setGlobalKill(on ? { by: actor, at: new Date().toISOString(), reason: reason ?? 'global kill from the console' } : undefined);
+        const flag = { by: actor, at: new Date().toISOString(), reason: reason ?? 'global kill from the console' };
+        const stopped = on ? await killEveryRun(options.ledger, options.client, flag) : await options.ledger.setGlobalKill(undefined).then(() => []);
         changed();
-        return { ok: true, globalKill: on };
+        return { ok: true, globalKill: on, ...(stopped.length > 0 && { stopped }) };
       }
       throw new HttpError(404, `no route POST ${url.pathname}`);
     }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { deployed, out, stateDir } from '../program.js';
 import { servingEngine, withClient } from '../target.js';
+import { counted } from '../../lambdas/shared/text.js';
 
 /** `savepoint kill [runId] | --all [--lift]`: a run, or every run, stops before its next step. */
 export function registerKillCommand(program: Command): void {
@@ -25,8 +26,13 @@ export function registerKillCommand(program: Command): void {
       }
       await withClient('kill', undefined, runId, async ({ client, ledger }) => {
         if (options.all) {
-          await ledger.setGlobalKill(options.lift ? undefined : { by: localUser(), at: new Date().toISOString(), reason: options.reason });
-          return out(options.lift ? 'global kill switch lifted' : `global kill switch on: every run stops before its next step`);
+          if (options.lift) {
+            await ledger.setGlobalKill(undefined);
+            return out('global kill switch lifted');
+          }
+          const { killEveryRun } = await import('../../client/kill-all.js');
+          const waiting = await killEveryRun(ledger, client, { by: localUser(), at: new Date().toISOString(), reason: options.reason });
+          return out(`global kill switch on: every run stops before its next step${waiting.length > 0 ? `; ${counted(waiting.length, 'run')} waiting for a person stopped now (${waiting.join(', ')})` : ''}`);
         }
         if (!(await ledger.getRun(runId!))) throw new UsageError(`no run ${runId} in ${stateDir()}`);
         await client.cancel(runId!, { by: localUser(), reason: options.reason });

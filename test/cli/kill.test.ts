@@ -68,6 +68,20 @@ describe('savepoint kill --all', () => {
     expect(run.stdout).toMatch(/: killed — killed \(all runs\) by \S+ at \S+: incident$/m);
     expect(run.stdout).toMatch(/^savepoint: the global kill switch is on: every run on this state directory stops before its next step \(`savepoint kill --all --lift` lifts it\)$/m);
   });
+
+  it('stops a run waiting for a person now, as kill <runId> does, not when its approval is decided', async () => {
+    const { stateDir, args } = await workspace('kill-all-waiting', sampleDay);
+    dirs.push(dirname(stateDir));
+    const { reached, output, exited } = startUntil(args('run', '--approve', 'wait', '--approval-timeout', '600'), children);
+    await reached;
+    const runId = /savepoint: run (\S+) /.exec(output())![1]!;
+
+    const kill = await savepoint(['--state-dir', stateDir, 'kill', '--all', '--reason', 'incident']);
+    expect(kill.stderr).toBe('');
+    expect(kill).toMatchObject({ code: 0, stdout: `global kill switch on: every run stops before its next step; 1 run waiting for a person stopped now (${runId})\n` });
+    expect(await exited).toBe(3);
+    expect(output()).toContain(`: killed — killed by ${localUser()} at `);
+  });
 });
 
 describe('a run killed by the global kill switch', () => {
