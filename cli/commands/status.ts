@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { DEFAULT_STATE_DIR } from '../state.js';
 import { deployed, out, printJson, program, stateDir } from '../program.js';
 import { where, withRuns } from '../target.js';
+import type { Approval } from '../../client/connect.js';
 
 /** `savepoint status <runId>`: a run's report, as the runs API answers it. */
 export function registerStatusCommand(program: Command): void {
@@ -23,10 +24,20 @@ export function registerStatusCommand(program: Command): void {
         if (options.json) printJson({ ...run.report, lifecycle: run.lifecycle, ...(driven !== undefined && { driven }) });
         else {
           out(formatReport(run.report));
+          // What a running run waits for, and the command that decides it.
+          for (const approval of run.report.status === 'running' ? run.approvals : []) out(waitingHint(approval));
           if (driven === false) out(undrivenHint(runId, run.report.agent, engines.find(({ dir }) => dir === stateDir())?.engine.agent?.name));
         }
       }),
     );
+}
+
+/** What `status` says of an approval its run waits for: what, until when, and how to decide it. */
+export function waitingHint(approval: Pick<Approval, 'approvalId' | 'summary' | 'decideBy'>): string {
+  const { stack } = deployed();
+  const dir = program.opts<{ stateDir: string }>().stateDir;
+  const command = `savepoint${stack ? ` --stack ${stack}` : dir === DEFAULT_STATE_DIR ? '' : ` --state-dir ${dir}`}`;
+  return `waiting for a person: ${approval.summary} — decide by ${approval.decideBy}: ${command} approve ${approval.approvalId} (or reject)`;
 }
 
 /** What `status` says of a running run no engine drives, with the command that resumes it. */

@@ -19,6 +19,10 @@ describe('savepoint kill <runId>', () => {
     const { reached, output, exited } = startUntil(args('run', '--approve', 'wait', '--approval-timeout', '600'), children);
     await reached;
     const runId = /savepoint: run (\S+) /.exec(output())![1]!;
+    // Its status says what it waits for and the command that decides it.
+    const approvalId = /⏸ {2}approval (\S+):/.exec(output())![1]!;
+    const status = await savepoint(['--state-dir', stateDir, 'status', runId]);
+    expect(status.stdout).toMatch(new RegExp(`^waiting for a person: .+ — decide by \\S+: savepoint --state-dir ${stateDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} approve ${approvalId} \\(or reject\\)$`, 'm'));
 
     const kill = await savepoint(['--state-dir', stateDir, 'kill', runId, '--reason', 'wrong day']);
     expect(kill.stderr).toBe('');
