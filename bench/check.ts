@@ -541,8 +541,16 @@ export const SPEED_LIMITS = {
     // main's code): the CLI bundle holds zod in one file (bin/bundle.js BUNDLED_PACKAGES), 15–25 ms less CPU in every CLI process,
     // `savepoint run`'s as well as `savepoint replay`'s (330–379 ms against main's 347–399), so the `cli` share hardly moved
     // (0.256–0.271 against 0.243–0.281); the in-process replay runs the same code (0.117–0.130 warm, 0.136–0.147 the first). The bounds stay.
-    warm: { bound: 0.35, target: 0.1, measured: '0.117–0.130 (sixth pass); 0.162–0.184 (fourth pass); the engine\'s 0.31–0.88' },
-    cold: { bound: 0.45, target: 0.2, measured: '0.136–0.147 (sixth pass); 0.176–0.224 (fourth pass); the engine\'s 0.36–1.09' },
+    // Issue 38, a pass on the warm replay (2026-12-05 12:49–12:53 UTC, CI's form sixteen times alternated with main's code at load
+    // 1.1–2.9): the replay's ledger keeps each record written as it is, frozen where it is, not a frozen copy (embedded-memory.ts
+    // `frozenInPlace`; main's copies of the 329 writes of a replay timed at ~1.3 ms of its ~28 ms, warm), and keeps no order of use in memory only.
+    // Warm 0.066–0.125 (median 0.095; 31–60 ms, median 35) against 0.079–0.147 (0.106; 35–63 ms, median 41); the first replay
+    // costs more, 0.122–0.179 (0.144; median 56 ms) against 0.104–0.179 (0.131; 50 ms): the freezing in place (in process, six
+    // times each, the first replay 55 ms median against main's 48 and 49 with the records kept unfrozen, a variant measured only:
+    // the steps' own objects frozen beneath them). `savepoint replay`'s process, a first replay too, unchanged (0.260 against 0.268).
+    // The bounds stay.
+    warm: { bound: 0.35, target: 0.1, measured: '0.066–0.125 (median 0.095) with records kept as written; 0.117–0.130 (sixth pass); 0.162–0.184 (fourth pass); the engine\'s 0.31–0.88' },
+    cold: { bound: 0.45, target: 0.2, measured: '0.122–0.179 (median 0.144) with records kept as written; 0.136–0.147 (sixth pass); 0.176–0.224 (fourth pass); the engine\'s 0.36–1.09' },
     // 0.9.1 (2026-12-05, load 2–3): `savepoint run` 673–680 ms of CPU (from 785–802: the CLI bundle requires its CommonJS packages, and
     // the interpreter's validator loads only if called), `savepoint replay` the same 175–183 ms (it loads neither): the share 0.26–0.27.
     // Issue 38, a pass on the replay's process (2026-12-05 12:01–12:06 UTC, CI's form twelve times alternated with main's code at load

@@ -64,10 +64,11 @@ export interface EmbeddedLedgerOptions {
    */
   readonly listedFinishedRuns?: number;
   /**
-   * Reads hand out the stored records themselves, deeply frozen, instead of copies: for a ledger
-   * whose readers never change what they read (a replay's, local/replay/), where copying every
-   * record of every read is most of what reading costs. A reader that tries to change a record
-   * throws a TypeError (strict mode), and the store is left as it was. In memory only. @default false
+   * Reads hand out the stored records themselves, deeply frozen, instead of copies, and a write of
+   * plain data keeps the record written itself, frozen where it is: for a ledger whose callers never
+   * change a record once written or read (a replay's, local/replay/), where copying every record of
+   * every read and write is most of what they cost. A reader or writer that tries to change a
+   * record throws a TypeError (strict mode), and the store is left as it was. In memory only. @default false
    */
   readonly sharedReads?: boolean;
 }

@@ -212,7 +212,8 @@ export function copy<T>(stored: Item<T>, shared = false): T {
 /**
  * Freezes a stored record and every object in it, children first, so that a frozen object's are
  * frozen too and the next read of it stops at once. Its objects are the store's own (made by
- * `plainCopy` or parsed from JSON when it was stored), never a caller's.
+ * `plainCopy` or parsed from JSON when it was stored), or a written record's frozen all through
+ * when it was stored (`frozenInPlace`): none is frozen only on its surface.
  */
 function frozen<T>(value: T): T {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
@@ -243,6 +244,53 @@ export function cloneJson(value: unknown): unknown {
 function setField(object: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
   else object[key] = value;
+}
+
+/**
+ * A written record as a store that shares its records keeps it (EmbeddedLedgerOptions
+ * `sharedReads`): the record itself, not a copy, when a JSON round trip would give it back as it
+ * is (`sameAfterJson`), every object and array in it frozen where it is, so that its writer can no
+ * more change it than its readers can (a change throws, and the store is left as it was); else
+ * NOT_PLAIN, the caller's objects left as they were (the store copies such a record).
+ */
+export function frozenInPlace(record: unknown): unknown {
+  if (!sameAfterJson(record)) return NOT_PLAIN;
+  freezeAll(record);
+  return record;
+}
+
+/** Whether `JSON.parse(JSON.stringify(value))` equals `value`: what `plainCopy` copies, and no undefined field. */
+function sameAfterJson(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object': {
+      if (value === null || madeFrozen.has(value)) return true;
+      if (Array.isArray(value)) {
+        for (let index = 0; index < value.length; index++) if (!sameAfterJson(value[index])) return false;
+        return true;
+      }
+      if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+      for (const key of Object.keys(value)) if (!sameAfterJson((value as Record<string, unknown>)[key])) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * Freezes plain data all through, children first. Unlike `frozen`, it does not stop at an object
+ * already frozen: one frozen by its writer may hold objects that are not.
+ */
+function freezeAll(value: unknown): void {
+  if (typeof value !== 'object' || value === null || madeFrozen.has(value)) return;
+  if (Array.isArray(value)) for (let index = 0; index < value.length; index++) freezeAll(value[index]);
+  else for (const key of Object.keys(value)) freezeAll((value as Record<string, unknown>)[key]);
+  Object.freeze(value);
 }
 
 /** The objects and arrays `plainCopy` made and froze: plain JSON data that never changes. */

@@ -1,7 +1,7 @@
 import type { AppendLog, LogReader, Span } from './append-log.js';
 import { ColdStore, type ColdGroup, type ColdItem } from './cold-store.js';
 import { liveLines, readColdItems, readIndexed, readLines, type LineSource } from './embedded-files.js';
-import { copy, crossRunPartition, groupOfPartition, NOT_PLAIN, Partition, plainCopy, RUN_SK, runOfPartition } from './embedded-memory.js';
+import { copy, crossRunPartition, frozenInPlace, groupOfPartition, NOT_PLAIN, Partition, plainCopy, RUN_SK, runOfPartition } from './embedded-memory.js';
 import type { LedgerIndex } from './ledger-index.js';
 import type { DamagedRunOptions } from './ledger.js';
 import type { LockFile } from './lock-file.js';
@@ -189,12 +189,13 @@ export abstract class TieredStore extends StorageLedger {
   /**
    * A write of a ledger with no log (nothing sealed, no line written), when the record is plain
    * data: stored as its copy, its text written only if asked for (a prune's digest), not on every
-   * write; the copy is never changed, so the text is the record's (frozen as it is made, when
-   * reads share it). False (nothing stored) for a record that is not plain data: `store` copies
-   * it through its text.
+   * write; the copy is never changed, so the text is the record's. A store that shares its records
+   * keeps the record itself, frozen where it is (`frozenInPlace`), or else a copy frozen as it is
+   * made. False (nothing stored) for a record that is not plain data: `store` copies it through its text.
    */
   private storeInMemory(key: Key, record: unknown, hidden: Hidden): boolean {
-    const copy = plainCopy(record, this.sharedReads);
+    let copy = this.sharedReads ? frozenInPlace(record) : NOT_PLAIN;
+    if (copy === NOT_PLAIN) copy = plainCopy(record, this.sharedReads);
     if (copy === NOT_PLAIN) return false;
     let text: string | undefined;
     const item: Item = {
@@ -216,9 +217,13 @@ export abstract class TieredStore extends StorageLedger {
     let partition = this.partitions.get(key.pk) ?? this.warm(key.pk);
     if (!partition) this.partitions.set(key.pk, (partition = new Partition((spans) => this.readLines(spans))));
     partition.put(key.sk, item, span);
-    const runId = runOfPartition(key.pk);
-    if (runId !== undefined) this.finishedInMemory.delete(runId);
-    this.touch(key.pk);
+    // The order of use, and which finished runs are in memory, are for letting go (`evictFinished`):
+    // in memory only, nothing is let go of.
+    if (this.log || this.reader) {
+      const runId = runOfPartition(key.pk);
+      if (runId !== undefined) this.finishedInMemory.delete(runId);
+      this.touch(key.pk);
+    }
     const { approvalId } = item.record as { approvalId?: unknown };
     if (typeof approvalId === 'string') this.approvalsById.set(approvalId, key);
     if (item.hidden.pendingApproval) this.pending.set(`${key.pk}|${key.sk}`, key);

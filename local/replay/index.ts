@@ -92,8 +92,9 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   // This code's fingerprint, made once: every function's steps check the run against it.
   const fingerprint = codeFingerprint(agent, CODE_VERSION, deploymentPrices(agent.prices));
   const models = singleModel(model.client);
-  // Its records are read by the replayed steps only, which change none of what they read: handed
-  // out frozen, not copied (a step that tried would throw, and the replay would not be identical).
+  // Its records are written and read by the replayed steps only, which change none of what they
+  // write or read: kept as written and handed out, frozen, not copied (a step that tried to change
+  // one would throw, and the replay would not be identical).
   const store = EmbeddedLedger.open({ sharedReads: true });
   const ledger = passingLedger(store, recording, clock, asked);
   // One view per function: what each caches of the ledger (conversation/turns.ts) is its own, as

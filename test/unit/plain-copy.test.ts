@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cloneJson, NOT_PLAIN, plainCopy } from '../../lambdas/ledger/embedded-memory.js';
+import { cloneJson, frozenInPlace, NOT_PLAIN, plainCopy } from '../../lambdas/ledger/embedded-memory.js';
 
 // The embedded ledger stores a write's record as plainCopy(record) in place of JSON.parse(JSON.stringify(record)):
 // the two must agree on every value plainCopy copies, and plainCopy must refuse what JSON would change.
@@ -70,6 +70,30 @@ describe('plainCopy', () => {
     const theirs = Object.freeze({ list: [1] });
     expect((plainCopy({ theirs }, true) as { theirs: unknown }).theirs).not.toBe(theirs);
     expect(plainCopy({ config: stored.config, at: new Date(0) }, true)).toBe(NOT_PLAIN);
+  });
+});
+
+// A store that shares its records (a replay's) keeps a written record itself when a JSON round trip
+// would give it back as it is, frozen all through: its writer's later change throws, it cannot go unseen.
+describe('frozenInPlace', () => {
+  it('keeps plain data itself, every object and array in it frozen, a writer-frozen object\'s own too', () => {
+    const shallow = Object.freeze({ args: { id: 1 } });
+    const record = { runId: 'r1', steps: 3, config: { models: ['a', { b: [1] }] }, shallow, note: null };
+    const text = JSON.stringify(record);
+    expect(frozenInPlace(record)).toBe(record);
+    for (const part of [record, record.config, record.config.models, record.config.models[1], shallow, shallow.args]) expect(Object.isFrozen(part)).toBe(true);
+    expect(() => (record.config.models as unknown[]).push('c')).toThrow(TypeError);
+    expect(() => ((shallow.args as { id: number }).id = 2)).toThrow(TypeError);
+    expect(JSON.stringify(record)).toBe(text);
+  });
+
+  it('refuses what a JSON round trip would change, an undefined field too, and leaves the writer\'s objects as they were', () => {
+    const refused: Record<string, unknown>[] = [{ inner: { a: 1 }, left: undefined }, { inner: { a: 1 }, at: new Date(0) }, { inner: { a: 1 }, list: [1, undefined] }, { inner: { a: 1 }, n: Number.NaN }];
+    for (const value of refused) {
+      expect(frozenInPlace(value)).toBe(NOT_PLAIN);
+      expect(Object.isFrozen(value)).toBe(false);
+      expect(Object.isFrozen(value.inner)).toBe(false);
+    }
   });
 });
 

@@ -26,13 +26,15 @@ export function runsSpec(make: MakeLedger, options: { sharedReads?: boolean } = 
       it('keeps what it stored when the caller changes the object it wrote or read', async () => {
         const written = run('r1');
         await ledger.createRun(written);
-        written.config.maxSteps = 1;
-        written.executions.push('arn:mutated');
+        // A ledger that shares its records keeps the one written, frozen, and hands it out so: a
+        // change by its writer or by a reader throws.
+        const changes = [() => (written.config.maxSteps = 1), () => written.executions.push('arn:mutated')];
         const read = (await ledger.getRun('r1'))!;
-        // A ledger that shares what it reads hands out its record frozen: the change throws.
-        const change = () => (read.config.maxSteps = 2);
-        if (options.sharedReads) expect(change).toThrow(TypeError);
-        else change();
+        changes.push(() => (read.config.maxSteps = 2));
+        for (const change of changes) {
+          if (options.sharedReads) expect(change).toThrow(TypeError);
+          else change();
+        }
         expect(await ledger.getRun('r1')).toEqual(run('r1'));
       });
 
