@@ -35,7 +35,9 @@ export function registerRunsCommand(program: Command): void {
         // A run whose record fails verification is named, not listed (nothing in it can be trusted).
         for (const { runId, error } of damaged) err(`savepoint: run ${runId} is not listed: ${error} (savepoint verify ${runId})`);
         if (options.json) return printJson({ runs, ...(damaged.length > 0 && { damaged }) });
-        out(runs.length === 0 ? 'no runs' : runs.map((run) => `${run.runId.padEnd(32)} ${run.status.padEnd(9)} ${String(run.steps).padStart(5)} steps  $${run.dollars.toFixed(4).padStart(9)}  ${run.createdAt}  ${run.execution}`).join('\n'));
+        // A running run whose next step waits on a decision says so, last (`savepoint status <runId>` says which).
+        const waiting = new Set(listed.filter((run) => run.lifecycle === 'input_required').map((run) => run.runId));
+        out(runs.length === 0 ? 'no runs' : runs.map((run) => `${run.runId.padEnd(32)} ${run.status.padEnd(9)} ${String(run.steps).padStart(5)} steps  $${run.dollars.toFixed(4).padStart(9)}  ${run.createdAt}  ${run.execution}${waiting.has(run.runId) ? '  waiting for a person' : ''}`).join('\n'));
       }),
     );
 }

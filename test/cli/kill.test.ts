@@ -22,6 +22,7 @@ describe('savepoint kill <runId>', () => {
     // Its status says what it waits for and the command that decides it.
     const approvalId = /⏸ {2}approval (\S+):/.exec(output())![1]!;
     const status = await savepoint(['--state-dir', stateDir, 'status', runId]);
+    expect((await savepoint(['--state-dir', stateDir, 'runs'])).stdout).toMatch(new RegExp(`^${runId} +running .*  waiting for a person$`, 'm'));
     expect(status.stdout).toMatch(new RegExp(`^waiting for a person: .+ — decide by \\S+: savepoint --state-dir ${stateDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} approve ${approvalId} \\(or reject\\)$`, 'm'));
 
     const kill = await savepoint(['--state-dir', stateDir, 'kill', runId, '--reason', 'wrong day']);
