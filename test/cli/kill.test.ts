@@ -12,13 +12,18 @@ import { leftBehind, savepoint, startUntil, workspace } from '../support/cli-pro
 
 const { children, dirs } = leftBehind();
 
+/** A `savepoint run` of the sample day in a state directory of its own, started and waiting at its first approval (for 10 minutes). */
+async function runWaitingForApproval(name: string) {
+  const { stateDir, args } = await workspace(name, sampleDay);
+  dirs.push(dirname(stateDir));
+  const { reached, output, exited } = startUntil(args('run', '--approve', 'wait', '--approval-timeout', '600'), children);
+  await reached;
+  return { stateDir, output, exited, runId: /savepoint: run (\S+) /.exec(output())![1]! };
+}
+
 describe('savepoint kill <runId>', () => {
   it('exits 0 when it kills a run waiting on an approval, and the run ends killed', async () => {
-    const { stateDir, args } = await workspace('kill', sampleDay);
-    dirs.push(dirname(stateDir));
-    const { reached, output, exited } = startUntil(args('run', '--approve', 'wait', '--approval-timeout', '600'), children);
-    await reached;
-    const runId = /savepoint: run (\S+) /.exec(output())![1]!;
+    const { stateDir, runId, output, exited } = await runWaitingForApproval('kill');
     // Its status says what it waits for and the command that decides it.
     const approvalId = /⏸ {2}approval (\S+):/.exec(output())![1]!;
     const status = await savepoint(['--state-dir', stateDir, 'status', runId]);
@@ -75,11 +80,7 @@ describe('savepoint kill --all', () => {
   });
 
   it('stops a run waiting for a person now, as kill <runId> does, not when its approval is decided', async () => {
-    const { stateDir, args } = await workspace('kill-all-waiting', sampleDay);
-    dirs.push(dirname(stateDir));
-    const { reached, output, exited } = startUntil(args('run', '--approve', 'wait', '--approval-timeout', '600'), children);
-    await reached;
-    const runId = /savepoint: run (\S+) /.exec(output())![1]!;
+    const { stateDir, runId, output, exited } = await runWaitingForApproval('kill-all-waiting');
 
     const kill = await savepoint(['--state-dir', stateDir, 'kill', '--all', '--reason', 'incident']);
     expect(kill.stderr).toBe('');

@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
+import type { SavepointClient } from '../../client/ledger-client.js';
+import { stackClient } from '../support/agent-harness.js';
 import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
 import type { Timeline } from '../../console/views.js';
@@ -35,14 +36,7 @@ beforeAll(async () => {
   // Transient failures in the model and the provider: the timeline shows the retries and their error names.
   harness = await startHarness({ failRate: 0.08, seed: 7 });
   console_ = await startLocalConsole(harness.stack);
-  client = createClient({
-    ledger: harness.stack.ledger,
-    sfn: harness.stack.sfn,
-    stateMachineArn: harness.stack.stateMachineArn,
-    decide: approvalApiDecider(harness.stack.endpoints.approvals),
-    agent: harness.stack.agent,
-    pause: nextTick,
-  });
+  client = stackClient(harness.stack);
   // One finished run: every approval approved through the console's API.
   await client.start({ input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
   for (;;) {

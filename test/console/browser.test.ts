@@ -2,7 +2,8 @@ import { screenshotPath } from '../support/screenshots.js';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
+import type { SavepointClient } from '../../client/ledger-client.js';
+import { stackClient } from '../support/agent-harness.js';
 import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
 import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
@@ -21,7 +22,6 @@ let client: SavepointClient;
 let server: ConsoleServer;
 let browser: Browser;
 let page: Page;
-const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const RUN = 'refunds-2026-11-28';
 const KILLED_RUN = 'console-kill';
 /** Holds the run to be killed, once it has counted three steps, at its next model call's reservation (a countStep) until the test has killed it from the page: no race with the engine's speed. */
@@ -48,14 +48,7 @@ describe.skipIf(!haveChromium)('the console in a browser', () => {
     const { chromium } = await import('playwright-core');
     [harness, browser] = await Promise.all([startHarness({ decorateLedger: holdingKilledRun }), chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })]);
     server = await startLocalConsole(harness.stack);
-    client = createClient({
-      ledger: harness.stack.ledger,
-      sfn: harness.stack.sfn,
-      stateMachineArn: harness.stack.stateMachineArn,
-      decide: approvalApiDecider(harness.stack.endpoints.approvals),
-      agent: harness.stack.agent,
-      pause: nextTick,
-    });
+    client = stackClient(harness.stack);
     page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     // Waits are on page conditions; a run on this shared machine takes its time between two approvals.
     page.setDefaultTimeout(150_000);

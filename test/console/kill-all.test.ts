@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
+import type { SavepointClient } from '../../client/ledger-client.js';
+import { stackClient } from '../support/agent-harness.js';
 import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
 import { duplicatePayments, sampleInput, startHarness, type Harness } from '../support/refund-harness.js';
@@ -12,13 +13,12 @@ import { duplicatePayments, sampleInput, startHarness, type Harness } from '../s
 let harness: Harness;
 let client: SavepointClient;
 let console_: ConsoleServer;
-const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const RUN = 'waiting-run';
 
 beforeAll(async () => {
   harness = await startHarness();
   console_ = await startLocalConsole(harness.stack);
-  client = createClient({ ledger: harness.stack.ledger, sfn: harness.stack.sfn, stateMachineArn: harness.stack.stateMachineArn, decide: approvalApiDecider(harness.stack.endpoints.approvals), agent: harness.stack.agent, pause: nextTick });
+  client = stackClient(harness.stack);
 }, 120_000);
 afterAll(async () => {
   await console_?.close();

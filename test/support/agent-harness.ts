@@ -6,6 +6,7 @@ import { summarizeHistory } from '../../local/engine/local-engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime/local-stack.js';
 import { apiGatewayEvent } from '../../local/services/approval-api.js';
 import { lambdaContext } from '../../local/services/lambda-context.js';
+import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
 
 /**
  * An agent on the whole local stack (the synthesized definition on the in-process engine, the
@@ -172,4 +173,13 @@ export async function postLinkDecision(url: string, body: Record<string, unknown
     body: JSON.stringify({ ...body, link: link.searchParams.get('link') }),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/**
+ * The client of a local stack's runs, as an application on the machine has it: its ledger, its
+ * Step Functions, decisions through its approval API, its agent; polls paced by `setImmediate`.
+ */
+export function stackClient(stack: Pick<LocalStack, 'ledger' | 'sfn' | 'stateMachineArn' | 'endpoints' | 'agent'>): SavepointClient {
+  const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
+  return createClient({ ledger: stack.ledger, sfn: stack.sfn, stateMachineArn: stack.stateMachineArn, decide: approvalApiDecider(stack.endpoints.approvals), agent: stack.agent, pause });
 }
