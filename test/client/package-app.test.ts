@@ -16,6 +16,7 @@ import { cachedTemplate } from '../../local/template/cache.js';
 import { duplicates } from '../support/cli-process.js';
 import { installApp, pinned } from '../support/pack.js';
 import { sampleDay } from '../support/refund-harness.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
 
 /**
  * Applications outside the repository, with savepoint installed from `npm pack` (its `exports` are
@@ -126,6 +127,12 @@ async function docsRun(runId: string): Promise<string> {
   }
   await docsRuns.get(runId);
   return dir;
+}
+
+/** The id of the run the README's application starts: the agent names a run by its input (its `runId`). */
+function readmeAppRunId(): string {
+  const date = /input: \{ date: '([\d-]+)' \}/.exec(readmeFiles()['runs-app.ts']!)![1]!;
+  return refundReconciler.runId!({ date });
 }
 
 /** The serve the MCP tests' hosts reach, on .savepoint-mcp in the app. */
@@ -263,8 +270,11 @@ describe('an application from npm pack, on savepoint serve', () => {
     const block = snippet('run-events-curl');
     const [assign, whole, byHeader, byQuery, ...more] = block.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
     expect(more).toEqual([]);
-    // The run the session follows, started (and its approvals decided) by an app with the installed client.
-    const dir = await docsRun(/\$API\/([^/]+)\/events/.exec(whole!)![1]!);
+    // The run the session follows is the one the README's application just above it starts (a user
+    // runs them in that order), started here (and its approvals decided) by an app with the installed client.
+    const runId = /\$API\/([^/]+)\/events/.exec(whole!)![1]!;
+    expect(runId).toBe(readmeAppRunId());
+    const dir = await docsRun(runId);
 
     // Each command as the guide writes it, run by bash in that directory.
     const sh = (command: string) => execFileSync('bash', ['-c', `set -euo pipefail; ${assign}; ${command}`], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
@@ -317,6 +327,7 @@ describe('an application from npm pack, on savepoint serve', () => {
   // The last of the tests in the docs directory: it stops its serve, to read the ledger.
   it("runs docs/applications.md's events application as written: every event of the run the guide names, started to finished", async () => {
     const runId = /client\.events\('([^']+)'\)/.exec(readmeFiles()['events-app.ts']!)![1]!;
+    expect(runId).toBe(readmeAppRunId());
     const dir = await docsRun(runId);
     writeFileSync(join(dir, 'events-app.mjs'), readmeFiles()['events-app.ts']!);
     const { stdout } = await exec(process.execPath, ['events-app.mjs'], { cwd: dir, timeout: 120_000 });
