@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { terminalSafe } from './format.js';
+import { commandHint } from './command-hint.js';
 import { DEFAULT_STATE_DIR } from './state.js';
 
 /** The root command and what every command shares: its global options and where it writes. */
@@ -51,6 +52,9 @@ export async function exitWhenWritten(streams: readonly NodeJS.WritableStream[] 
 
 export const stateDir = () => resolve(program.opts<{ stateDir: string }>().stateDir);
 export const deployed = () => program.opts<{ stack?: string; region?: string }>();
+
+/** A command to type next, addressed as this one was (cli/command-hint.ts). */
+export const nextCommand = (words: string): string => commandHint(words, program.opts());
 export const AGENT_HELP = 'the agent: a name (agents/<name>/agent.ts) or the path of its module (default: $SAVEPOINT_AGENT)';
 export const defaultAgent = process.env['SAVEPOINT_AGENT'] || undefined;
 

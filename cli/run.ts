@@ -38,6 +38,7 @@ import { checkTracingEnv } from './tracing-env.js';
 import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
 import { startLocalConsole } from '../console/local.js';
 import { counted } from '../lambdas/shared/text.js';
+import { commandHint } from './command-hint.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
 
@@ -343,7 +344,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   const record = await stack.ledger.getRun(runId);
   progress(`savepoint: run ${runId}${existing && existing.status !== 'succeeded' ? ' (resumed)' : ''} — execution ${executionArn}`);
   const wait = record?.config.approvalTimeoutSeconds ?? approvalTimeoutSeconds;
-  progress(`savepoint: approvals ${approvalMode === 'prompt' ? 'are asked here' : approvalMode === 'wait' ? `wait ${wait} s for \`savepoint approve <id>\`, then escalate` : `are ${approvalMode === 'reject' ? 'rejected' : 'approved'} automatically`}`);
+  progress(`savepoint: approvals ${approvalMode === 'prompt' ? 'are asked here' : approvalMode === 'wait' ? `wait ${wait} s for \`${commandHint('approve <id>', { stateDir })}\`, then escalate` : `are ${approvalMode === 'reject' ? 'rejected' : 'approved'} automatically`}`);
   // The runs the watchdog resumed are driven on with this one — but not waited for once they wait
   // for a person this command does not decide for (that could be a day): they are left, saved, as
   // below, for the next engine (`savepoint serve` drives every run to its end).
@@ -369,7 +370,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     const named = left.map((other) => (waitingForPerson.has(other) ? `${other}, waiting for a person` : other));
     progress(
       `savepoint: this command ends with its run, and ${counted(left.length, 'other run')} ${left.length === 1 ? 'is' : 'are'} left unfinished (${named.join('; ')}): ` +
-        'they are saved, and resume when the next engine starts on this state directory (`savepoint serve`, `savepoint run`, or `savepoint resume <runId>`); to drive every run to its end, use `savepoint serve`',
+        `they are saved, and resume when the next engine starts on this state directory (\`${commandHint('serve', { stateDir })}\`, \`${commandHint('run', { stateDir })}\`, or \`${commandHint('resume <runId>', { stateDir })}\`); to drive every run to its end, use \`savepoint serve\``,
     );
   }
   // A question at the terminal is not waited for once the run has ended or was asked to stop: nobody needs the answer.
@@ -388,11 +389,12 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     throw new Error(`run ${runId} did not start: ${executionFailure(execution.error, execution.cause, SAVEPOINT_CODE)}`);
   }
   // Said once StartRun has settled and the run is known to exist: then, and only then, it is saved.
-  if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — the run is saved; resume it with \`savepoint resume ${runId}\``);
+  // A run in memory (--memory) ends with its process: nothing is saved to resume.
+  if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — ${stateDir ? `the run is saved; resume it with \`${commandHint(`resume ${runId}`, { stateDir })}\`` : 'the run was in memory (--memory) and ends with this process: nothing can resume it'}`);
   const action = execution.status === 'SUCCEEDED' && finishedBefore ? 'already finished' : 'ran';
   if (action === 'already finished') progress(alreadyFinished(runId, await stack.ledger.getRun(runId), stack.fingerprintOf));
   // Killed by the switch that stops every run: said, with what lifts it, before the next run is killed the same way.
-  if (report.status === 'killed' && (await stack.ledger.getGlobalKill())) progress('savepoint: the global kill switch is on: every run on this state directory stops before its next step (`savepoint kill --all --lift` lifts it)');
+  if (report.status === 'killed' && (await stack.ledger.getGlobalKill())) progress(`savepoint: the global kill switch is on: every run on this state directory stops before its next step (\`${commandHint('kill --all --lift', { stateDir })}\` lifts it)`);
   return { report, execution: figures, action, ...(signal && { signal }) } satisfies RunOutcome;
 }
 

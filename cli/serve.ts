@@ -21,6 +21,7 @@ import { checkTracingEnv } from './tracing-env.js';
 import { fleetBudgetFile, pricesFile } from './run.js';
 import { watchStopSignals, type StopSignal, runCleanups } from './signals.js';
 import { agentDir, chooseLedger, loadTemplate, publishEngine, rememberAgentModule, worldDataOf } from './state.js';
+import { commandHint } from './command-hint.js';
 
 export const ServeOptions = z.object({
   /** The agents to serve (`--agent`, repeated): each with an engine and a ledger of its own (see `serveCommand`). */
@@ -152,7 +153,7 @@ async function serveAgent(context: {
   api: LocalStackOptions['api'];
   io: { out: (line: string) => void; err: (line: string) => void };
   cleanups: (() => Promise<void> | void)[];
-  options: Pick<ServeOptions, 'ledger' | 'durability' | 'failRate' | 'seed' | 'worldData'> & { template: CfnTemplateJson | undefined; prices: PriceOverrides | undefined; fleetBudget: LocalFleetBudget | undefined };
+  options: Pick<ServeOptions, 'stateDir' | 'ledger' | 'durability' | 'failRate' | 'seed' | 'worldData'> & { template: CfnTemplateJson | undefined; prices: PriceOverrides | undefined; fleetBudget: LocalFleetBudget | undefined };
 }) {
   const { agent, module, dir, io, cleanups, options } = context;
   // As `savepoint run` does, before the lock: a ledger that cannot be had here makes nothing.
@@ -181,7 +182,7 @@ async function serveAgent(context: {
     ...(context.api && { api: context.api }),
     onApproval: (approval) => {
       const amount = approval.amount ? ` (${formatAmount(approval.amount)})` : '';
-      io.out(`savepoint: run ${approval.runId} waits for approval ${approval.approvalId}: ${terminalSafe(approval.summary, { oneLine: true })}${amount} — decide by ${approval.decideBy} (savepoint approve ${approval.approvalId})`);
+      io.out(`savepoint: run ${approval.runId} waits for approval ${approval.approvalId}: ${terminalSafe(approval.summary, { oneLine: true })}${amount} — decide by ${approval.decideBy} (${commandHint(`approve ${approval.approvalId}`, { stateDir: options.stateDir })})`);
     },
   }).catch((error: unknown) => {
     throw portInUse(error, context.api?.port);

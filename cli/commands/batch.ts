@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { loadAgent } from '../../local/runtime/agents.js';
-import { AGENT_HELP, defaultAgent, deployed, out, printJson, stateDir } from '../program.js';
+import { AGENT_HELP, defaultAgent, deployed, nextCommand, out, printJson, stateDir } from '../program.js';
 import { describe, parseOptions, UsageError } from '../errors.js';
 import { isRefusal } from '../../client/runs-api-error.js';
 import { counted } from '../../lambdas/shared/text.js';
@@ -113,8 +113,7 @@ async function waitingForPeople(client: Pick<RunsClient, 'approvals'>, batch: { 
   const running = new Set(batch.runs.filter((run) => run.status === 'running').map((run) => run.runId));
   if (running.size === 0) return '';
   const waiting = new Set((await client.approvals()).filter((approval) => running.has(approval.runId)).map((approval) => approval.runId));
-  const { stack } = deployed();
-  return waiting.size === 0 ? '' : ` (${waiting.size} waiting for a person: savepoint${stack ? ` --stack ${stack}` : ''} approvals)`;
+  return waiting.size === 0 ? '' : ` (${waiting.size} waiting for a person: ${nextCommand('approvals')})`;
 }
 
 /** The runs of a batch counted by status, or why none are listed (a manifest that cannot be read). */

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { formatReport } from '../format.js';
 import { UsageError } from '../errors.js';
-import { DEFAULT_STATE_DIR } from '../state.js';
-import { deployed, out, printJson, program, stateDir } from '../program.js';
+import { deployed, nextCommand, out, printJson, stateDir } from '../program.js';
 import { where, withRuns } from '../target.js';
 import type { Approval } from '../../client/connect.js';
 
@@ -34,16 +33,12 @@ export function registerStatusCommand(program: Command): void {
 
 /** What `status` says of an approval its run waits for: what, until when, and how to decide it. */
 export function waitingHint(approval: Pick<Approval, 'approvalId' | 'summary' | 'decideBy'>): string {
-  const { stack } = deployed();
-  const dir = program.opts<{ stateDir: string }>().stateDir;
-  const command = `savepoint${stack ? ` --stack ${stack}` : dir === DEFAULT_STATE_DIR ? '' : ` --state-dir ${dir}`}`;
-  return `waiting for a person: ${approval.summary} — decide by ${approval.decideBy}: ${command} approve ${approval.approvalId} (or reject)`;
+  return `waiting for a person: ${approval.summary} — decide by ${approval.decideBy}: ${nextCommand(`approve ${approval.approvalId}`)} (or reject)`;
 }
 
 /** What `status` says of a running run no engine drives, with the command that resumes it. */
 export function undrivenHint(runId: string, agent: string, engineAgent: string | undefined): string {
-  const dir = program.opts<{ stateDir: string }>().stateDir;
-  const resume = `savepoint${dir === DEFAULT_STATE_DIR ? '' : ` --state-dir ${dir}`} resume ${runId}`;
+  const resume = nextCommand(`resume ${runId}`);
   return engineAgent === undefined
     ? `nothing drives this run: no engine runs in ${stateDir()} (the process that ran it stopped). Resume it: ${resume}`
     : `nothing drives this run: the engine running in ${stateDir()} runs agent ${engineAgent}, not ${agent}. Once it ends, resume it: ${resume}`;

@@ -44,12 +44,14 @@ describe('savepoint batch --wait', () => {
     const items = join(root, 'notes.json');
     writeFileSync(items, JSON.stringify([{ text: 'lunch at noon' }, { text: 'call the vendor' }]));
     const serving = await startServe(['--state-dir', stateDir, 'serve', '--agent', heldNote], children);
-    const waiting = startUntil(['--state-dir', stateDir, 'batch', '--agent', heldNote, '--items', items, '--batch-id', 'notes', '--wait'], children, /\(2 waiting for a person: savepoint approvals\)/);
+    const waiting = startUntil(['--state-dir', stateDir, 'batch', '--agent', heldNote, '--items', items, '--batch-id', 'notes', '--wait'], children, /\(2 waiting for a person: savepoint --state-dir \S+ approvals\)/);
     await waiting.reached;
-    expect(waiting.output()).toMatch(/^savepoint: batch notes: 2 running \(2 waiting for a person: savepoint approvals\)$/m);
+    expect(waiting.output()).toMatch(new RegExp(`^savepoint: batch notes: 2 running \\(2 waiting for a person: savepoint --state-dir ${stateDir} approvals\\)$`, 'm'));
     const listed = await savepoint(['--state-dir', stateDir, 'approvals', '--json']);
     const approvals = (JSON.parse(listed.stdout) as { approvals: { approvalId: string }[] }).approvals.map((approval) => approval.approvalId);
     expect(approvals).toHaveLength(2);
+    // serve says the same of each, with the command that decides it on this state directory.
+    for (const approvalId of approvals) expect(serving.output()).toContain(`(savepoint --state-dir ${stateDir} approve ${approvalId})\n`);
     for (const approvalId of approvals) expect((await savepoint(['--state-dir', stateDir, 'approve', approvalId])).code).toBe(0);
     expect(await waiting.exited, waiting.output()).toBe(0);
     expect(waiting.output()).toMatch(/^savepoint: batch notes succeeded: 2 succeeded$/m);

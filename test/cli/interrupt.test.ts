@@ -36,11 +36,34 @@ describe('an early Ctrl-C', () => {
     child.stderr.on('data', onData);
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(130);
-    const saved = /the run is saved; resume it with `savepoint resume (\S+)`/.exec(output);
+    // The command it names works pasted as it is: it names the state directory, which is not the default.
+    const saved = /the run is saved; resume it with `savepoint --state-dir (\S+) resume (\S+)`/.exec(output);
     const nothing = /SIGINT before the run started: stopped; the state directory is as it was/.test(output);
     expect([Boolean(saved), nothing]).toContainEqual(true);
     expect(Boolean(saved) && nothing).toBe(false);
-    if (saved) expect((await ledgerOf(stateDir, saved[1]!.replace(/`$/, ''))).run).toMatchObject({ status: 'running' });
+    if (saved) {
+      expect(saved[1]).toBe(stateDir);
+      expect((await ledgerOf(stateDir, saved[2]!)).run).toMatchObject({ status: 'running' });
+    }
+  });
+
+  it('of a run in memory (--memory) says that it ends with the process: nothing is saved to resume', async () => {
+    const { stateDir, args } = await workspace('memory', sampleDay);
+    dirs.push(dirname(stateDir));
+    // Interrupted while it waits for its first approval: mid-run, whatever the machine's speed.
+    const child = spawn(process.execPath, [bin, ...args('run', '--memory', '--approve', 'wait', '--approval-timeout', '600')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    let interrupted = false;
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      // One Ctrl-C: a second one would end the process at once.
+      if (/⏸ {2}approval /.test(output) && !interrupted) interrupted = child.kill('SIGINT');
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    expect(await new Promise((resolve) => child.on('exit', resolve)), output).toBe(130);
+    expect(output).toMatch(/^savepoint: interrupted — the run was in memory \(--memory\) and ends with this process: nothing can resume it$/m);
+    expect(output).not.toMatch(/saved|resume it with/);
   });
 
   it('is resumed with the approval wait the run started with, which the resume banner states', async () => {
@@ -54,7 +77,7 @@ describe('an early Ctrl-C', () => {
       if (/⏸ {2}approval /.test(output) && child.signalCode === null && !interrupted) interrupted = child.kill('SIGINT');
     });
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(130);
-    const runId = /resume it with `savepoint resume (\S+)`/.exec(output)![1]!;
+    const runId = /resume it with `savepoint --state-dir \S+ resume (\S+)`/.exec(output)![1]!;
 
     // `savepoint resume <runId>`, in process: unattended, this command line alone would wait 1 s.
     const value = (name: string) => args()[args().indexOf(name) + 1];
@@ -70,7 +93,7 @@ describe('an early Ctrl-C', () => {
       { out, err: out, interactive: false },
     );
     expect(await killed).toMatchObject({ code: 0 });
-    expect(lines).toContain('savepoint: approvals wait 600 s for `savepoint approve <id>`, then escalate');
+    expect(lines).toContain(`savepoint: approvals wait 600 s for \`savepoint --state-dir ${stateDir} approve <id>\`, then escalate`);
     expect(resumed.report.status).toBe('killed');
   });
 });

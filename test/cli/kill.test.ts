@@ -76,7 +76,7 @@ describe('savepoint kill --all', () => {
     const run = await savepoint(args('run', '--approve', 'reject'));
     expect(run.code, run.stderr).toBe(3);
     expect(run.stdout).toMatch(/: killed — killed \(all runs\) by \S+ at \S+: incident$/m);
-    expect(run.stdout).toMatch(/^savepoint: the global kill switch is on: every run on this state directory stops before its next step \(`savepoint kill --all --lift` lifts it\)$/m);
+    expect(run.stdout).toMatch(/^savepoint: the global kill switch is on: every run on this state directory stops before its next step \(`savepoint --state-dir \S+ kill --all --lift` lifts it\)$/m);
   });
 
   it('stops a run waiting for a person now, as kill <runId> does, not when its approval is decided', async () => {

@@ -257,7 +257,7 @@ describe('one owner per state directory, and stop signals that save the run', ()
       expect(existsSync(join(stateDir, 'world-data.json'))).toBe(false);
       expect(status).toMatchObject({ code: 2, stderr: expect.stringMatching(`no run ${runId}`) });
     } else {
-      expect(run.output()).toMatch(`SIGTERM received — the run is saved; resume it with \`savepoint resume ${runId}\``);
+      expect(run.output()).toMatch(`SIGTERM received — the run is saved; resume it with \`savepoint --state-dir ${stateDir} resume ${runId}\``);
       expect(status).toMatchObject({ code: 0, stdout: expect.stringMatching(new RegExp(`^run ${runId} .*: running$`, 'm')) });
     }
   });
@@ -277,7 +277,7 @@ describe('one owner per state directory, and stop signals that save the run', ()
     await winner.saw(/— execution/);
     winner.child.kill('SIGTERM');
     expect(await winner.exited, winner.output()).toBe(143);
-    expect(winner.output()).toMatch(`SIGTERM received — the run is saved; resume it with \`savepoint resume ${runId}\``);
+    expect(winner.output()).toMatch(`SIGTERM received — the run is saved; resume it with \`savepoint --state-dir ${stateDir} resume ${runId}\``);
     expect(leftBehind(stateDir)).toEqual([]);
     const status = await savepoint(...dir, 'status', runId, '--json');
     expect(status.code, status.stderr).toBe(0);
@@ -315,7 +315,7 @@ describe('one owner per state directory, and stop signals that save the run', ()
     await resume.saw(/\(resumed\) — execution/);
     resume.child.kill(signal);
     expect(await resume.exited, resume.output()).toBe(code);
-    expect(resume.output()).toMatch(`the run is saved; resume it with \`savepoint resume ${runId}\``);
+    expect(resume.output()).toMatch(`the run is saved; resume it with \`savepoint --state-dir ${stateDir} resume ${runId}\``);
     expect(leftBehind(stateDir)).toEqual([]);
   });
 
