@@ -2,10 +2,12 @@ import type { RunsClient } from '../client/index.js';
 import type { SavepointClient } from '../client/ledger-client.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
+import type { PruneRecord } from '../lambdas/ledger/pruning.js';
+import { counted } from '../lambdas/shared/text.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
 import { localAwsConfig } from '../local/services/aws-config.js';
-import { defaultAgent, deployed, err, stateDir } from './program.js';
-import { describe } from './errors.js';
+import { defaultAgent, deployed, err, nextCommand, stateDir } from './program.js';
+import { describe, UsageError } from './errors.js';
 import { agentDirsOf, openEveryAgent, openLedger, rememberedAgentModule, runningEngine, type AgentDir, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
 import { liveOwner, lockFilePath } from './owner.js';
 import { existsSync } from 'node:fs';
@@ -248,4 +250,24 @@ export async function servingEngine(dir: string): Promise<{ client: RunsClient; 
   if (!engine || !runs) return undefined;
   const { runsClient } = await import('../client/index.js');
   return { client: runsClient({ base: runs.replace(/\/runs$/, '') }), engine };
+}
+
+/**
+ * The error of a command given a run id its ledger does not hold. A run `savepoint prune` removed
+ * is named as such, with the prune's sealed record (which `savepoint verify <runId>` checks): "no
+ * run" alone reads as a lost run. `ledger`: the ledger at hand; without one (`status` reads through
+ * the runs API), it is opened to read.
+ */
+export async function noRunError(runId: string, ledger?: Ledger): Promise<UsageError> {
+  const { pruningOf } = await import('../lambdas/ledger/storage-ledger.js');
+  const prunesIn = async (held: Ledger): Promise<PruneRecord[]> => (await pruningOf(held)?.prunes(() => undefined)) ?? [];
+  // Only to say more than "no run": a ledger that cannot be opened now leaves the answer as it was.
+  const prunes = ledger ? await prunesIn(ledger) : await withLedgerOnly('status', undefined, runId, (opened) => prunesIn(opened.ledger)).catch(() => []);
+  const prune = prunes.find((record) => record.runIds.includes(runId));
+  return new UsageError(`no run ${runId} in ${where()}${prune ? `: it was ${formatPrune(prune)} (\`${nextCommand(`verify ${runId}`)}\` checks that record)` : ''}`);
+}
+
+/** A prune record, as a line (`verify`, and the error of a run it removed). */
+export function formatPrune(prune: PruneRecord): string {
+  return `pruned at ${prune.prunedAt}: ${counted(prune.runIds.length, 'run')} that finished before ${prune.finishedBefore} (${counted(prune.records, 'record')}, ${prune.digest}), sealed`;
 }

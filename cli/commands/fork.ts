@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js';
 import { engineOptions } from '../options.js';
 import { deployed, err, out, printJson, stateDir } from '../program.js';
 import { formatReport } from '../format.js';
-import { agentFor, recordedAgent, where, withClient } from '../target.js';
+import { agentFor, noRunError, recordedAgent, where, withClient } from '../target.js';
 import type { AgentDir } from '../state.js';
 import { runAndReport } from './run.js';
 
@@ -52,7 +52,7 @@ export function registerForkCommand(program: Command): void {
       // Read the parent and report before the engine owns the state directory.
       const { parent, changes, dir } = await withClient('fork', options.agent, parentId, async ({ ledger, engine, parts }) => {
         const run = await ledger.getRun(parentId);
-        if (!run) throw new UsageError(`no run ${parentId} in ${where()}`);
+        if (!run) throw await noRunError(parentId, ledger);
         const agent = await agentFor(options.agent, run.agent, engine ?? null);
         const { runInput } = await import('../run.js');
         const input = options.input === undefined ? run.input : runInput(options.input, undefined, run.agent);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { deployed, out, stateDir } from '../program.js';
-import { servingEngine, withClient } from '../target.js';
+import { noRunError, servingEngine, withClient } from '../target.js';
 import { counted } from '../../lambdas/shared/text.js';
 
 /** `savepoint kill [runId] | --all [--lift]`: a run, or every run, stops before its next step. */
@@ -20,7 +20,7 @@ export function registerKillCommand(program: Command): void {
       const serving = runId && !deployed().stack ? await servingEngine(stateDir()) : undefined;
       if (serving) {
         const run = await serving.client.get(runId!);
-        if (!run) throw new UsageError(`no run ${runId} in ${stateDir()}`);
+        if (!run) throw await noRunError(runId!);
         await serving.client.cancel(runId!, { reason: options.reason });
         return out(`run ${runId}: killed; it stops before its next step`);
       }
@@ -34,7 +34,7 @@ export function registerKillCommand(program: Command): void {
           const waiting = await killEveryRun(ledger, client, { by: localUser(), at: new Date().toISOString(), reason: options.reason });
           return out(`global kill switch on: every run stops before its next step${waiting.length > 0 ? `; ${counted(waiting.length, 'run')} waiting for a person stopped now (${waiting.join(', ')})` : ''}`);
         }
-        if (!(await ledger.getRun(runId!))) throw new UsageError(`no run ${runId} in ${stateDir()}`);
+        if (!(await ledger.getRun(runId!))) throw await noRunError(runId!, ledger);
         await client.cancel(runId!, { by: localUser(), reason: options.reason });
         out(`run ${runId}: killed; it stops before its next step`);
       });

@@ -3,7 +3,7 @@ import type { ReplayResult } from '../../local/replay/index.js';
 import { UsageError } from '../errors.js';
 import { counted } from '../../lambdas/shared/text.js';
 import { out, printJson } from '../program.js';
-import { agentFor, where, withLedgerOnly } from '../target.js';
+import { agentFor, noRunError, withLedgerOnly } from '../target.js';
 
 /** `savepoint replay <runId>`: re-executes a finished run on this code from its ledger, with no live call. */
 export function registerReplayCommand(program: Command): void {
@@ -15,7 +15,7 @@ export function registerReplayCommand(program: Command): void {
     .action((runId: string, options: { agent?: string; json: boolean }) =>
       withLedgerOnly('replay', options.agent, runId, async ({ ledger, engine }) => {
         const run = await ledger.getRun(runId);
-        if (!run) throw new UsageError(`no run ${runId} in ${where()}`);
+        if (!run) throw await noRunError(runId, ledger);
         // A run still running has no end to compare with: bad input (exit 2), not a divergence (exit 1).
         if (run.status === 'running') throw new UsageError(`runId: run ${runId} is still running; replay a finished or stopped run`);
         const agent = await agentFor(options.agent, run.agent, engine ?? null);

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { formatReport } from '../format.js';
-import { UsageError } from '../errors.js';
 import { deployed, nextCommand, out, printJson, stateDir } from '../program.js';
-import { where, withRuns } from '../target.js';
+import { noRunError, withRuns } from '../target.js';
 import type { Approval } from '../../client/connect.js';
 
 /** `savepoint status <runId>`: a run's report, as the runs API answers it. */
@@ -15,7 +14,7 @@ export function registerStatusCommand(program: Command): void {
     .action((runId: string, options: { json: boolean; agent?: string }) =>
       withRuns('status', options.agent, async ({ client, engines }) => {
         const run = await client.get(runId);
-        if (!run) throw new UsageError(`no run ${runId} in ${where()}`);
+        if (!run) throw await noRunError(runId);
         // A local run recorded as running that no engine of its agent drives: its process died (a
         // SIGKILL, a crash). The ledger cannot tell; the state directory can, and says what to type.
         const local = run.report.status === 'running' && !deployed().stack;

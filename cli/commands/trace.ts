@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import { UsageError } from '../errors.js';
 import { checkTracingEnv } from '../tracing-env.js';
 import { err, out, printJson } from '../program.js';
-import { agentFor, where, withClient } from '../target.js';
+import { agentFor, noRunError, withClient } from '../target.js';
 
 /**
  * `savepoint trace <runId>`: the run's whole trace rebuilt from its sealed ledger records and
@@ -20,7 +19,7 @@ export function registerTraceCommand(program: Command): void {
     .action((runId: string, options: { print: boolean; json: boolean; agent?: string }) =>
       checkTracingEnv().then(() => withClient('trace', undefined, undefined, async ({ ledger }) => {
         const run = await ledger.getRun(runId);
-        if (!run) throw new UsageError(`no run ${runId} in ${where()}`);
+        if (!run) throw await noRunError(runId, ledger);
         // The run's agent, when it is here: its tools' guarantees and its redaction hook.
         const agent = await agentFor(options.agent, run.agent, null);
         // Spans only: the metrics were measured as the run went, and a second send would count twice.

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
-import type { PruneRecord } from '../../lambdas/ledger/pruning.js';
 import type { RunVerification } from '../../lambdas/ledger/seal.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
-import { where, withClient } from '../target.js';
+import { formatPrune, noRunError, withClient } from '../target.js';
 import { counted } from '../../lambdas/shared/text.js';
 
 /** `savepoint verify [runId] | --all`: checks sealed ledger records. */
@@ -20,7 +19,7 @@ export function registerVerifyCommand(program: Command): void {
         const reports = await client.verify(runId ?? 'all');
         if (!reports) {
           const prune = (await pruningOf(ledger)?.prunes(() => undefined))?.find((record) => record.runIds.includes(runId!));
-          if (!prune) throw new UsageError(`no run ${runId} in ${where()}`);
+          if (!prune) throw await noRunError(runId!, ledger);
           return out(`${runId}: pruned, its records removed by ${formatPrune(prune)}`);
         }
         const failed = reports.filter((report) => report.problems.length > 0);
@@ -40,10 +39,6 @@ export function registerVerifyCommand(program: Command): void {
     });
 }
 
-/** A prune record, as a line. */
-function formatPrune(prune: PruneRecord): string {
-  return `pruned at ${prune.prunedAt}: ${counted(prune.runIds.length, 'run')} that finished before ${prune.finishedBefore} (${counted(prune.records, 'record')}, ${prune.digest}), sealed`;
-}
 
 /** One run's verification, as a line (and one more per failing record). */
 function formatVerification(report: RunVerification): string {
