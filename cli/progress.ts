@@ -1,5 +1,5 @@
 import type { HistoryEvent } from '../local/engine/local-engine.js';
-import { ErrorNames } from '../lambdas/shared/errors.js';
+import { causeMessage, ErrorNames } from '../lambdas/shared/errors.js';
 import { terminalSafe } from './format.js';
 
 type Write = (line: string) => void;
@@ -25,7 +25,8 @@ export function progressPrinter(write: Write, startedAt = Date.now()) {
       const details = event.taskFailedEventDetails;
       // Not a fault: CallTool routing a call to its approval wait, which prints its own ⏸ line.
       if (details?.error === ErrorNames.ApprovalNeeded) return;
-      write(`${elapsed()}  ${'!'.padStart(4)}  ${state} failed: ${field(details?.error ?? '?')} — ${field(firstLine(details?.cause))}`);
+      // The cause of a Lambda error is its JSON ({ errorType, errorMessage, trace }): its message, not the JSON.
+      write(`${elapsed()}  ${'!'.padStart(4)}  ${state} failed: ${field(details?.error ?? '?')} — ${field(firstLine(causeMessage(details?.cause)))}`);
       return;
     }
     if (event.type !== 'TaskSucceeded' || !event.taskSucceededEventDetails) return;

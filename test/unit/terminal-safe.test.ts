@@ -59,4 +59,13 @@ describe('terminalSafe: nothing a model or a tool chose steers the terminal', ()
     print({ type: 'TaskFailed', taskFailedEventDetails: { error: 'Agent.Transient', cause: 'socket hang up' } } as never);
     expect(lines).toEqual([expect.stringMatching(/CallTool failed: Agent\.Transient — socket hang up$/)]);
   });
+
+  it("prints a Lambda error's message, not the JSON of its cause with the stack", () => {
+    const lines: string[] = [];
+    const print = progressPrinter((line) => lines.push(line), 0);
+    print({ type: 'TaskStateEntered', stateEnteredEventDetails: { name: 'CallModel' } } as never);
+    const cause = JSON.stringify({ errorType: 'Agent.Transient', errorMessage: 'anthropic model call failed: timed out', trace: ['Agent.Transient: anthropic model call failed: timed out', '    at callModel (call-model.ts:1:1)'] });
+    print({ type: 'TaskFailed', taskFailedEventDetails: { error: 'Agent.Transient', cause } } as never);
+    expect(lines).toEqual([expect.stringMatching(/ {2}CallModel failed: Agent\.Transient — anthropic model call failed: timed out$/)]);
+  });
 });
