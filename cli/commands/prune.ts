@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import type { PrunePlan } from '../../lambdas/ledger/pruning.js';
 import { CalendarDate } from '../../lambdas/shared/dates.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
@@ -22,8 +23,9 @@ export function registerPruneCommand(program: Command): void {
     .command('prune')
     .description('remove the records of runs that finished (succeeded, stopped, killed) before a date, leaving a sealed summary that verify checks')
     .requiredOption('--finished-before <date>', 'a day (YYYY-MM-DD, midnight UTC) or an ISO date-time: runs that finished before it are pruned')
+    .option('--dry-run', 'remove nothing: print the runs it would prune, and those that finished before the date that it keeps, with why', false)
     .option('--json', 'print JSON', false)
-    .action(async (options: { finishedBefore: string; json: boolean }) => {
+    .action(async (options: { finishedBefore: string; dryRun: boolean; json: boolean }) => {
       const finishedBefore = parseOrThrow(FinishedBefore, options.finishedBefore, '--finished-before');
       await withClient('prune', undefined, undefined, async ({ ledger, engine, parts }) => {
         // Each agent's ledger (serve with several agents keeps one per agent), else the one.
@@ -34,6 +36,7 @@ export function registerPruneCommand(program: Command): void {
             engine ? `prune: an engine is running on ${where()} (pid ${engine.pid}); stop it first, the engine owns the ledger while it runs` : `prune: the ledger of ${where()} keeps no prune records`,
           );
         }
+        if (options.dryRun) return printPlan(finishedBefore, await Promise.all(prunables.map((prunable) => prunable!.planPrune(finishedBefore))), options.json);
         const now = new Date();
         const pruned = [];
         for (const prunable of prunables) pruned.push(...(await prunable!.prune(finishedBefore, now)));
@@ -45,6 +48,19 @@ export function registerPruneCommand(program: Command): void {
         );
       });
     });
+}
+
+/** `prune --dry-run`: each ledger's plan (serve with several agents keeps one per agent), as one. */
+function printPlan(finishedBefore: Date, plans: readonly PrunePlan[], json: boolean): void {
+  const prune = plans.flatMap((plan) => plan.prune);
+  const kept = plans.flatMap((plan) => plan.kept);
+  if (json) return printJson({ dryRun: true, finishedBefore: finishedBefore.toISOString(), prune, kept });
+  out(
+    prune.length > 0
+      ? `would prune ${counted(prune.length, 'run')} that finished before ${finishedBefore.toISOString()}: ${prune.join(', ')} (--dry-run: nothing removed)`
+      : `no run finished before ${finishedBefore.toISOString()} that may be pruned: nothing would be pruned (--dry-run)`,
+  );
+  for (const { runId, reason } of kept) out(`  kept ${runId}: ${reason}`);
 }
 
 const FinishedBefore = z.union([CalendarDate.transform((day) => new Date(`${day}T00:00:00.000Z`)), z.iso.datetime({ offset: true }).transform((text) => new Date(text))], {

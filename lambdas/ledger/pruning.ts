@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { blobKey, type Key, type Stored } from './protocol.js';
 import { runKey, tokenKey, type RunRecord, type RunStatus } from '../records/ledger-records.js';
+import { counted } from '../shared/text.js';
 
 /**
  * Retention (`savepoint prune`), once for both engines, in protocol.ts's shape: each rule a pure
@@ -10,7 +11,7 @@ import { runKey, tokenKey, type RunRecord, type RunStatus } from '../records/led
  * storage-ledger.ts runs the procedure:
  *
  *   prunes ─► the newest record's runs, what is left of them where the run record is gone: deleted (leftOfPrune)
- *   listRuns ─► pruneVerdict each (pending approvals: one index query, when a run may qualify) ─► prunableRuns
+ *   listRuns ─► pruneVerdict each (pending approvals: one index query, when a run may qualify) ─► prunePlan (what --dry-run prints)
  *   per group of runs (pruneGroupFull: RUNS_PER_PRUNE_RECORD runs, WRITES_BYTES_PER_PRUNE_RECORD of write keys):
  *     queryRunItems each ─► pruneRecordOf ─► put the sealed record      IF_NO_PRUNE_RECORD (absent)
  *     ─► deleteItems: each run record                                   IF_RUN_UNCHANGED (the basis read)
@@ -80,7 +81,7 @@ export type PruneVerdict = { prune: true } | { prune: false; reason: string };
 export function pruneVerdict(run: RunRecord, finishedBefore: Date, facts: PruneFacts): PruneVerdict {
   if (!FINISHED_STATUSES.has(run.status)) return { prune: false, reason: `it is ${run.status}` };
   if (run.finishedAt === undefined || run.finishedAt >= finishedBefore.toISOString()) return { prune: false, reason: `it finished at ${run.finishedAt ?? '(unrecorded)'}` };
-  if (facts.pendingApprovals > 0) return { prune: false, reason: `${facts.pendingApprovals} of its approvals are pending` };
+  if (facts.pendingApprovals > 0) return { prune: false, reason: `it has ${counted(facts.pendingApprovals, 'approval')} pending` };
   const live = (run.forks ?? []).find((fork) => {
     const status = facts.forkStatus(fork.runId);
     return status !== undefined && !FINISHED_STATUSES.has(status);
@@ -127,21 +128,35 @@ export interface ItemDelete {
   readonly expected?: { readonly basis: unknown };
 }
 
+/** What a prune removes, and what it keeps of the runs that finished before its date, with the rule's reason (`prune --dry-run`). */
+export interface PrunePlan {
+  /** The runs it removes, sorted. */
+  readonly prune: readonly string[];
+  /** The runs that finished (succeeded, stopped, killed) before the date that it keeps, sorted, each with why. */
+  readonly kept: readonly { readonly runId: string; readonly reason: string }[];
+}
+
 /**
- * The runs a prune removes, sorted: those `pruneVerdict` lets go. `pending`: each run's pending
- * approvals, when they were asked for (`undefined`: not yet, counted as none — `wantsPending` says
- * whether to ask).
+ * The plan of a prune: `pruneVerdict` over each run that finished before `finishedBefore`.
+ * `pending`: each run's pending approvals, when they were asked for (`undefined`: not yet, counted
+ * as none — `wantsPending` says whether to ask).
  */
-export function prunableRuns(runs: readonly RunRecord[], finishedBefore: Date, pending?: ReadonlyMap<string, number>): string[] {
+export function prunePlan(runs: readonly RunRecord[], finishedBefore: Date, pending?: ReadonlyMap<string, number>): PrunePlan {
   const status = new Map(runs.map((run) => [run.runId, run.status]));
-  return runs
-    .filter((run) => pruneVerdict(run, finishedBefore, { pendingApprovals: pending?.get(run.runId) ?? 0, forkStatus: (id) => status.get(id) }).prune)
-    .map((run) => run.runId)
-    .sort();
+  const before = finishedBefore.toISOString();
+  const prune: string[] = [];
+  const kept: { runId: string; reason: string }[] = [];
+  for (const run of [...runs].sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0))) {
+    if (!FINISHED_STATUSES.has(run.status) || run.finishedAt === undefined || run.finishedAt >= before) continue;
+    const verdict = pruneVerdict(run, finishedBefore, { pendingApprovals: pending?.get(run.runId) ?? 0, forkStatus: (id) => status.get(id) });
+    if (verdict.prune) prune.push(run.runId);
+    else kept.push({ runId: run.runId, reason: verdict.reason });
+  }
+  return { prune, kept };
 }
 
 /** Whether a prune needs the pending approvals: only when a run may go (as if none were pending). */
-export const wantsPending = (runs: readonly RunRecord[], finishedBefore: Date): boolean => prunableRuns(runs, finishedBefore).length > 0;
+export const wantsPending = (runs: readonly RunRecord[], finishedBefore: Date): boolean => prunePlan(runs, finishedBefore).prune.length > 0;
 
 /** The pending approvals counted by run. */
 export function pendingByRun(approvals: readonly { runId: string }[]): Map<string, number> {
@@ -218,6 +233,8 @@ export interface Pruning {
    * again. The records written, oldest first; none when no run qualified (nothing is written then).
    */
   prune(finishedBefore: Date, now: Date): Promise<PruneRecord[]>;
+  /** What `prune(finishedBefore, …)` would remove now, and what it would keep of the runs that finished before the date, with why; removes nothing. */
+  planPrune(finishedBefore: Date): Promise<PrunePlan>;
   /** The prune records, oldest first, each verified: one that does not verify throws, or, with `onDamaged`, is named to it and left out. */
   prunes(onDamaged?: (error: Error) => void): Promise<PruneRecord[]>;
   /** Problems with the prune records (none: `[]`): one that does not verify, named; one that disagrees with itself or the ledger (`pruneRecordProblems`). */

@@ -463,16 +463,14 @@ export abstract class StorageLedger implements Ledger, Pruning {
     const earlier = await this.prunes();
     const newest = earlier.at(-1);
     if (newest) for (const runId of newest.runIds) await this.deleteItems(pruning.leftOfPrune(runId, await this.queryRunItems(runId)));
-    // A run whose record does not verify is not pruned: it is left for `verify` to name.
-    const runs = await this.listRuns(Number.MAX_SAFE_INTEGER, { onDamaged: () => undefined });
-    const pending = pruning.wantsPending(runs, finishedBefore) ? pruning.pendingByRun(await this.listPendingApprovals()) : undefined;
+    const plan = await this.planPrune(finishedBefore);
     const written: PruneRecord[] = [];
     let group: { runIds: string[]; bytes: number; items: Map<string, RunItem[]> } = { runIds: [], bytes: 0, items: new Map() };
     const flush = async () => {
       if (group.runIds.length > 0) written.push(await this.pruneRuns(group.runIds, group.items, finishedBefore, now, earlier.length + written.length));
       group = { runIds: [], bytes: 0, items: new Map() };
     };
-    for (const runId of pruning.prunableRuns(runs, finishedBefore, pending)) {
+    for (const runId of plan.prune) {
       const items = await this.queryRunItems(runId);
       const bytes = pruning.writeBytes(items);
       if (pruning.pruneGroupFull({ runs: group.runIds.length, bytes: group.bytes }, bytes)) await flush();
@@ -482,6 +480,13 @@ export abstract class StorageLedger implements Ledger, Pruning {
     }
     await flush();
     return written;
+  };
+
+  readonly planPrune: Pruning['planPrune'] = async (finishedBefore) => {
+    // A run whose record does not verify is not pruned: it is left for `verify` to name.
+    const runs = await this.listRuns(Number.MAX_SAFE_INTEGER, { onDamaged: () => undefined });
+    const pending = pruning.wantsPending(runs, finishedBefore) ? pruning.pendingByRun(await this.listPendingApprovals()) : undefined;
+    return pruning.prunePlan(runs, finishedBefore, pending);
   };
 
   readonly prunes: Pruning['prunes'] = async (onDamaged) => {

@@ -49,6 +49,13 @@ describe('savepoint prune', () => {
     expect(JSON.parse(await savepoint('status', runId, '--json'))).toMatchObject({ status: 'succeeded' });
   });
 
+  it('with --dry-run, names the run it would prune and removes nothing', async () => {
+    expect(await savepoint('prune', '--finished-before', '2999-01-01', '--dry-run')).toBe(`would prune 1 run that finished before 2999-01-01T00:00:00.000Z: ${runId} (--dry-run: nothing removed)\n`);
+    expect(JSON.parse(await savepoint('prune', '--finished-before', '2999-01-01', '--dry-run', '--json'))).toEqual({ dryRun: true, finishedBefore: '2999-01-01T00:00:00.000Z', prune: [runId], kept: [] });
+    expect(JSON.parse(await savepoint('status', runId, '--json'))).toMatchObject({ status: 'succeeded' });
+    expect(JSON.parse(await savepoint('verify', '--all', '--json'))).toMatchObject({ ok: true, pruned: { records: [] } });
+  });
+
   it('removes a finished run, and verify --all accounts for it from the sealed prune record', async () => {
     const { pruned } = JSON.parse(await savepoint('prune', '--finished-before', '2999-01-01', '--json')) as { pruned: { runIds: string[]; records: number; digest: string }[] };
     expect(pruned).toMatchObject([{ runIds: [runId], digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }]);

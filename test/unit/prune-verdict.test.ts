@@ -21,7 +21,7 @@ describe('pruneVerdict', () => {
     ['a failed run (it can be resumed)', finished('failed'), facts(), { prune: false, reason: 'it is failed' }],
     ['a run that finished at the cutoff', finished('succeeded', cutoff.toISOString()), facts(), { prune: false, reason: `it finished at ${cutoff.toISOString()}` }],
     ['a finished run with no finish time recorded', runRecord({ status: 'succeeded' }), facts(), { prune: false, reason: 'it finished at (unrecorded)' }],
-    ['a killed run with an approval still pending', finished('killed'), facts({ pendingApprovals: 1 }), { prune: false, reason: '1 of its approvals are pending' }],
+    ['a killed run with an approval still pending', finished('killed'), facts({ pendingApprovals: 1 }), { prune: false, reason: 'it has 1 approval pending' }],
     ['a parent whose fork runs', finished('succeeded', undefined, ['f']), facts({ forks: { f: 'running' } }), { prune: false, reason: 'its fork f is running and reads its records' }],
     ['a parent whose fork failed (resumable)', finished('succeeded', undefined, ['f']), facts({ forks: { f: 'failed' } }), { prune: false, reason: 'its fork f is failed and reads its records' }],
     ['a parent whose fork finished', finished('succeeded', undefined, ['f']), facts({ forks: { f: 'succeeded' } }), { prune: true }],

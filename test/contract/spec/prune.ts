@@ -107,6 +107,23 @@ export function pruneSpec(make: MakeLedger): void {
       await gone(['RUN#a', 'BLOB#a', 'RUN#b', 'BLOB#b']);
     });
 
+    it('plans exactly what it then removes, naming why each run that finished before the date is kept, and removes nothing itself', async () => {
+      await sixRuns(ledger);
+      const plan = await ledger.planPrune(at(25));
+      expect(plan).toEqual({
+        prune: ['long', 'old'],
+        kept: [
+          { runId: 'parent', reason: 'its fork child is running and reads its records' },
+          { runId: 'waiting', reason: 'it has 1 approval pending' },
+        ],
+      });
+      // Nothing removed, nothing sealed: every run is there, and there is no prune record.
+      expect((await ledger.listRuns(10)).map((kept) => kept.runId).sort()).toEqual(['child', 'late', 'long', 'old', 'parent', 'running', 'waiting']);
+      expect(await ledger.prunes()).toEqual([]);
+      expect((await ledger.prune(at(25), at(100))).flatMap((record) => record.runIds)).toEqual(plan.prune);
+      expect(await ledger.planPrune(at(25))).toEqual({ prune: [], kept: plan.kept });
+    });
+
     it("keeps a fork's parent while the fork runs, and lets both go once it finished", async () => {
       await sixRuns(ledger);
       await ledger.prune(at(25), at(100));
