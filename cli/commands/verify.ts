@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { RunVerification } from '../../lambdas/ledger/seal.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
-import { formatPrune, noRunError, withClient } from '../target.js';
+import { formatPrune, where, withClient } from '../target.js';
 import { counted } from '../../lambdas/shared/text.js';
 
 /** `savepoint verify [runId] | --all`: checks sealed ledger records. */
@@ -19,7 +19,7 @@ export function registerVerifyCommand(program: Command): void {
         const reports = await client.verify(runId ?? 'all');
         if (!reports) {
           const prune = (await pruningOf(ledger)?.prunes(() => undefined))?.find((record) => record.runIds.includes(runId!));
-          if (!prune) throw await noRunError(runId!, ledger);
+          if (!prune) throw new UsageError(`no run ${runId} in ${where()}`);
           return out(`${runId}: pruned, its records removed by ${formatPrune(prune)}`);
         }
         const failed = reports.filter((report) => report.problems.length > 0);
@@ -38,7 +38,6 @@ export function registerVerifyCommand(program: Command): void {
       });
     });
 }
-
 
 /** One run's verification, as a line (and one more per failing record). */
 function formatVerification(report: RunVerification): string {
