@@ -17,5 +17,14 @@ export function commandHint(words: string, target: { stack?: string; region?: st
   return `savepoint${where} ${words}`;
 }
 
+/**
+ * `resume <runId>`, as the command that ran the run decided approvals: its `--approve approve` or
+ * `--approve reject` kept (a resume without it waits for a person: the mode is the command line's,
+ * not recorded in the run).
+ */
+export function resumeWords(runId: string, approve?: unknown): string {
+  return `resume ${runId}${approve === 'approve' || approve === 'reject' ? ` --approve ${approve}` : ''}`;
+}
+
 /** A word as a POSIX shell reads it back: as it is when it has nothing the shell would change, else in single quotes. */
 const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`);

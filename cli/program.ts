@@ -1,8 +1,9 @@
 import { Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { terminalSafe } from './format.js';
-import { commandHint } from './command-hint.js';
+import type { RunReport } from '../lambdas/runs/report.js';
+import { formatReport, terminalSafe, type ExecutionFigures } from './format.js';
+import { commandHint, resumeWords } from './command-hint.js';
 import { DEFAULT_STATE_DIR } from './state.js';
 
 /** The root command and what every command shares: its global options and where it writes. */
@@ -55,6 +56,16 @@ export const deployed = () => program.opts<{ stack?: string; region?: string }>(
 
 /** A command to type next, addressed as this one was (cli/command-hint.ts). */
 export const nextCommand = (words: string): string => commandHint(words, program.opts());
+
+/**
+ * A run's report, as `run`, `resume`, `status` and `fork` print it. A failed run is not over (it
+ * resumes where it stopped): its report ends with the command that resumes it, deciding approvals
+ * as `approve` says (the `--approve` of the command that ran it, when it did).
+ */
+export function printReport(report: RunReport, execution?: ExecutionFigures, approve?: unknown): void {
+  out(formatReport(report, execution));
+  if (report.status === 'failed') out(`the run failed: once its cause is fixed, it resumes where it stopped: ${nextCommand(resumeWords(report.runId, approve))}`);
+}
 export const AGENT_HELP = 'the agent: a name (agents/<name>/agent.ts) or the path of its module (default: $SAVEPOINT_AGENT)';
 export const defaultAgent = process.env['SAVEPOINT_AGENT'] || undefined;
 

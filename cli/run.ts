@@ -38,7 +38,7 @@ import { checkTracingEnv } from './tracing-env.js';
 import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
 import { startLocalConsole } from '../console/local.js';
 import { counted } from '../lambdas/shared/text.js';
-import { commandHint } from './command-hint.js';
+import { commandHint, resumeWords } from './command-hint.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
 
@@ -390,7 +390,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   }
   // Said once StartRun has settled and the run is known to exist: then, and only then, it is saved.
   // A run in memory (--memory) ends with its process: nothing is saved to resume.
-  if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — ${stateDir ? `the run is saved; resume it with \`${commandHint(`resume ${runId}`, { stateDir })}\`` : 'the run was in memory (--memory) and ends with this process: nothing can resume it'}`);
+  if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — ${stateDir ? `the run is saved; resume it with \`${commandHint(resumeWords(runId, approvalMode), { stateDir })}\`` : 'the run was in memory (--memory) and ends with this process: nothing can resume it'}`);
   const action = execution.status === 'SUCCEEDED' && finishedBefore ? 'already finished' : 'ran';
   if (action === 'already finished') progress(alreadyFinished(runId, await stack.ledger.getRun(runId), stack.fingerprintOf));
   // Killed by the switch that stops every run: said, with what lifts it, before the next run is killed the same way.

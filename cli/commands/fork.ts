@@ -5,8 +5,7 @@ import { modelSpecOf } from '../../lambdas/runs/run-request.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
 import { engineOptions } from '../options.js';
-import { deployed, err, out, printJson, stateDir } from '../program.js';
-import { formatReport } from '../format.js';
+import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
 import { agentFor, noRunError, recordedAgent, where, withClient } from '../target.js';
 import type { AgentDir } from '../state.js';
 import { runAndReport } from './run.js';
@@ -106,7 +105,7 @@ async function forkOnStack(parentId: string, options: { runId?: string; yes: boo
     (options.json ? err : out)(`fork ${where.runId} started: ${where.execution}; waiting for it…`);
     const view = await client.wait(started.runId);
     if (options.json) printJson({ ...view.report, ...where });
-    else out(formatReport(view.report));
+    else printReport(view.report);
   });
 }
 

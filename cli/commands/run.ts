@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { engineOptions } from '../options.js';
-import { formatReport } from '../format.js';
 import { UsageError } from '../errors.js';
-import { deployed, err, out, printJson, stateDir } from '../program.js';
+import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
 import { exitCodeOfSignal } from '../signals.js';
 import { servingEngine, withClient } from '../target.js';
 import { MODEL_PROVIDERS } from '../../lambdas/models/providers.js';
@@ -69,7 +68,7 @@ export async function runAndReport(options: Record<string, unknown>) {
   const { exitCodeOf, runCommand } = await runModule();
   const outcome = await runCommand({ ...options, stateDir: dir }, { out, err, interactive: Boolean(process.stdin.isTTY) });
   if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
-  else out(formatReport(outcome.report, outcome.execution));
+  else printReport(outcome.report, outcome.execution, options['approve']);
   // Stopped by a signal: saved, not finished — the shell's 128 + signal, like the default handler.
   process.exitCode = outcome.signal ? exitCodeOfSignal(outcome.signal) : exitCodeOf(outcome.report);
 }
@@ -94,7 +93,7 @@ async function startOnStack(options: Record<string, unknown>) {
     (options['json'] ? err : out)(`run ${where.runId} started: ${where.execution}; waiting for it…`);
     const view = await client.wait(started.runId);
     if (options['json']) printJson({ ...view.report, lifecycle: view.lifecycle });
-    else out(formatReport(view.report));
+    else printReport(view.report);
     process.exitCode = exitCodeOf(view.report);
   });
 }
@@ -123,6 +122,6 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
   progress(`savepoint: run ${started.runId} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
   const run = await client.wait(started.runId);
   if (options['json']) printJson({ ...run.report, lifecycle: run.lifecycle });
-  else out(formatReport(run.report));
+  else printReport(run.report);
   process.exitCode = exitCodeOf(run.report);
 }

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { formatReport } from '../format.js';
-import { deployed, nextCommand, out, printJson, stateDir } from '../program.js';
+import { deployed, nextCommand, out, printJson, printReport, stateDir } from '../program.js';
 import { noRunError, withRuns } from '../target.js';
 import type { Approval } from '../../client/connect.js';
 
@@ -21,7 +20,7 @@ export function registerStatusCommand(program: Command): void {
         const driven = local ? engines.some(({ engine }) => engine.agent?.name === run.report.agent) : undefined;
         if (options.json) printJson({ ...run.report, lifecycle: run.lifecycle, ...(driven !== undefined && { driven }) });
         else {
-          out(formatReport(run.report));
+          printReport(run.report);
           // What a running run waits for, and the command that decides it.
           for (const approval of run.report.status === 'running' ? run.approvals : []) out(waitingHint(approval));
           if (driven === false) out(undrivenHint(runId, run.report.agent, engines.find(({ dir }) => dir === stateDir())?.engine.agent?.name));

@@ -89,6 +89,21 @@ describe('savepoint run --model', () => {
     }
   });
 
+  it('fails a run on a key the provider refuses, ends the report with the command that resumes it, and that command as printed finishes the run once the key is right', async () => {
+    const stateDir = join(scratch, 'wrong-key');
+    const run = ['run', '--agent', 'refund-reconciler', '--approve', 'approve', '--world-data', day, '--model', 'anthropic:claude-haiku-4-5', '--run-id', 'wrong-key'];
+    const failed = await savepoint(['--state-dir', stateDir, ...run], { ANTHROPIC_API_KEY: 'sk-ant-wrong', ANTHROPIC_BASE_URL: anthropic.url });
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.stdout).toMatch(/^run wrong-key .*: failed — .*\[authentication\]/m);
+    const resume = /^the run failed: once its cause is fixed, it resumes where it stopped: savepoint (.+)$/m.exec(failed.stdout)?.[1];
+    // As the run decided its approvals (--approve approve): a resume without it would wait for a person.
+    expect(resume).toBe(`--state-dir ${stateDir} resume wrong-key --approve approve`);
+    const resumed = await savepoint(resume!.split(' '), { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.url });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/^run wrong-key .*: succeeded/m);
+    expect(resumed.stdout).not.toMatch(/the run failed/);
+  });
+
   it('refuses a malformed model spec as a usage error naming the option', async () => {
     const bad = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--model', 'claude']);
     expect(bad.code).toBe(2);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commandHint } from '../../cli/command-hint.js';
+import { commandHint, resumeWords } from '../../cli/command-hint.js';
 
 describe('commandHint: a command to type next, addressed as this one was', () => {
   it('names no state directory when it is the default, typed or resolved', () => {
@@ -22,5 +22,11 @@ describe('commandHint: a command to type next, addressed as this one was', () =>
   it('quotes what a shell would split or expand, so that the hint pastes as it reads', () => {
     expect(commandHint('approvals', { stateDir: '/tmp/my runs' })).toBe("savepoint --state-dir '/tmp/my runs' approvals");
     expect(commandHint('approvals', { stateDir: "/tmp/it's $HOME" })).toBe("savepoint --state-dir '/tmp/it'\\''s $HOME' approvals");
+  });
+
+  it('resumes a run deciding approvals as the command that ran it did, when it decided them itself', () => {
+    expect(resumeWords('r1', 'approve')).toBe('resume r1 --approve approve');
+    expect(resumeWords('r1', 'reject')).toBe('resume r1 --approve reject');
+    for (const mode of ['wait', 'prompt', undefined]) expect(resumeWords('r1', mode)).toBe('resume r1');
   });
 });
