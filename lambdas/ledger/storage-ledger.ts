@@ -321,7 +321,13 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly recordTurn: Ledger['recordTurn'] = (turn, count) => {
     const key = turnKey(turn.runId, turn.turn);
     if (!count) return this.update(key, (current) => protocol.recordTurn(current, turn, new Date()), true);
-    return this.updateItems([key, runKey(turn.runId)], ([current, run]) => protocol.recordTurnCounted(current, run, turn, new Date(), count), { likelyAbsent: [true, false] });
+    const { seen: tell, ...counted } = count;
+    if (!tell) return this.updateItems([key, runKey(turn.runId)], ([current, run]) => protocol.recordTurnCounted(current, run, turn, new Date(), counted), { likelyAbsent: [true, false] });
+    // The kill item's basis is the step's own read of it (loadStep): checked, no request more.
+    return this.updateItems([key, runKey(turn.runId), GLOBAL_KILL], ([current, run, kill]) => protocol.recordTurnSeen(current, run, kill, turn, new Date(), counted), { likelyAbsent: [true, false, false] }).then(({ turn: stored, seen }) => {
+      if (seen) tell(seen);
+      return stored;
+    });
   };
   readonly getTurn: Ledger['getTurn'] = (runId, turn) => this.record(turnKey(runId, turn));
 
