@@ -157,7 +157,7 @@ export interface TurnLedger {
    * With `count`, the turn's step is counted in the same write (protocol.ts `recordTurnCounted`):
    * only by the write that records the turn — a turn found recorded is not counted here. With
    * `count.seen`, the global kill item is checked in the same write too, and `seen` is told the run
-   * item as counted and the kill flag (protocol.ts `recordTurnSeen`) when this write counted the
+   * item as counted and the kill flag (turn-seen.ts `recordTurnSeen`) when this write counted the
    * turn: what a read right after it would find. An engine that cannot call it back (the remote
    * ledger) leaves it uncalled: the caller reads instead.
    */
@@ -184,7 +184,7 @@ export interface TurnLedger {
 /** A step's count (GuardLedger `countStep`'s key and deltas), for a write that records the step and counts it at once. */
 export type StepCount = { readonly stepKey: string; readonly deltas: Partial<Counters> };
 
-/** What a turn's counted write saw (protocol.ts `recordTurnSeen`): the run item as it wrote it, and the global kill flag it checked unchanged. */
+/** What a turn's counted write saw (turn-seen.ts `recordTurnSeen`): the run item as it wrote it, and the global kill flag it checked unchanged. */
 export type TurnSeen = { run: RunRecord; globalKill?: KillFlag };
 
 /** A turn's count (TurnLedger `recordTurn`), and who is told what its write saw. */
