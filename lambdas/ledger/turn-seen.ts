@@ -19,13 +19,15 @@ import { recordTurnCounted, type Current, type ItemsStep } from './protocol.js';
  * write's condition (the run item and the kill item still the ones handed: ConditionChecks), a read
  * only when that fails. That holds only while nothing else writes the run item between a step and
  * the next; today every step's count does (a turn's sibling calls in parallel too), so first:
- *   1. counts off the run item between model turns: a call's count added by the next model turn's
- *      reservation (the write it makes anyway), a turn's calls budgeted by position (call c of a
- *      turn sees the run's count plus c - 1), getRun's counters then lagging by the open turn;
- *   2. the run item's version handed on the payload (the seal, never the record: the state
- *      machine's 256 KiB), and the turn's tool_use blocks where small;
- *   3. a read call: its checks on the handed run, its record + ConditionChecks (run, kill) in one
- *      write — 1 request; a write call's claim the same way — 2.
+ *   1. counts off the run item between model turns: a call recorded without its count (recordCall's
+ *      `count` kept, unused), the turn's calls counted by the next model turn's reservation (the
+ *      write it makes anyway), each call budgeted by position (call c of a turn: the run's count
+ *      plus c - 1), getRun's counters lagging by the open turn;
+ *   2. the run item's seal handed on the payload (never the record: the state machine's 256 KiB),
+ *      the record from the function's own cache when it holds that seal, else read; the turn's
+ *      tool_use blocks where small;
+ *   3. a read call: its checks on that run, its record + ConditionChecks (run, kill) in one write —
+ *      1 request; a write call's claim the same way — 2.
  * Its costs: a kill reaches a call one transition later than today (confirmed at its write, not
  * before the tool runs: for a read only); a run item altered outside the ledger is found at the
  * next step that reads, not the next step (ConditionChecks compare seals, not content:
