@@ -32,10 +32,10 @@ import { recordTurnCounted, type Current, type ItemsStep } from './protocol.js';
  * before the tool runs: for a read only); a run item altered outside the ledger is found at the
  * next step that reads, not the next step (ConditionChecks compare seals, not content:
  * test/engine/integrity.test.ts, what the 2.30 attempt of 2026-12-05 broke). Even then a model turn
- * keeps 3 (its reservation must be written before the call goes out), so CI's 20-step form (8
- * turns, 9 reads, 3 writes) comes to (24 + 9 + 6 + 4 at the run's start and end) / 20 ≈ 2.15, and
- * only runs with more calls per turn reach 2. What is done: the decision after a final answer is
- * made from that turn's own write (recordTurnSeen), not from a read of its own.
+ * keeps 3 (its reservation must be written before the call goes out): CI's 20-step form (8 turns,
+ * 9 reads, 3 writes) would come to (24 + 9 + 6 + 4 at the run's start and end) / 20 ≈ 2.15, the
+ * 100-step day (28, 49, 23) to about 1.83. What is done: the decision after a final answer is made
+ * from that turn's own write (recordTurnSeen), not from a read of its own.
  */
 
 /**
