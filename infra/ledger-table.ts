@@ -77,9 +77,10 @@ export const LEDGER_ACCESS = {
   /**
    * CallModel: reads the run, the conversation and the breaker (one batched read), decides (a budget approval read, guard events recorded, an approved extension
    * applied), reserves the call's cost, records the turn once with its count (one
-   * TransactWriteItems of two Puts: PutItem authorizes each); the model breaker.
+   * TransactWriteItems of two Puts: PutItem authorizes each) — a final answer's with the kill flag
+   * checked (ConditionCheckItem), so that the decision after it needs no read; the model breaker.
    */
-  callModel: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
+  callModel: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'ConditionCheckItem'] },
   /** Compact: like CallModel, for the summary turn. */
   compact: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
   /** Handoff: records the successor in the run's execution chain. */

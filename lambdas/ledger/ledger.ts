@@ -155,9 +155,13 @@ export interface TurnLedger {
   /**
    * Stores a model turn once; returns the stored turn (the first one, if it was recorded before).
    * With `count`, the turn's step is counted in the same write (protocol.ts `recordTurnCounted`):
-   * only by the write that records the turn — a turn found recorded is not counted here.
+   * only by the write that records the turn — a turn found recorded is not counted here. With
+   * `count.seen`, the global kill item is checked in the same write too, and `seen` is told the run
+   * item as counted and the kill flag (turn-seen.ts `recordTurnSeen`) when this write counted the
+   * turn: what a read right after it would find. An engine that cannot call it back (the remote
+   * ledger) leaves it uncalled: the caller reads instead.
    */
-  recordTurn(turn: TurnRecord, count?: StepCount): Promise<TurnRecord>;
+  recordTurn(turn: TurnRecord, count?: TurnCount): Promise<TurnRecord>;
   getTurn(runId: string, turn: number): Promise<TurnRecord | undefined>;
   /**
    * Every turn, tool call and approval of a run, in conversation order: its trace. With
@@ -179,6 +183,12 @@ export interface TurnLedger {
 
 /** A step's count (GuardLedger `countStep`'s key and deltas), for a write that records the step and counts it at once. */
 export type StepCount = { readonly stepKey: string; readonly deltas: Partial<Counters> };
+
+/** What a turn's counted write saw (turn-seen.ts `recordTurnSeen`): the run item as it wrote it, and the global kill flag it checked unchanged. */
+export type TurnSeen = { run: RunRecord; globalKill?: KillFlag };
+
+/** A turn's count (TurnLedger `recordTurn`), and who is told what its write saw. */
+export type TurnCount = StepCount & { readonly seen?: (seen: TurnSeen) => void };
 
 /** The tool calls: claimed before their outside call, completed once. */
 export interface ToolCallLedger {

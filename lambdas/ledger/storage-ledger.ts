@@ -1,6 +1,7 @@
 import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
+import { recordTurnSeen } from './turn-seen.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
 import { reserveAggregate } from './aggregates.js';
@@ -321,7 +322,13 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly recordTurn: Ledger['recordTurn'] = (turn, count) => {
     const key = turnKey(turn.runId, turn.turn);
     if (!count) return this.update(key, (current) => protocol.recordTurn(current, turn, new Date()), true);
-    return this.updateItems([key, runKey(turn.runId)], ([current, run]) => protocol.recordTurnCounted(current, run, turn, new Date(), count), { likelyAbsent: [true, false] });
+    const { seen: tell, ...stepCount } = count;
+    if (!tell) return this.updateItems([key, runKey(turn.runId)], ([current, run]) => protocol.recordTurnCounted(current, run, turn, new Date(), stepCount), { likelyAbsent: [true, false] });
+    // The kill item's basis is the step's own read of it (loadStep): checked, no request more.
+    return this.updateItems([key, runKey(turn.runId), GLOBAL_KILL], ([current, run, kill]) => recordTurnSeen([current, run, kill], turn, new Date(), stepCount), { likelyAbsent: [true, false, false] }).then(({ turn: stored, seen }) => {
+      if (seen) tell(seen);
+      return stored;
+    });
   };
   readonly getTurn: Ledger['getTurn'] = (runId, turn) => this.record(turnKey(runId, turn));
 

@@ -8,7 +8,7 @@ import { nextCallReservation } from '../guards/request-size.js';
 import { reserveModelCall, settleModelCall, settlement } from '../guards/reservation.js';
 import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
-import type { FleetLedger } from '../ledger/ledger.js';
+import type { FleetLedger, TurnSeen } from '../ledger/ledger.js';
 import type { FleetBudget } from '../records/fleet.js';
 import type { GuardEvent, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { costOf, DEFAULT_PRICE_TABLE } from '../models/prices.js';
@@ -150,12 +150,13 @@ export function createCallModel(deps: CallModelDeps) {
     const checked = await check(deps, runId, { breaker: breakerName, recording: true });
     const decided = withHistoryBound(checked, history, 'CallModel');
     if (!decided.continue || decided.pending || decided.compact || decided.handoff) return decided;
-    const { made, final } = await modelTurn(deps, { ...checked.step, run: checked.run, breakerName }, decided.nextTurn, signal);
+    const { made, final, held } = await modelTurn(deps, { ...checked.step, run: checked.run, breakerName }, decided.nextTurn, signal);
     if (final) {
-      // A final answer: the run's next decision (it succeeds, or a guard stops it) is made here, from
-      // a fresh read, as the CallModel after the turn's empty Map would make it: three transitions
-      // and an invocation fewer a run. A retry that finds the turn recorded decides the same way.
-      const after = await decisionAfter(deps, runId, decided.history);
+      // A final answer: the run's next decision (it succeeds, or a guard stops it) is made here, as
+      // the CallModel after the turn's empty Map would make it: three transitions and an invocation
+      // fewer a run. From what the turn's own write saw (the run as counted, the kill flag checked
+      // unchanged: no read), or — a retry that found the turn recorded — from a fresh read.
+      const after = await decisionAfter(deps, runId, decided.history, held);
       if (after && !after.continue) return { ...after, ...made };
     }
     return { ...decided, ...made };
@@ -167,9 +168,9 @@ export function createCallModel(deps: CallModelDeps) {
  * counted already, so it goes back as it is (its metrics with it), and the CallModel after the
  * turn's empty Map decides, as it did before 0.9.0, retried as any step.
  */
-async function decisionAfter(deps: CallModelDeps, runId: string, history: HistoryBound | undefined): Promise<Decided | undefined> {
+async function decisionAfter(deps: CallModelDeps, runId: string, history: HistoryBound | undefined, held: ConversationStep | undefined): Promise<Decided | undefined> {
   try {
-    return withHistoryBound(await check(deps, runId, { recording: true }), history, 'CallModel');
+    return withHistoryBound(await check(deps, runId, { recording: true, ...(held && { held }) }), history, 'CallModel');
   } catch {
     return undefined;
   }
@@ -177,9 +178,10 @@ async function decisionAfter(deps: CallModelDeps, runId: string, history: Histor
 
 /**
  * Model turn `turn` of the run `step` read, called (its cost reserved first) or found recorded;
- * `final` when it is the model's final answer (nothing left to call).
+ * `final` when it is the model's final answer (nothing left to call), and then `held`: the step as
+ * a read after the turn's write would find it, when that write saw it (TurnLedger `recordTurn`'s `seen`).
  */
-async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breakerName: string }, turn: number, signal: AbortSignal | undefined): Promise<{ made: ModelTurn; final: boolean }> {
+async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breakerName: string }, turn: number, signal: AbortSignal | undefined): Promise<{ made: ModelTurn; final: boolean; held?: ConversationStep }> {
   const { run } = step;
   const fingerprint = checkVersion(run, deps.agent, deps.fingerprint);
   const recorded = step.turns.find((known) => known.turn === turn);
@@ -221,7 +223,10 @@ async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breaker
     dollars: record.costMicros / 1_000_000,
     counted: turnCounted,
   };
-  return { made, final: isFinalAnswer(record) };
+  const final = isFinalAnswer(record);
+  const seen = 'seen' in called ? called.seen : undefined;
+  const held: ConversationStep | undefined = final && seen ? { run: seen.run, ...(seen.globalKill && { globalKill: seen.globalKill }), breaker: step.breaker, turns: [...previous, record], calls: step.calls } : undefined;
+  return { made, final, ...(held && { held }) };
 }
 
 async function callModel(
@@ -230,7 +235,7 @@ async function callModel(
   turn: number,
   signal: AbortSignal | undefined,
   step: ConversationStep & { breakerName: string; fingerprint: string; messages: Message[]; reservation: Reservation },
-): Promise<{ record: TurnRecord; counted: boolean } | AttemptCut> {
+): Promise<{ record: TurnRecord; counted: boolean; seen?: TurnSeen } | AttemptCut> {
   const previous = step.turns.filter((recorded) => recorded.turn < turn);
   if (previous.length !== turn - 1) {
     throw new InvalidInputError(`turn: run ${run.runId} has ${previous.length} recorded turns, cannot call turn ${turn}`);
@@ -293,9 +298,12 @@ async function callModel(
     // Which code made this step: a run's turns show the version it ran on, turn by turn.
     fingerprint: step.fingerprint,
   };
-  const stored = await deps.ledger.recordTurn(turnRecord, settlement(turnRecord, step.reservation));
+  // A final answer's write checks the kill flag too, and says what it saw: the decision after it needs no read.
+  let seen: TurnSeen | undefined;
+  const count = settlement(turnRecord, step.reservation);
+  const stored = await deps.ledger.recordTurn(turnRecord, isFinalAnswer(turnRecord) ? { ...count, seen: (saw) => (seen = saw) } : count);
   // Another attempt's turn came back (the first recording stands): this write counted nothing.
-  return { record: stored, counted: stored.recordedAt === turnRecord.recordedAt };
+  return { record: stored, counted: stored.recordedAt === turnRecord.recordedAt, ...(seen && { seen }) };
 }
 
 /**

@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledger', (ledger) => {
-  it('a fault-free run makes at most 3 ledger calls per agent step, the claim and record around each side effect included, an effect named by a business key with its call, each step counted in the write that records it, and 2 per function for its first read of the run', async () => {
+  it('a fault-free run makes at most 2.6 ledger calls per agent step, the claim and record around each side effect included, an effect named by a business key with its call, each step counted in the write that records it, and 2 per function for its first read of the run', async () => {
     let counter: CountingLedger | undefined;
     // The tool calls each batched read asks for and does not find (a guess: on DynamoDB each a read unit billed).
     let absentCalls = 0;
@@ -47,7 +47,11 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledg
     // reads it once (a query and a batched read): two round trips a function a run, not a step.
     const firstReads = 2 * 4;
     expect(counts['listConversation'] ?? 0, JSON.stringify(counts)).toBeLessThanOrEqual(4);
-    expect((calls - firstReads) / report.steps, JSON.stringify(counts)).toBeLessThanOrEqual(3);
+    // 2.59 here (2.62 while the decision after the final answer read the run again): a call more a run fails.
+    expect((calls - firstReads) / report.steps, JSON.stringify(counts)).toBeLessThanOrEqual(2.6);
+    // One read a step, before its work: the decision after the final answer reads nothing (what the
+    // turn's own write saw, turn-seen.ts), nor does a step after its write.
+    expect(counts['loadStep']).toBe(report.modelTurns + report.toolCalls);
     // Every side effect is still claimed and recorded; every read recorded once.
     const writes = report.toolCalls - (counts['recordCall'] ?? 0);
     expect(counts['claimCall']).toBe(writes);

@@ -137,7 +137,8 @@ describe('least privilege on the ledger', () => {
     // PutItem twice: its records, and which run an execution drives where its input does not say (EXEC#).
     [Steps.StartRun]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.BudgetCheck]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
-    [Steps.CallModel]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+    // ConditionCheckItem: a final answer's write checks the kill flag (lambdas/ledger/turn-seen.ts).
+    [Steps.CallModel]: ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.CallTool]: ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.RequestApproval]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.Finalize]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
+import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
+import type { Ledger, TurnSeen } from '../../lambdas/ledger/ledger.js';
+import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
+import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
+import { cachedTemplate } from '../../local/template/cache.js';
+import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
+import { run, t0, turn } from '../contract/fixtures.js';
+
+/**
+ * A final answer's write (TurnLedger `recordTurn` with `count.seen`, protocol.ts `recordTurnSeen`):
+ * the turn and its count written with the global kill item checked, and `seen` told the run as
+ * counted and the kill flag as they stood at the write — what CallModel decides the run's end from
+ * instead of reading. On DynamoDB it costs no request more than the write (the kill item's basis is
+ * the step's own read), and a kill set by another instance since that read is seen, not missed.
+ */
+let dynamo: LocalDynamo;
+let tables = 0;
+beforeAll(async () => {
+  dynamo = await startDynamo();
+});
+afterAll(async () => dynamo.close());
+
+type Setup = { ledger: Ledger; another: Ledger; requests: () => number };
+
+async function dynalite(): Promise<Setup> {
+  const name = `seen-${++tables}`;
+  await ensureTable(dynamo.client, ledgerTableFromTemplate(await cachedTemplate('agent'), name));
+  let requests = 0;
+  dynamo.client.middlewareStack.add((next) => (args) => ((requests += 1), next(args)), { step: 'initialize', name: `count-${name}` });
+  const sealer = ephemeralSealer();
+  return { ledger: new DynamoDbLedger(dynamo.client, name, sealer), another: new DynamoDbLedger(dynamo.client, name, sealer), requests: () => requests };
+}
+
+function embedded(): Setup {
+  const ledger = EmbeddedLedger.open();
+  return { ledger, another: ledger, requests: () => 0 };
+}
+
+const count = { stepKey: 'turn:1', deltas: { steps: 1, modelTurns: 1, inputTokens: 100 } };
+
+describe.each([
+  ['embedded', embedded],
+  ['dynalite', dynalite],
+] as const)('a final turn’s write, %s ledger', (kind, setup) => {
+  it('tells the run as counted, with no request beyond the write', async () => {
+    const { ledger, requests } = await setup();
+    await ledger.createRun(run('r1'));
+    await ledger.loadStep('r1');
+    let seen: TurnSeen | undefined;
+    const before = requests();
+    await ledger.recordTurn(turn(1), { ...count, seen: (saw) => (seen = saw) });
+    if (kind === 'dynalite') expect(requests() - before).toBe(1);
+    expect(seen).toEqual({ run: await ledger.getRun('r1') });
+    expect(seen!.run).toMatchObject({ steps: 1, modelTurns: 1, inputTokens: 100 });
+  });
+
+  it('sees a kill of all runs set since the step read the kill flag (by another instance), and counts the turn once', async () => {
+    const { ledger, another } = await setup();
+    await ledger.createRun(run('r1'));
+    await ledger.loadStep('r1');
+    const flag = { by: 'operator', reason: 'stop everything', at: t0.toISOString() };
+    await another.setGlobalKill(flag);
+    let seen: TurnSeen | undefined;
+    await ledger.recordTurn(turn(1), { ...count, seen: (saw) => (seen = saw) });
+    expect(seen).toMatchObject({ globalKill: flag, run: { steps: 1, modelTurns: 1 } });
+    expect(await another.getRun('r1')).toMatchObject({ steps: 1, modelTurns: 1 });
+  });
+
+  it('tells nothing when the turn was recorded already (a retry): its caller reads', async () => {
+    const { ledger } = await setup();
+    await ledger.createRun(run('r1'));
+    await ledger.recordTurn(turn(1), count);
+    let told = false;
+    const stored = await ledger.recordTurn(turn(1, 'Another answer.'), { ...count, seen: () => (told = true) });
+    expect(stored).toEqual(turn(1));
+    expect(told).toBe(false);
+    expect(await ledger.getRun('r1')).toMatchObject({ steps: 1, modelTurns: 1 });
+  });
+});
