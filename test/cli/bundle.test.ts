@@ -121,6 +121,23 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     expect(isIntact(join(cache, dir!))).toBe(false);
   });
 
+  it('is ASCII where what was not is in comments (Node reads such a file as one-byte text); a template or a regular expression keeps its characters', async () => {
+    const { cache, write, start } = project('ascii');
+    // esbuild keeps a comment inside an expression, and escapes the string's characters itself.
+    write(ENTRIES.cli, "console.log(\n  // kept by esbuild — with ≤ and 😀\n  'été',\n);\n");
+    write(ENTRIES.savepoint, "export const entry = String.raw`ü—` + /é😀/u.source; // and a comment — beside them\n");
+    expect(await start()).toBe('été');
+    const [dir] = builds(cache);
+    const cli = readFileSync(join(cache, dir!, ENTRIES.cli.replace(/\.ts$/, '.js')), 'utf8');
+    expect(cli).toMatch(/^[\x00-\x7f]*$/);
+    // Each UTF-16 unit one character: the columns after it are the source map's.
+    expect(cli).toContain('// kept by esbuild ? with ? and ??');
+    const savepoint = readFileSync(join(cache, dir!, ENTRIES.savepoint.replace(/\.ts$/, '.js')), 'utf8');
+    expect(savepoint).toContain('String.raw`ü—`');
+    expect(savepoint).toContain('/é😀/u');
+    expect(isIntact(join(cache, dir!))).toBe(true);
+  });
+
   it('is not used with SAVEPOINT_FROM_SOURCE=1: the sources run through tsx', async () => {
     const { cache, start, root } = project('source');
     expect(await start({ SAVEPOINT_FROM_SOURCE: '1' })).toBe(`v1 ${root}/cli/ ${root}/cli`);
