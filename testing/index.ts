@@ -36,6 +36,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { refusalOf } from '../client/runs-api-error.js';
 import { loadReport, type ChildRunFigure, type RunReport } from '../lambdas/runs/report.js';
+import { RunId } from '../lambdas/runs/run-request.js';
+import { problemsOf } from '../lambdas/shared/validation.js';
 import { notAnAgent, settleMsOf, type AgentDefinition, type DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 // The longest a Lambda function runs: past it, every invocation of a dead engine has timed out.
@@ -197,10 +199,14 @@ export interface TestEnvironment<World extends DevWorld = DevWorld> {
   /**
    * Runs the agent on `input` until the run stops (its last execution, after any handoff; approvals
    * answered by `approve`, or by `decide` meanwhile). Rejects, saying why, when the run did not
-   * start (an input the agent refuses).
+   * start (an input the agent refuses, a `runId` the runs API would refuse or already used).
    */
   run(input: unknown, options?: TestRunOptions): Promise<TestRun>;
-  /** Starts a run and returns at once; `result()` waits for its end, as `run` does. */
+  /**
+   * Starts a run and returns at once; `result()` waits for its end, as `run` does. Throws, saying
+   * why, for a `runId` the runs API would refuse or already used; an input the agent refuses
+   * rejects `result()`.
+   */
   start(input: unknown, options?: TestRunOptions): { runId: string; result(): Promise<TestRun> };
   /** The approvals waiting for a person, oldest first. */
   pendingApprovals(): Promise<ApprovalRecord[]>;
@@ -282,7 +288,16 @@ async function open<World extends DevWorld>(
   const whenIdle = new Set<() => void>();
   const start = (input: unknown, runOptions: TestRunOptions = {}) => {
     const runId = runOptions.runId ?? `test-${options.agent.name}-${++runs}`;
-    const { executionArn } = started.engine.startExecution({ name: runId, input: { runId, input, ...(runOptions.config && { config: runOptions.config }) } });
+    // A run id the runs API would refuse is refused here, naming the option, rather than by the
+    // engine's StartExecution (`Invalid Name`) or as a failed execution.
+    const badRunId = RunId.safeParse(runId);
+    if (!badRunId.success) throw new Error(`run ${JSON.stringify(runId)} did not start: runId: ${problemsOf(badRunId.error)}`);
+    let executionArn: string;
+    try {
+      ({ executionArn } = started.engine.startExecution({ name: runId, input: { runId, input, ...(runOptions.config && { config: runOptions.config }) } }));
+    } catch (error) {
+      throw new Error(`run ${runId} did not start: ${(error as Error).message}`, { cause: error });
+    }
     going += 1;
     const ended = waitForChain(started.engine, started.ledger, runId, executionArn);
     void ended
@@ -299,7 +314,8 @@ async function open<World extends DevWorld>(
     clock,
     ledger: started.ledger,
     start,
-    run: (input, runOptions) => start(input, runOptions).result(),
+    // A promise that rejects (never a throw) for a run that does not start, as its doc says.
+    run: async (input, runOptions) => start(input, runOptions).result(),
     pendingApprovals: () => started.ledger.listPendingApprovals(),
     nextApproval: async () => {
       const pending = await started.ledger.listPendingApprovals();

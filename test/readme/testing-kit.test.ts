@@ -86,6 +86,19 @@ describe('savepoint/testing', () => {
     expect((await run.result()).status).toBe('succeeded');
   });
 
+  it('refuses a run id the runs API would refuse, or one already used, by a rejection that names it', async () => {
+    env = await createTestEnvironment({ agent: dev });
+    // `run` rejects (never throws at the call), naming the option, as the runs API answers 400.
+    const badId = env.run({ urgent: false }, { runId: 'notes/2026 01' });
+    await expect(badId).rejects.toThrow('run "notes/2026 01" did not start: runId: expected 1-80 letters, digits, "-" or "_" (it names the execution)');
+    expect(() => env!.start({ urgent: false }, { runId: 'a.b' })).toThrow('run "a.b" did not start: runId: expected 1-80 letters');
+    expect(await env.ledger.getRun('a.b')).toBeUndefined();
+    // The same run id again, once its run has ended: said, naming the run, and nothing runs twice.
+    expect((await env.run({ urgent: false }, { runId: 'once' })).status).toBe('succeeded');
+    await expect(env.run({ urgent: false }, { runId: 'once' })).rejects.toThrow(/^run once did not start: Execution Already Exists/);
+    expect([...sent.values()]).toEqual([1]);
+  });
+
   it('waits for a run that hands off (continue-as-new) to end on its last execution, and takes a run\'s config', async () => {
     env = await createTestEnvironment({ agent: dev });
     // The smallest handoff threshold the run config allows: the run goes on in a successor execution.
