@@ -3,6 +3,7 @@ import { stackOperationProblem, templateQuotaProblems } from '../lambdas/shared/
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { parseModelSpec } from '../lambdas/models/spec.js';
+import { checkModelTimeout } from '../lambdas/shared/timing.js';
 import { DurableAgent, type DurableAgentProps } from './durable-agent.js';
 import { LedgerTable } from './ledger-table.js';
 import { setStackFleetBudget, type FleetBudgetProps } from './fleet-budget.js';
@@ -106,6 +107,15 @@ export class SavepointStack extends Stack {
         return imported ? [[descriptor.name, imported]] : [];
       }),
     ) as ApiKeySecrets<ISecret>;
+    // Checked here, naming this stack's prop and the value as given: the agents' model access would
+    // refuse it only at the first addAgent, under its own name (`models.timeout`).
+    if (props.modelTimeout) {
+      try {
+        checkModelTimeout(props.modelTimeout.toMilliseconds(), 'modelTimeout');
+      } catch (error) {
+        throw new Error(`SavepointStack ${id}: ${(error as Error).message} (${props.modelTimeout.toHumanString()})`);
+      }
+    }
     const simulated = props.model === undefined || parseModelSpec(props.model).provider === 'sim';
     this.#models = {
       ...(props.model !== undefined && { model: props.model }),

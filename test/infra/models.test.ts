@@ -1,8 +1,8 @@
-import { Duration } from 'aws-cdk-lib';
+import { App, Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
-import type { SavepointStackProps } from '../../infra/stack.js';
+import { SavepointStack, type SavepointStackProps } from '../../infra/stack.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import { assertionApp } from './example-template.js';
 import { roleStatements } from '../support/role-policies.js';
@@ -133,6 +133,10 @@ describe('the model timeout', () => {
   });
 
   it('fails at synth when no Lambda can hold it, naming the prop and the value', () => {
-    expect(() => synth({ modelTimeout: Duration.seconds(900) })).toThrow(/models\.timeout must be a whole number of milliseconds from 1000 to 885000 .*got 900000/);
+    expect(() => synth({ modelTimeout: Duration.seconds(900) })).toThrow(
+      'SavepointStack Savepoint: modelTimeout must be a whole number of milliseconds from 1000 to 885000 (Lambda\'s 900 s less 15000 ms for the step around the call), got 900000 (15 minutes)',
+    );
+    // At the stack's construction, before any agent is added.
+    expect(() => new SavepointStack(new App(), 'Alone', { modelTimeout: Duration.millis(500) })).toThrow('SavepointStack Alone: modelTimeout must be a whole number of milliseconds from 1000 to 885000');
   });
 });
