@@ -4,6 +4,7 @@ import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
 import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
 import { TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
+import { RUN_ID_PATTERN, RUN_ID_RULE } from '../lambdas/runs/run-id.js';
 import { processLives } from '../lambdas/shared/process-lives.js';
 import { followEvents } from './events.js';
 import { abortError, RunsApiError } from './runs-api-error.js';
@@ -134,7 +135,7 @@ export interface RunsClient {
   wait(runId: string, options?: { untilInput?: boolean; signal?: AbortSignal }): Promise<Run>;
   /** Cancels a live run: the kill is recorded with who asked; a run that waits for a person stops at once. */
   cancel(runId: string, options?: { reason?: string }): Promise<Run>;
-  /** The approvals waiting for a decision: of one run, or of every run. */
+  /** The approvals waiting for a decision: of one run, or of every run. A run id no run can have is refused (`RunsApiError` 400), as the runs API refuses it. */
   approvals(runId?: string): Promise<Approval[]>;
   /** Approves or rejects an approval, as the caller the API authenticated. */
   decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<Approval & { delivered?: boolean }>;
@@ -338,6 +339,9 @@ export function runsClient(first: RunsEndpoint): RunsClient {
     },
     cancel: async (runId, options = {}) => (await call<Run>('POST', `${runPath(runId)}/cancel`, options)).body,
     async approvals(runId) {
+      // The approval API lists every run's: a run id no run can have would filter them all away,
+      // and look like a run with nothing waiting, so it is refused as the runs API refuses it.
+      if (runId !== undefined && !RUN_ID_PATTERN.test(runId)) throw new RunsApiError(400, `invalid runId: ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
       const { approvals } = (await call<{ approvals: Approval[] }>('GET', '/approvals')).body;
       return runId === undefined ? approvals : approvals.filter((approval) => approval.runId === runId);
     },

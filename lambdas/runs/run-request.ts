@@ -6,6 +6,7 @@ import { InvalidInputError } from '../shared/errors.js';
 import { DYNAMODB_ITEM_MAX_BYTES, PAYLOAD_LIMIT_BYTES } from '../shared/limits.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { ForkRequest } from './fork.js';
+import { RUN_ID_PATTERN, RUN_ID_RULE } from './run-id.js';
 
 /**
  * What asks for a run: a run request (`savepoint run`, `StartExecution`, the client) or the
@@ -16,9 +17,7 @@ import { ForkRequest } from './fork.js';
 /** Why a run (or every run) was killed: recorded in the sealed ledger, so bounded like an approval's reason. */
 export const KillReason = z.string().max(500, 'at most 500 characters');
 
-export const RunId = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,80}$/, 'expected 1-80 letters, digits, "-" or "_" (it names the execution)');
+export const RunId = z.string().regex(RUN_ID_PATTERN, RUN_ID_RULE);
 
 /** A run started by a person or a script (`savepoint run`, `StartExecution`, the client). */
 export const RunRequest = z

@@ -58,6 +58,23 @@ describe('the client of a deployed stack (the twin)', () => {
     expect(served.approvalRequests.filter((request) => !request.signed)).toEqual([]);
   }, 120_000);
 
+  it('refuses an application\'s bad input once, naming the field, and changes nothing', async () => {
+    const refused = (status: number, message: string) => ({ name: 'RunsApiError', status, message: expect.stringContaining(message) });
+    const sent = served.approvalRequests.length;
+    await expect(client.start({ agent: 'no-such-agent', input: { date: sampleDay.date } })).rejects.toMatchObject(refused(400, 'agent: no agent no-such-agent here'));
+    await expect(client.start({ input: { date: '2026-02-30' }, runId: 'bad-date' })).rejects.toMatchObject(refused(400, 'input of agent refund-reconciler: date:'));
+    await expect(client.start({ input: { date: sampleDay.date }, runId: 'day 1/2' })).rejects.toMatchObject(refused(400, 'runId: expected 1-80 letters'));
+    await expect(client.decide('apv_AAAAAAAAAAAAAAAAAAAAAA', 'approve')).rejects.toMatchObject(refused(404, 'no approval apv_AAAAAAAAAAAAAAAAAAAAAA'));
+    // The approval API lists every run's: a run id no run can have is refused, not answered with
+    // an empty list that looks like a run with nothing waiting (and no request is sent for it).
+    const before = served.approvalRequests.length;
+    await expect(client.approvals('day 1/2')).rejects.toMatchObject(refused(400, 'invalid runId: expected 1-80 letters, digits, "-" or "_" (it names the execution), got "day 1/2"'));
+    expect(served.approvalRequests.length).toBe(before);
+    expect(served.approvalRequests.length - sent).toBe(4);
+    for (const runId of ['bad-date', 'day 1/2']) expect(await harness.stack.ledger.getRun(runId)).toBeUndefined();
+    expect(await harness.stack.ledger.listPendingApprovals()).toEqual([]);
+  });
+
   it('is refused (403) without a signature, and nothing starts', async () => {
     const api = served.approvalRequests[0]!.headers['host']; // the API's address, as the stack's outputs name it
     const response = await fetch(`http://${api}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: { date: sampleDay.date }, runId: 'unsigned' }) });
