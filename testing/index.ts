@@ -407,7 +407,8 @@ export interface CrashMatrixOptions<World extends DevWorld = DevWorld> extends O
  * engine on the same ledger and world resumes it to the end. `check` asserts what must hold (each
  * side effect once) on each case. The dying engine runs on a clock of its own from `clock`'s time
  * (on it, its invocations left in flight run out their function timeouts); `clock` then moves on
- * by the time it lived and a claim's lease, and the new engine runs on it.
+ * by the time it lived and a claim's lease, and the new engine runs on it. An approval `approve`
+ * leaves pending rejects the matrix, naming it: nobody else can decide it.
  */
 export async function forEachCrashPoint<World extends DevWorld = DevWorld>(options: CrashMatrixOptions<World>): Promise<CrashCase<World>[]> {
   assertAgent('forEachCrashPoint', options);
@@ -447,7 +448,8 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
         const crashed = new Promise<void>((resolve) => (onDeath = resolve));
         // After the crash nothing of the dead engine reaches the ledger or the world again.
         const never = () => new Promise<never>(() => undefined);
-        const { env: dying, stack: dyingStack } = await open({ ...options, clock: dyingClock, approve: options.approve, stateDir }, {
+        const answers = answeredOrStalled(options.approve, runId);
+        const { env: dying, stack: dyingStack } = await open({ ...options, clock: dyingClock, approve: answers.approve, stateDir }, {
           crash: crashInjector({ at: { point: boundary, tool, nth: 1 } }, (point) => {
             dead = true;
             onDeath();
@@ -456,12 +458,19 @@ export async function forEachCrashPoint<World extends DevWorld = DevWorld>(optio
           decorateLedger: (ledger) => new Proxy(ledger, { get: (target, key, receiver) => (dead ? never : Reflect.get(target, key, receiver)) }) as Ledger,
         });
         const ended = dying.start(options.input, { runId }).result();
-        await Promise.race([
-          crashed,
-          ended.then((run) => {
-            if (!dead) throw new Error(`forEachCrashPoint: run ${runId} ended (${run.status}) without reaching ${boundary} of ${tool}`);
-          }),
-        ]);
+        try {
+          await Promise.race([
+            crashed,
+            ended.then((run) => {
+              if (!dead) throw new Error(`forEachCrashPoint: run ${runId} ended (${run.status}) without reaching ${boundary} of ${tool}`);
+            }),
+            answers.stalled,
+          ]);
+        } catch (error) {
+          // The case ends here: its engine is stopped, not left running behind the error.
+          await dying.close().catch(() => undefined);
+          throw error;
+        }
         const lived = dyingClock.now().getTime() - born;
         // The dead engine's invocations still in flight (held by its dead ledger) end at their
         // function's timeout, on its clock, as a Lambda's would: the stack's close drains them then.
@@ -488,14 +497,37 @@ function takeoverMs(agent: AgentDefinition<any, any, any>, toolName: string): nu
   return Math.max(LEASE_MS, tool?.reconcile ? settleMsOf(tool) : 0);
 }
 
+/**
+ * `approve` as a function that also tells `stalled` of an approval it leaves pending: in a crash
+ * matrix nobody else can decide one (its runs are the matrix's own), so its case would otherwise
+ * wait for the test's timeout, saying nothing.
+ */
+function answeredOrStalled(approve: CrashMatrixOptions['approve'], runId: string): { approve: (approval: ApprovalRecord) => ApprovalAnswer; stalled: Promise<never> } {
+  let stall!: (error: Error) => void;
+  const stalled = new Promise<never>((_resolve, reject) => (stall = reject));
+  // Raced against the run: a case that ends otherwise leaves it pending, never unhandled.
+  stalled.catch(() => undefined);
+  return {
+    stalled,
+    approve: (approval) => {
+      const answer = typeof approve === 'function' ? approve(approval) : approve;
+      if (answer === undefined) {
+        stall(new Error(`forEachCrashPoint: run ${runId} waits for a person (approval of ${approval.toolName}: ${JSON.stringify(approval.summary)}), which nobody can decide in a crash matrix: pass approve: 'approve' or 'reject' (or a function that answers each approval)`));
+      }
+      return answer;
+    },
+  };
+}
+
 /** A new engine on the crashed run's state directory: the watchdog resumes the orphaned run, and `check` sees how it ended. */
 async function resumed<World extends DevWorld>(
   options: CrashMatrixOptions<World>,
   at: { stateDir: string; runId: string; tool: string; boundary: Boundary; clock: TestClock },
 ): Promise<CrashCase<World>> {
-  const { env: next, stack } = await open({ ...options, clock: at.clock, stateDir: at.stateDir }, {});
+  const answers = answeredOrStalled(options.approve, at.runId);
+  const { env: next, stack } = await open({ ...options, approve: answers.approve, clock: at.clock, stateDir: at.stateDir }, {});
   try {
-    const run = await resumeOrphan(stack, at.runId, at.clock);
+    const run = await Promise.race([resumeOrphan(stack, at.runId, at.clock), answers.stalled]);
     const crash = { tool: at.tool, boundary: at.boundary, run, world: next.world };
     await options.check(crash);
     return crash;

@@ -99,6 +99,18 @@ describe('savepoint/testing', () => {
     expect([...sent.values()]).toEqual([1]);
   });
 
+  it('says when a crash matrix\'s run waits for a person that `approve` does not answer, rather than waiting for the test\'s timeout', async () => {
+    const waits = /^forEachCrashPoint: run crash-save_note-(before-claim|model-call) waits for a person \(approval of save_note: "an urgent note \(run crash-save_note-\1\)"\), which nobody can decide in a crash matrix: pass approve: 'approve' or 'reject'/;
+    const checked: string[] = [];
+    const check = (crash: CrashCase) => void checked.push(crash.boundary);
+    // Asked before the engine dies (the claim comes after the approval) …
+    await expect(forEachCrashPoint({ agent: dev, input: { urgent: true }, boundaries: ['before-claim'], check })).rejects.toThrow(waits);
+    // … or by the engine that resumes the run (the first died at the model call, before asking).
+    await expect(forEachCrashPoint({ agent: dev, input: { urgent: true }, boundaries: ['model-call'], approve: () => undefined, check })).rejects.toThrow(waits);
+    expect(checked).toEqual([]);
+    expect(sent.size).toBe(0);
+  });
+
   it('waits for a run that hands off (continue-as-new) to end on its last execution, and takes a run\'s config', async () => {
     env = await createTestEnvironment({ agent: dev });
     // The smallest handoff threshold the run config allows: the run goes on in a successor execution.
