@@ -559,6 +559,13 @@ export const SPEED_LIMITS = {
     // alone, a cheaper bundle check: `savepoint replay` 171 against 194 ms of CPU, cli 0.216–0.251 (median 0.244) against
     // 0.241–0.302 (0.269); warm and the first within their noise (0.088–0.128 and 0.113–0.166 against 0.078–0.132 and 0.120–0.175).
     // Twelve runs earlier at load 9–12, without the cheaper check: 0.208–0.249 (0.236) against 0.230–0.292 (0.256). The bounds stay.
+    // 2026-12-05 evening (five pairs alternated at load 6–11): the bundle's files made ASCII (a `—` in a comment had Node decode zod's
+    // 760 kB chunk as UTF-16 at every start) moved `--version` 92 → 88, `status` 149 → 145, `replay` 217 → 215 ms; V8's --no-lazy
+    // while the compile cache is on (every function's code kept, not only each module's top level) took the share from a median of
+    // 0.27 to 0.23, but `savepoint run` up 3–5% (~77 built-ins it loads later compile from source), +4 MB peak RSS, +50 ms on the
+    // first start after an upgrade, and a V8 flag changed after the VM started: not merged (branch cli-start). Where replay's
+    // ~200 ms went then: Node's start 28, the bundle check 15, zod's load 17, the ledger's open and first read 23, the agent 10,
+    // replayRun 88 (flat: sameJson ~5%, zod's parses ~8%, freezing ~5%).
     cli: { bound: 0.5, target: 0.2, measured: '0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine\'s 0.54–0.69' },
   },
   /**
