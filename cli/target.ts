@@ -259,8 +259,8 @@ export async function servingEngine(dir: string): Promise<{ client: RunsClient; 
  * the runs API), it is opened to read.
  */
 export async function noRunError(runId: string, ledger?: Ledger): Promise<UsageError> {
-  const { pruningOf } = await import('../lambdas/ledger/storage-ledger.js');
-  const prunesIn = async (held: Ledger): Promise<PruneRecord[]> => (await pruningOf(held)?.prunes(() => undefined)) ?? [];
+  const { pruneRecordsOf } = await import('../lambdas/ledger/storage-ledger.js');
+  const prunesIn = async (held: Ledger): Promise<PruneRecord[]> => (await pruneRecordsOf(held)?.prunes(() => undefined)) ?? [];
   // Only to say more than "no run": a ledger that cannot be opened now leaves the answer as it was.
   const prunes = ledger ? await prunesIn(ledger) : await withLedgerOnly('status', undefined, runId, (opened) => prunesIn(opened.ledger)).catch(() => []);
   const prune = prunes.find((record) => record.runIds.includes(runId));

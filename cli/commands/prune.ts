@@ -29,14 +29,20 @@ export function registerPruneCommand(program: Command): void {
       const finishedBefore = parseOrThrow(FinishedBefore, options.finishedBefore, '--finished-before');
       await withClient('prune', undefined, undefined, async ({ ledger, engine, parts }) => {
         // Each agent's ledger (serve with several agents keeps one per agent), else the one.
-        const { pruningOf } = await import('../../lambdas/ledger/storage-ledger.js');
-        const prunables = (parts ?? [{ ledger, engine }]).map((part) => pruningOf(part.ledger));
+        const { pruneRecordsOf, pruningOf } = await import('../../lambdas/ledger/storage-ledger.js');
+        const ledgers = (parts ?? [{ ledger }]).map((part) => part.ledger);
+        // A plan prunes nothing: it is made while an engine runs too, through the engine's ledger.
+        if (options.dryRun) {
+          const readers = ledgers.map(pruneRecordsOf);
+          if (readers.some((reader) => !reader)) throw new UsageError(`prune: the ledger of ${where()} keeps no prune records`);
+          return printPlan(finishedBefore, await Promise.all(readers.map((reader) => reader!.planPrune(finishedBefore))), options.json);
+        }
+        const prunables = ledgers.map(pruningOf);
         if (prunables.some((prunable) => !prunable)) {
           throw new UsageError(
             engine ? `prune: an engine is running on ${where()} (pid ${engine.pid}); stop it first, the engine owns the ledger while it runs` : `prune: the ledger of ${where()} keeps no prune records`,
           );
         }
-        if (options.dryRun) return printPlan(finishedBefore, await Promise.all(prunables.map((prunable) => prunable!.planPrune(finishedBefore))), options.json);
         const now = new Date();
         const pruned = [];
         for (const prunable of prunables) pruned.push(...(await prunable!.prune(finishedBefore, now)));

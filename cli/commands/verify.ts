@@ -15,10 +15,10 @@ export function registerVerifyCommand(program: Command): void {
     .action(async (runId: string | undefined, options: { all: boolean; json: boolean }) => {
       if (Boolean(runId) === options.all) throw new UsageError('verify takes a run id, or --all');
       await withClient('verify', undefined, undefined, async ({ client, ledger }) => {
-        const { pruningOf } = await import('../../lambdas/ledger/storage-ledger.js');
+        const { pruneRecordsOf, pruningOf } = await import('../../lambdas/ledger/storage-ledger.js');
         const reports = await client.verify(runId ?? 'all');
         if (!reports) {
-          const prune = (await pruningOf(ledger)?.prunes(() => undefined))?.find((record) => record.runIds.includes(runId!));
+          const prune = (await pruneRecordsOf(ledger)?.prunes(() => undefined))?.find((record) => record.runIds.includes(runId!));
           if (!prune) throw new UsageError(`no run ${runId} in ${where()}`);
           return out(`${runId}: pruned, its records removed by ${formatPrune(prune)}`);
         }

@@ -240,3 +240,10 @@ export interface Pruning {
   /** Problems with the prune records (none: `[]`): one that does not verify, named; one that disagrees with itself or the ledger (`pruneRecordProblems`). */
   verifyPrunes(): Promise<string[]>;
 }
+
+/**
+ * What a ledger that keeps prune records answers to a reader: the part of `Pruning` a running
+ * engine's ledger also serves to the other commands over loopback (remote-ledger.ts), which prune
+ * nothing while it runs.
+ */
+export type PruneRecords = Pick<Pruning, 'prunes' | 'planPrune'>;

@@ -7,6 +7,7 @@ import { isRecord } from '../shared/json.js';
 import { createLoopbackServer, type ConnectionLimits } from '../shared/loopback-server.js';
 import { sameSecret } from '../shared/same-secret.js';
 import type { Ledger } from './ledger.js';
+import type { PruneRecords } from './pruning.js';
 
 /**
  * The ledger of a running engine, for the other processes on this machine (`savepoint status`,
@@ -51,8 +52,17 @@ const DATE_ARGS = {
   putBlob: [], getBlob: [],
 } as const satisfies Record<keyof Ledger, readonly (number | string)[]>;
 
-type Method = keyof typeof DATE_ARGS;
-const METHODS = Object.keys(DATE_ARGS) as [Method, ...Method[]];
+/**
+ * What the engine's ledger answers besides `Ledger` (pruning.ts `PruneRecords`): the prune records
+ * and a prune's plan, read-only — `status` names a pruned run, `verify` checks its record, and
+ * `prune --dry-run` plans while the engine runs (it prunes nothing: a prune needs the engine stopped).
+ */
+const RECORD_READS = { prunes: [], planPrune: [0] } as const satisfies Record<keyof PruneRecords, readonly (number | string)[]>;
+
+type LedgerMethod = keyof typeof DATE_ARGS;
+type Method = LedgerMethod | keyof typeof RECORD_READS;
+const DATES: Readonly<Record<Method, readonly (number | string)[]>> = { ...DATE_ARGS, ...RECORD_READS };
+const METHODS = Object.keys(DATES) as [Method, ...Method[]];
 
 const IsoDate = z.iso.datetime();
 const Call = z.object({ method: z.enum(METHODS), args: z.array(z.unknown()).max(7) }).strict();
@@ -114,14 +124,20 @@ async function answer(ledger: Ledger, req: IncomingMessage): Promise<Body> {
   const call = Call.safeParse(raw);
   if (!call.success) return invalid(`expected {"method": <a Ledger method>, "args": [...]}: ${call.error.issues[0]?.message}`);
   const { method, args } = call.data;
-  for (const where of DATE_ARGS[method] as readonly (number | string)[]) {
+  for (const where of DATES[method]) {
     const holder = (typeof where === 'number' ? args : isRecord(args[0]) ? args[0] : {}) as Record<string | number, unknown>;
     if (holder[where] === undefined) continue;
     if (!IsoDate.safeParse(holder[where]).success) return invalid(`${method}: ${typeof where === 'number' ? `argument ${where + 1}` : where} must be an ISO date-time`);
     holder[where] = new Date(holder[where] as string);
   }
+  // A ledger that keeps no prune records (a decorated one) answers that it has none to read.
+  const target = ledger as Ledger & Partial<PruneRecords>;
+  if (typeof target[method] !== 'function') return { error: { name: 'NotSupported', message: `this engine's ledger answers no ${method}` } };
+  // A callback does not cross the wire: a prune record that does not verify is left out, as each
+  // command that reads them leaves it (`verify --all`, with the engine stopped, names it).
+  const given = method === 'prunes' ? [() => undefined] : args;
   try {
-    const value = await (ledger[method] as (...args: unknown[]) => Promise<unknown>).apply(ledger, args);
+    const value = await (target[method] as (...args: unknown[]) => Promise<unknown>).apply(ledger, given);
     return value === undefined ? {} : { value };
   } catch (error) {
     // The method's own failure (a failed condition, an unknown run): the caller gets it back by name.
@@ -177,11 +193,12 @@ export class RemoteLedger {
     }
   }
 
-  /** Creates the client; every `Ledger` method is one POST. */
-  static connect(url: string): Ledger & { close(): void } {
+  /** Creates the client; every `Ledger` method is one POST, and so are the prune records' reads. */
+  static connect(url: string): Ledger & PruneRecords & { close(): void } {
     const remote = new RemoteLedger(url);
     const methods = Object.fromEntries(METHODS.map((method) => [method, (...args: unknown[]) => remote.call(method, args)]));
-    return { ...(methods as unknown as Ledger), close: () => remote.agent.destroy() };
+    // `prunes` sends no callback (none crosses the wire): the engine leaves a damaged record out.
+    return { ...(methods as unknown as Ledger & PruneRecords), prunes: () => remote.call('prunes', []) as ReturnType<PruneRecords['prunes']>, close: () => remote.agent.destroy() };
   }
 
   private async call(method: Method, args: unknown[]): Promise<unknown> {

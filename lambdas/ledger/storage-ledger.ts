@@ -8,7 +8,7 @@ import { reserveAggregate } from './aggregates.js';
 import { fleetKey, leaseAndReserve, leaseKeys, leaseToReturn, returnLease } from './fleet-leases.js';
 import { fleetDay } from '../records/fleet.js';
 import { effectApprovalKey, shareApproval } from './effect-approvals.js';
-import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type Pruning, type RunItem } from './pruning.js';
+import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type PruneRecords, type Pruning, type RunItem } from './pruning.js';
 import { budgetApprovalSk, childWaitKey, executionRunKey, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
 import { TransientError, type LedgerIntegrityError } from '../shared/errors.js';
 import { byCodeUnits } from '../shared/text.js';
@@ -587,4 +587,11 @@ function newestFirst(runs: RunRecord[]): RunRecord[] {
  */
 export function pruningOf(ledger: Ledger): Pruning | undefined {
   return ledger instanceof StorageLedger ? ledger : undefined;
+}
+
+/** What `pruningOf` answers to a reader, of any ledger that keeps prune records: a storage engine's, or a running engine's reached over loopback (remote-ledger.ts `RemoteLedger`). */
+export function pruneRecordsOf(ledger: Ledger): PruneRecords | undefined {
+  if (ledger instanceof StorageLedger) return ledger;
+  const records = ledger as Ledger & Partial<PruneRecords>;
+  return typeof records.prunes === 'function' && typeof records.planPrune === 'function' ? (records as PruneRecords) : undefined;
 }

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -10,6 +11,7 @@ import { registerVerifyCommand } from '../../cli/commands/verify.js';
 import { program } from '../../cli/program.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { duplicates, providerJournal, savepoint as savepointProcess, workspace, workspaceWithRun } from '../support/cli-process.js';
+import { startServe } from '../support/serve-process.js';
 
 /**
  * `savepoint prune --finished-before <date>` (issue 26, item 9), in process through the CLI's own
@@ -67,6 +69,35 @@ describe('savepoint prune', () => {
     const verified = JSON.parse(await savepoint('verify', '--all', '--json')) as { ok: boolean; pruned: { records: { runIds: string[] }[]; problems: string[] } };
     expect(verified).toMatchObject({ ok: true, pruned: { records: [{ runIds: [runId] }], problems: [] } });
     expect(await savepoint('verify', runId)).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at \\S+: 1 run that finished before 2999-01-01T00:00:00.000Z \\(\\d+ records, sha256:[0-9a-f]{64}\\), sealed\\n$`));
+  });
+});
+
+describe('a state directory after a prune, while savepoint serve runs on it', () => {
+  const children = new Set<ChildProcess>();
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+
+  it("names a pruned run through the engine's ledger, and plans a prune (--dry-run) while it runs; a prune itself waits for it to stop", { timeout: 300_000 }, async () => {
+    const { stateDir: dir } = await workspaceWithRun('prune-served', day);
+    const runs = await savepointProcess(['--state-dir', dir, 'runs', '--json']);
+    const [pruned] = (JSON.parse(runs.stdout) as { runs: { runId: string }[] }).runs.map((run) => run.runId);
+    expect((await savepointProcess(['--state-dir', dir, 'prune', '--finished-before', '2999-01-01'])).code).toBe(0);
+    const serving = await startServe(['--state-dir', dir, 'serve', '--agent', 'refund-reconciler'], children);
+
+    const status = await savepointProcess(['--state-dir', dir, 'status', pruned!]);
+    expect(status.code).toBe(2);
+    expect(status.stderr).toMatch(new RegExp(`^savepoint: no run ${pruned} in \\S+: it was pruned at \\S+: 1 run that finished before 2999-01-01T00:00:00.000Z \\(\\d+ records, sha256:[0-9a-f]{64}\\), sealed`));
+    expect((await savepointProcess(['--state-dir', dir, 'verify', pruned!])).stdout).toMatch(new RegExp(`^${pruned}: pruned, its records removed by pruned at `));
+    const plan = await savepointProcess(['--state-dir', dir, 'prune', '--finished-before', '2999-01-01', '--dry-run', '--json']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(JSON.parse(plan.stdout)).toEqual({ dryRun: true, finishedBefore: '2999-01-01T00:00:00.000Z', prune: [], kept: [] });
+    const refused = await savepointProcess(['--state-dir', dir, 'prune', '--finished-before', '2999-01-01']);
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringMatching(/an engine is running on .*; stop it first/) });
+
+    serving.child.kill('SIGTERM');
+    expect(await serving.exited).toBe(0);
+    rmSync(dirname(dir), { recursive: true, force: true });
   });
 });
 

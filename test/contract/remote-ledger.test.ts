@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { RemoteLedger, serveLedger } from '../../lambdas/ledger/remote-ledger.js';
 import { describeLedgerContract } from './ledger.contract.js';
+import { at } from './fixtures.js';
+import { fourRuns } from './spec/prune.js';
 
 // A running engine's embedded ledger as the other CLI commands reach it: over loopback HTTP.
 describeLedgerContract('remote, served from an embedded ledger in memory', async () => {
@@ -66,6 +68,21 @@ describe('the ledger endpoint', () => {
     const ledger = RemoteLedger.connect(endpoint.url);
     closers.push(() => ledger.close());
     await expect(ledger.listRuns()).rejects.toThrow(/unreachable/);
+  });
+
+  it("serves the prune records and a prune's plan to read, as the engine's own ledger answers them", async () => {
+    const embedded = EmbeddedLedger.open();
+    const endpoint = await serveLedger(embedded);
+    closers.push(endpoint.close);
+    const remote = RemoteLedger.connect(endpoint.url);
+    closers.push(() => remote.close());
+    await fourRuns(embedded);
+    // a succeeded at 10 s, b was killed at 20 s: the prune before 15 s takes a.
+    const records = await embedded.prune(at(15), at(100));
+    expect(records.map((record) => record.runIds)).toEqual([['a']]);
+    expect(await remote.prunes()).toEqual(records);
+    expect(await remote.planPrune(at(25))).toEqual({ prune: ['b'], kept: [] });
+    expect(await remote.planPrune(at(25))).toEqual(await embedded.planPrune(at(25)));
   });
 
   it('refuses an endpoint that is not on loopback', () => {
