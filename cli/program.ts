@@ -66,6 +66,7 @@ export function printReport(report: RunReport, execution?: ExecutionFigures, app
   out(formatReport(report, execution));
   if (report.status === 'failed') out(`the run failed: once its cause is fixed, it resumes where it stopped: ${nextCommand(resumeWords(report.runId, approve))}`);
 }
+
 export const AGENT_HELP = 'the agent: a name (agents/<name>/agent.ts) or the path of its module (default: $SAVEPOINT_AGENT)';
 export const defaultAgent = process.env['SAVEPOINT_AGENT'] || undefined;
 

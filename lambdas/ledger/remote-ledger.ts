@@ -197,8 +197,7 @@ export class RemoteLedger {
   static connect(url: string): Ledger & PruneRecords & { close(): void } {
     const remote = new RemoteLedger(url);
     const methods = Object.fromEntries(METHODS.map((method) => [method, (...args: unknown[]) => remote.call(method, args)]));
-    // `prunes` sends no callback (none crosses the wire): the engine leaves a damaged record out.
-    return { ...(methods as unknown as Ledger & PruneRecords), prunes: () => remote.call('prunes', []) as ReturnType<PruneRecords['prunes']>, close: () => remote.agent.destroy() };
+    return { ...(methods as unknown as Ledger & PruneRecords), close: () => remote.agent.destroy() };
   }
 
   private async call(method: Method, args: unknown[]): Promise<unknown> {

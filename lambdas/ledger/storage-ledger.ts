@@ -591,7 +591,6 @@ export function pruningOf(ledger: Ledger): Pruning | undefined {
 
 /** What `pruningOf` answers to a reader, of any ledger that keeps prune records: a storage engine's, or a running engine's reached over loopback (remote-ledger.ts `RemoteLedger`). */
 export function pruneRecordsOf(ledger: Ledger): PruneRecords | undefined {
-  if (ledger instanceof StorageLedger) return ledger;
   const records = ledger as Ledger & Partial<PruneRecords>;
   return typeof records.prunes === 'function' && typeof records.planPrune === 'function' ? (records as PruneRecords) : undefined;
 }
