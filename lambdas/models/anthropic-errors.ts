@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import { isContextTooLong, retryAfterSeconds, terminal, throttled, transient, type ProviderFault } from './provider-errors.js';
+import { connectionError, isContextTooLong, timedOut, retryAfterSeconds, terminal, throttled, transient, type ModelCall, type ProviderFault } from './provider-errors.js';
 
 const KEY = 'set ANTHROPIC_API_KEY (locally) or the Anthropic API key secret (on AWS) to a valid key';
 
@@ -9,8 +9,8 @@ const KEY = 'set ANTHROPIC_API_KEY (locally) or the Anthropic API key secret (on
  * 529 `overloaded_error`, 500 `api_error`, 400 `invalid_request_error` (also "credit balance is too
  * low"), 401 `authentication_error`, 402 `billing_error`, 403 `permission_error`, 404 `not_found_error`.
  */
-/** `endpoint`: the base URL called, named in a connection error (which has no response to say where). */
-export function classifyAnthropicError(error: unknown, now: number = Date.now(), endpoint?: string): Error {
+/** `call`: where the call went and its timeout, named in a connection error or a timeout (which have no response to say more). */
+export function classifyAnthropicError(error: unknown, now: number = Date.now(), call: ModelCall = {}): Error {
   if (!(error instanceof APIError)) return error instanceof Error ? error : new Error(String(error));
   const fault: ProviderFault = {
     provider: 'anthropic',
@@ -21,8 +21,8 @@ export function classifyAnthropicError(error: unknown, now: number = Date.now(),
   // Before any status: these have none. The caller giving up (e.g. the Lambda deadline) is a
   // transient fault of this attempt, like a timeout.
   if (error instanceof APIUserAbortError) return transient({ ...fault, message: 'aborted by the caller' }, error);
-  if (error instanceof APIConnectionTimeoutError) return transient({ ...fault, message: 'timed out' }, error);
-  if (error instanceof APIConnectionError) return transient({ ...fault, message: `connection error${endpoint ? ` to ${endpoint}` : ''}: ${error.message}` }, error);
+  if (error instanceof APIConnectionTimeoutError) return transient({ ...fault, message: timedOut(call) }, error);
+  if (error instanceof APIConnectionError) return transient({ ...fault, message: connectionError(call, error.message) }, error);
 
   const status = error.status ?? 0;
   const message = fault.message;

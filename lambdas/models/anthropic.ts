@@ -34,15 +34,17 @@ export const STREAM_ABOVE_TOKENS = maxTokensWithin(10 * 60_000);
  */
 export class AnthropicModelClient implements ModelClient {
   readonly #client: MessagesClient;
+  readonly #timeoutMs: number;
 
   constructor(options: AnthropicClientOptions) {
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
     this.#client = new MessagesClient({
       apiKey: options.apiKey,
       // Pass the URL explicitly: the SDK would otherwise read ANTHROPIC_BASE_URL itself, unchecked.
       baseURL: options.baseUrl ?? 'https://api.anthropic.com',
       // The state machine retries, once and visibly; an SDK retry would hide attempts from it.
       maxRetries: 0,
-      timeout: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
+      timeout: this.#timeoutMs,
     });
   }
 
@@ -55,7 +57,7 @@ export class AnthropicModelClient implements ModelClient {
       // streamed, and its events assembled into the same message.
       message = params.max_tokens > STREAM_ABOVE_TOKENS ? await this.#client.messages.stream(params, options).finalMessage() : await this.#client.messages.create(params, options);
     } catch (error) {
-      throw classifyAnthropicError(error, Date.now(), this.#client.baseURL);
+      throw classifyAnthropicError(error, Date.now(), { endpoint: this.#client.baseURL, timeoutMs: this.#timeoutMs });
     }
     return fromAnthropicMessage(message);
   }

@@ -1,5 +1,5 @@
 import { BedrockRuntimeServiceException } from '@aws-sdk/client-bedrock-runtime';
-import { headersOf, isContextTooLong, retryAfterSeconds, terminal, throttled, transient, type ProviderFault } from './provider-errors.js';
+import { connectionError, headersOf, isContextTooLong, timedOut, retryAfterSeconds, terminal, throttled, transient, type ModelCall, type ProviderFault } from './provider-errors.js';
 
 const CREDENTIALS = 'check the AWS credentials: on AWS the CallModel function’s role, locally the AWS_* variables or profile';
 const ACCESS = 'grant bedrock:InvokeModel on this model (or inference profile) to the CallModel role and enable the model in the Bedrock console’s model access page';
@@ -18,10 +18,10 @@ const AUTHENTICATION = new Set(['UnrecognizedClientException', 'InvalidSignature
  * ResourceNotFoundException 404, ServiceUnavailableException 503, ThrottlingException 429,
  * ValidationException 400.
  */
-/** `endpoint`: where the call went, named in a connection error (which has no response to say where). */
-export function classifyBedrockError(error: unknown, now: number = Date.now(), endpoint?: string): Error {
+/** `call`: where the call went and its timeout, named in a connection error or a timeout (which have no response to say more). */
+export function classifyBedrockError(error: unknown, now: number = Date.now(), call: ModelCall = {}): Error {
   if (!(error instanceof Error)) return new Error(String(error));
-  if (!(error instanceof BedrockRuntimeServiceException)) return clientSideError(error, endpoint);
+  if (!(error instanceof BedrockRuntimeServiceException)) return clientSideError(error, call);
 
   const status = error.$metadata.httpStatusCode;
   const fault: ProviderFault = { provider: 'bedrock', status, code: error.name, message: error.message };
@@ -48,12 +48,14 @@ export function classifyBedrockError(error: unknown, now: number = Date.now(), e
 }
 
 /** Faults before or around the HTTP exchange: the caller aborting, timeouts, sockets, credentials. */
-function clientSideError(error: Error, endpoint: string | undefined): Error {
+function clientSideError(error: Error, call: ModelCall): Error {
   const fault: ProviderFault = { provider: 'bedrock', code: error.name, message: error.message };
   if (error.name === 'CredentialsProviderError') return terminal(fault, 'authentication', CREDENTIALS, error);
   if (error.name === 'AbortError') return transient({ ...fault, message: 'aborted by the caller' }, error);
   // The SDK stamps `$metadata` on every error it lets through; networking errors carry a code.
   const code = (error as { code?: unknown }).code;
-  if ('$metadata' in error || error.name === 'TimeoutError' || typeof code === 'string') return transient({ ...fault, message: `connection error${endpoint ? ` to ${endpoint}` : ''}: ${error.message}` }, error);
+  // The client's request handler gave up at its requestTimeout: the model timeout.
+  if (error.name === 'TimeoutError') return transient({ provider: fault.provider, message: timedOut(call) }, error);
+  if ('$metadata' in error || typeof code === 'string') return transient({ ...fault, message: connectionError(call, error.message) }, error);
   return error;
 }

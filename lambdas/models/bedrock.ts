@@ -42,10 +42,13 @@ export class BedrockModelClient implements ModelClient {
   readonly #caching: boolean;
   /** Named in a connection error. */
   readonly #endpoint: string;
+  /** Named when a call outlives it. */
+  readonly #timeoutMs: number;
 
   constructor(options: BedrockClientOptions) {
     this.#endpoint = options.endpoint ?? `https://bedrock-runtime.${options.region}.amazonaws.com`;
     this.#caching = options.promptCaching ?? true;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
     this.#client = new BedrockRuntimeClient({
       region: options.region,
       ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
@@ -53,7 +56,7 @@ export class BedrockModelClient implements ModelClient {
       // The state machine retries, once and visibly; an SDK retry would hide attempts from it.
       maxAttempts: 1,
       // The client's own default handler (HTTP/2), with a deadline.
-      requestHandler: { requestTimeout: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS, disableConcurrentStreams: true },
+      requestHandler: { requestTimeout: this.#timeoutMs, disableConcurrentStreams: true },
     });
   }
 
@@ -63,7 +66,7 @@ export class BedrockModelClient implements ModelClient {
     try {
       output = await this.#client.send(new ConverseCommand(input), signal === undefined ? {} : { abortSignal: signal });
     } catch (error) {
-      throw classifyBedrockError(error, Date.now(), this.#endpoint);
+      throw classifyBedrockError(error, Date.now(), { endpoint: this.#endpoint, timeoutMs: this.#timeoutMs });
     }
     return fromConverseOutput(output, request.model);
   }

@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { isContextTooLong, retryAfterSeconds, terminal, throttled, transient, type ProviderFault } from './provider-errors.js';
+import { connectionError, isContextTooLong, timedOut, retryAfterSeconds, terminal, throttled, transient, type ModelCall, type ProviderFault } from './provider-errors.js';
 
 const KEY = 'set OPENAI_API_KEY (locally) or the OpenAI API key secret (on AWS) to a valid key';
 
@@ -9,8 +9,8 @@ const KEY = 'set OPENAI_API_KEY (locally) or the OpenAI API key secret (on AWS) 
  * attempts, so it is terminal, unlike the other 429s (`rate_limit_exceeded`).
  * Documented codes: https://platform.openai.com/docs/guides/error-codes
  */
-/** `endpoint`: the base URL called, named in a connection error (which has no response to say where). */
-export function classifyOpenAIError(error: unknown, now: number = Date.now(), endpoint?: string): Error {
+/** `call`: where the call went and its timeout, named in a connection error or a timeout (which have no response to say more). */
+export function classifyOpenAIError(error: unknown, now: number = Date.now(), call: ModelCall = {}): Error {
   if (!(error instanceof APIError)) return error instanceof Error ? error : new Error(String(error));
   const body = error.error as { message?: unknown } | undefined;
   const fault: ProviderFault = {
@@ -20,8 +20,8 @@ export function classifyOpenAIError(error: unknown, now: number = Date.now(), en
     message: typeof body?.message === 'string' ? body.message : error.message,
   };
   if (error instanceof APIUserAbortError) return transient({ ...fault, message: 'aborted by the caller' }, error);
-  if (error instanceof APIConnectionTimeoutError) return transient({ ...fault, message: 'timed out' }, error);
-  if (error instanceof APIConnectionError) return transient({ ...fault, message: `connection error${endpoint ? ` to ${endpoint}` : ''}: ${error.message}` }, error);
+  if (error instanceof APIConnectionTimeoutError) return transient({ ...fault, message: timedOut(call) }, error);
+  if (error instanceof APIConnectionError) return transient({ ...fault, message: connectionError(call, error.message) }, error);
 
   const status = error.status ?? 0;
   if (error.code === 'insufficient_quota' || error.type === 'insufficient_quota' || error.code === 'billing_hard_limit_reached') {

@@ -30,8 +30,10 @@ export interface OpenAIClientOptions {
  */
 export class OpenAIModelClient implements ModelClient {
   readonly #client: OpenAI;
+  readonly #timeoutMs: number;
 
   constructor(options: OpenAIClientOptions) {
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS;
     this.#client = new OpenAI({
       apiKey: options.apiKey,
       // Explicit, so that the SDK does not read OPENAI_BASE_URL & co. itself, unchecked.
@@ -40,7 +42,7 @@ export class OpenAIModelClient implements ModelClient {
       project: options.project ?? null,
       // The state machine retries, once and visibly; an SDK retry would hide attempts from it.
       maxRetries: 0,
-      timeout: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
+      timeout: this.#timeoutMs,
     });
   }
 
@@ -50,7 +52,7 @@ export class OpenAIModelClient implements ModelClient {
     try {
       completion = await this.#client.chat.completions.create(params, signal === undefined ? {} : { signal });
     } catch (error) {
-      throw classifyOpenAIError(error, Date.now(), this.#client.baseURL);
+      throw classifyOpenAIError(error, Date.now(), { endpoint: this.#client.baseURL, timeoutMs: this.#timeoutMs });
     }
     return fromChatCompletion(completion);
   }

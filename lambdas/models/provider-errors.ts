@@ -25,6 +25,27 @@ export interface ProviderFault {
   readonly message: string;
 }
 
+/** What a classifier knows of the call besides the error: where it went and how long it could take. */
+export interface ModelCall {
+  /** The base URL called, named in a connection error (which has no response to say where). */
+  readonly endpoint?: string | undefined;
+  /** The client's budget for one call, named when the call outlives it. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/**
+ * A call that outlived the model timeout: how long that was and where it is set, since a model that
+ * writes long answers needs it raised, and a bare "timed out", retried six times, does not say so.
+ */
+export function timedOut({ timeoutMs }: ModelCall): string {
+  return timeoutMs === undefined ? 'timed out' : `timed out after ${timeoutMs} ms (the model timeout: MODEL_TIMEOUT_MS, set on AWS by the stack's modelTimeout)`;
+}
+
+/** A connection error's message, naming where the call went. */
+export function connectionError({ endpoint }: ModelCall, message: string): string {
+  return `connection error${endpoint ? ` to ${endpoint}` : ''}: ${message}`;
+}
+
 export function throttled(fault: ProviderFault, retryAfterSeconds: number | undefined, cause: unknown): ModelThrottledError {
   const after = retryAfterSeconds === undefined ? '' : ` (retry after ${retryAfterSeconds} s)`;
   return new ModelThrottledError(`${describe(fault)}${after}`, { cause, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) });

@@ -200,7 +200,7 @@ describe('classifyAnthropicError', () => {
   });
 
   it('names the endpoint of a connection error, which has no response to say where (no empty status in the message)', () => {
-    const mapped = classifyAnthropicError(new APIConnectionError({ message: 'Connection error.' }), NOW, 'http://127.0.0.1:9');
+    const mapped = classifyAnthropicError(new APIConnectionError({ message: 'Connection error.' }), NOW, { endpoint: 'http://127.0.0.1:9' });
     expect(mapped.message).toBe('anthropic model call failed: connection error to http://127.0.0.1:9: Connection error.');
   });
 
