@@ -1,4 +1,4 @@
-import { App, Duration } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
@@ -137,6 +137,6 @@ describe('the model timeout', () => {
       'SavepointStack Savepoint: modelTimeout must be a whole number of milliseconds from 1000 to 885000 (Lambda\'s 900 s less 15000 ms for the step around the call), got 900000 (15 minutes)',
     );
     // At the stack's construction, before any agent is added.
-    expect(() => new SavepointStack(new App(), 'Alone', { modelTimeout: Duration.millis(500) })).toThrow('SavepointStack Alone: modelTimeout must be a whole number of milliseconds from 1000 to 885000');
+    expect(() => new SavepointStack(assertionApp(), 'Alone', { modelTimeout: Duration.millis(500) })).toThrow('SavepointStack Alone: modelTimeout must be a whole number of milliseconds from 1000 to 885000');
   });
 });
