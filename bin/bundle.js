@@ -133,7 +133,7 @@ function externalPackagesBut(bundled, inlined) {
     setup(build) {
       build.onResolve({ filter: /^[^./]/ }, async (args) => {
         if (args.pluginData === RESOLVING) return undefined;
-        if (isBuiltin(args.path)) return args.kind === 'require-call' ? { path: args.path, namespace: BUILTIN } : args.kind === 'import-statement' ? { path: args.path, namespace: BUILTIN_IMPORT } : { path: args.path, external: true };
+        if (isBuiltin(args.path)) return args.kind === 'require-call' ? { path: args.path, namespace: BUILTIN } : builtinImport(args) ?? { path: args.path, external: true };
         if (inlined.length > 0 && inline.test(args.path)) return undefined;
         if (bundled.length > 0 && own.test(args.path)) return undefined;
         return (args.kind === 'import-statement' && (await requiredInstead(build, args))) || { path: args.path, external: true };
@@ -260,12 +260,17 @@ const BUILTIN = 'savepoint-builtin';
  */
 const BUILTIN_IMPORT = 'savepoint-builtin-import';
 
+/** A static import of built-in `args.path` as BUILTIN_IMPORT's module; undefined for a dynamic one, or a built-in this Node does not give (left to Node). */
+function builtinImport(args) {
+  return args.kind === 'import-statement' && process.getBuiltinModule(args.path) !== undefined ? { path: args.path, namespace: BUILTIN_IMPORT } : undefined;
+}
+
 /** An agent's imports of Node built-ins as the CLI bundle's own (BUILTIN_IMPORT); the CLI bundle's go through externalPackagesBut. */
 function importedBuiltins() {
   return {
     name: 'savepoint-imported-builtins',
     setup(build) {
-      build.onResolve({ filter: /^[^./]/ }, (args) => (args.kind === 'import-statement' && isBuiltin(args.path) ? { path: args.path, namespace: BUILTIN_IMPORT } : undefined));
+      build.onResolve({ filter: /^[^./]/ }, (args) => (isBuiltin(args.path) ? builtinImport(args) : undefined));
       build.onLoad({ filter: /.*/, namespace: BUILTIN_IMPORT }, (args) => ({ contents: importedBuiltin(args.path), loader: 'js' }));
     },
   };
