@@ -566,6 +566,16 @@ export const SPEED_LIMITS = {
     // first start after an upgrade, and a V8 flag changed after the VM started: not merged (branch cli-start). Where replay's
     // ~200 ms went then: Node's start 28, the bundle check 15, zod's load 17, the ledger's open and first read 23, the agent 10,
     // replayRun 88 (flat: sameJson ~5%, zod's parses ~8%, freezing ~5%).
+    // 2026-12-06 00:00–00:45 UTC (branch replay-cli): Node's built-ins read through process.getBuiltinModule, not through
+    // Node's ES module of each (bin/bundle.js BUILTIN_IMPORT; that module read every export: node:fs's loaded fs/promises,
+    // readline and the file streams, node:crypto's the Web Crypto modules). `savepoint replay` of the sample day 3% fewer
+    // instructions (callgrind, V8 single-threaded, alternated: 871–898 M against 843–858 M, ~6 ms of its ~195); every
+    // command's start (`--version`) 6% fewer (413–416 M against 386–393 M), `savepoint run`'s too: it loads three of Node's
+    // modules fewer and none more (its CPU, 700–1100 ms at load 5–11, too noisy to show ~6 ms). The replay process's CPU
+    // alternated 12 and 15 times with main's at load 4–6: medians 198.5 against 203, 263 against 260 (min 188–191 both); the
+    // `cli` share in the bench's form, six and five pairs at load 5–11, within its noise (0.238–0.296 against 0.206–0.358). Of the replay's
+    // instructions, V8's lazy compiles are 17% (the compile cache keeps each module's top level only), the scavenges 5%, the
+    // code cache's reads 3%. The bounds stay.
     cli: { bound: 0.5, target: 0.2, measured: '0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine\'s 0.54–0.69' },
   },
   /**

@@ -1,11 +1,14 @@
 // The CLI's prebuilt bundle: the TypeScript sources bundled once by esbuild, cached by the content
 // of what they were built from, and imported natively (no loader hooks, one instance of every
 // module). Plain JavaScript: it runs before anything could compile TypeScript.
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { createRequire, isBuiltin } from 'node:module';
-import { dirname, extname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// Node's built-ins as `process.getBuiltinModule` returns them, not imported: the CLI bundle's own
+// code reads them so too (BUILTIN_IMPORT), and an ES module import of one first makes Node's ES
+// module of it, which reads all its exports (node:crypto's Web Crypto ones load ~10 more modules).
+const { createHash, randomBytes } = process.getBuiltinModule('node:crypto');
+const { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } = process.getBuiltinModule('node:fs');
+const { createRequire, isBuiltin } = process.getBuiltinModule('node:module');
+const { dirname, extname, join, relative, resolve, sep } = process.getBuiltinModule('node:path');
+const { fileURLToPath, pathToFileURL } = process.getBuiltinModule('node:url');
 
 export const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -130,12 +133,13 @@ function externalPackagesBut(bundled, inlined) {
     setup(build) {
       build.onResolve({ filter: /^[^./]/ }, async (args) => {
         if (args.pluginData === RESOLVING) return undefined;
-        if (isBuiltin(args.path)) return args.kind === 'require-call' ? { path: args.path, namespace: BUILTIN } : { path: args.path, external: true };
+        if (isBuiltin(args.path)) return args.kind === 'require-call' ? { path: args.path, namespace: BUILTIN } : builtinImport(args) ?? { path: args.path, external: true };
         if (inlined.length > 0 && inline.test(args.path)) return undefined;
         if (bundled.length > 0 && own.test(args.path)) return undefined;
         return (args.kind === 'import-statement' && (await requiredInstead(build, args))) || { path: args.path, external: true };
       });
       build.onLoad({ filter: /.*/, namespace: BUILTIN }, (args) => ({ contents: builtinModule(args.path), loader: 'js' }));
+      build.onLoad({ filter: /.*/, namespace: BUILTIN_IMPORT }, (args) => ({ contents: importedBuiltin(args.path), loader: 'js' }));
       build.onLoad({ filter: /.*/, namespace: REQUIRED }, (args) => ({ contents: requiringModule(...JSON.parse(args.path)), loader: 'js' }));
     },
   };
@@ -246,6 +250,51 @@ function loadedFirst(root, sources, metafile) {
 const BUILTIN = 'savepoint-builtin';
 
 /**
+ * The namespace of a Node built-in that the bundle's code imports (`import { readFileSync } from
+ * 'node:fs'`): the module itself, as `process.getBuiltinModule` returns it, not Node's ES module
+ * of it. Node makes that one at the first import by reading every export of the built-in once,
+ * getters included: node:fs's `ReadStream` loads the streams, node:crypto's `webcrypto` and
+ * `subtle` the Web Crypto modules (cipher, keys, x509, hkdf, pbkdf2) that savepoint never calls,
+ * ~4 ms of CPU at every start (issue 38: `savepoint replay`). The bundle reads each export when it
+ * calls it. A dynamic `import()` of a built-in is left to Node: its namespace is what it asks for.
+ */
+const BUILTIN_IMPORT = 'savepoint-builtin-import';
+
+/** A static import of built-in `args.path` as BUILTIN_IMPORT's module; undefined for a dynamic one, or a built-in this Node does not give (left to Node). */
+function builtinImport(args) {
+  return args.kind === 'import-statement' && process.getBuiltinModule(args.path) !== undefined ? { path: args.path, namespace: BUILTIN_IMPORT } : undefined;
+}
+
+/** An agent's imports of Node built-ins as the CLI bundle's own (BUILTIN_IMPORT); the CLI bundle's go through externalPackagesBut. */
+function importedBuiltins() {
+  return {
+    name: 'savepoint-imported-builtins',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, (args) => (isBuiltin(args.path) ? builtinImport(args) : undefined));
+      build.onLoad({ filter: /.*/, namespace: BUILTIN_IMPORT }, (args) => ({ contents: importedBuiltin(args.path), loader: 'js' }));
+    },
+  };
+}
+
+/**
+ * The module that stands for built-in `name` imported by the bundle's code: its default export the
+ * module itself, and each export a `pick` of it that esbuild drops when nothing imports it (a pure
+ * call), so that an export read by a getter (`ReadStream`) is read only by code that imports it.
+ * The names are the built-in's own, as the Node that builds the bundle has them: an import of one
+ * it does not have fails the build, as it would fail the import.
+ */
+function importedBuiltin(name) {
+  const builtin = process.getBuiltinModule(name);
+  const names = Object.keys(builtin).filter((key) => key !== 'default' && /^[A-Za-z_$][\w$]*$/.test(key));
+  return [
+    `const builtin = process.getBuiltinModule(${JSON.stringify(name)});`,
+    'const pick = (key) => builtin[key];',
+    'export default builtin;',
+    ...names.map((key) => `export const ${key} = /* @__PURE__ */ pick(${JSON.stringify(key)});`),
+  ].join('\n');
+}
+
+/**
  * Built-ins an inlined package requires at its top for what the CLI never or seldom does, each with
  * the functions it calls: loaded at the first call. commander requires node:child_process (with it
  * node:net and node:dgram, 1-2.5 ms of CPU at every start) to spawn an executable subcommand, which
@@ -295,7 +344,7 @@ async function agentBundleIn(cacheDir, modulePath, cli, root) {
         absWorkingDir: dirname(modulePath),
         entryPoints: { agent: modulePath },
         outdir,
-        plugins: cli ? [harnessFromBundle(cli.entries, publicFiles, sharedPackages(cli.entries, cacheDir, root)), recorder()] : [recorder()],
+        plugins: [...(cli ? [harnessFromBundle(cli.entries, publicFiles, sharedPackages(cli.entries, cacheDir, root))] : []), importedBuiltins(), recorder()],
       }).catch((error) => {
         // esbuild names files relative to its working directory: the user gets the whole path.
         if (!Array.isArray(error?.errors) || error.errors.length === 0) throw error;

@@ -8,17 +8,19 @@
 // SAVEPOINT_FROM_SOURCE=1 runs without the bundle (for debugging): a checkout's sources through
 // tsx, an installed package's dist/ as it is; so does a package whose bundle cannot be built or
 // kept (no esbuild, an install it may not write to).
-import { existsSync } from 'node:fs';
-import module from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// Built-ins as the CLI bundle reads them (bin/bundle.js BUILTIN_IMPORT), not Node's ES modules of them.
+const { existsSync } = process.getBuiltinModule('node:fs');
+const module = process.getBuiltinModule('node:module');
+const { fileURLToPath, pathToFileURL } = process.getBuiltinModule('node:url');
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const checkout = existsSync(new URL('../cli/savepoint.ts', import.meta.url));
 const fromSource = Boolean(process.env.SAVEPOINT_FROM_SOURCE) && process.env.SAVEPOINT_FROM_SOURCE !== '0';
+// On before the bundle's check (bin/bundle.js), whose code is then kept compiled too.
+if (!(fromSource && checkout)) keepCompiledCode();
 const bundle = fromSource ? undefined : checkout || resolvable('esbuild') ? await bundled() : withoutBundle('esbuild is not installed');
 if (bundle || !checkout) {
-  keepCompiledCode();
   // How local/runtime/agents.ts loads an agent: bundled against the CLI's bundle, so that the agent
   // and the harness share its modules; without one (dist/), a TypeScript agent compiled on its own
   // (its `savepoint` imports left to Node: the dist/ modules this CLI runs), a JavaScript one as it is.
@@ -68,7 +70,8 @@ function resolvable(name) {
  * command's CPU. Kept beside the package's other caches, inside the install that owns them (not a
  * directory other users share, such as the default under os.tmpdir()); where it cannot be written,
  * nothing is cached and nothing fails. NODE_DISABLE_COMPILE_CACHE=1 turns it off. Not when the
- * sources run through tsx (SAVEPOINT_FROM_SOURCE), which caches nothing.
+ * sources run through tsx (SAVEPOINT_FROM_SOURCE), which caches nothing (a checkout whose bundle
+ * cannot be built runs them so with the cache on: it was on for the check).
  */
 function keepCompiledCode() {
   const cache = process.env.SAVEPOINT_BUNDLE_CACHE ? `${process.env.SAVEPOINT_BUNDLE_CACHE}/compile` : fileURLToPath(new URL('../node_modules/.cache/savepoint/compile', import.meta.url));
