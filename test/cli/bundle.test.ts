@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -208,6 +209,12 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     // The engine's Lambda client (for a real Lambda, which the local engine never invokes): loaded at its first `new`.
     expect(bundled).toMatch(/Reflect\.construct\(\(\w+ \?\?= [^\n]*\("@aws-sdk\/client-lambda"\)\)\.LambdaClient, args\)/);
     expect(bundled).not.toMatch(/require_client_lambda/);
+    // Node's built-ins read through process.getBuiltinModule, never imported statically: Node's ES module
+    // of a built-in reads all its exports first (node:fs's streams, node:crypto's Web Crypto) at every start.
+    const staticImports = [...bundled.matchAll(/(?:\bfrom|^\s*import)\s*"([^"]+)"/gm)].map((match) => match[1]!);
+    expect(staticImports.length).toBeGreaterThan(0);
+    expect(staticImports.filter((specifier) => isBuiltin(specifier))).toEqual([]);
+    expect(bundled).toMatch(/process\.getBuiltinModule\("node:fs"\)/);
   });
 });
 
