@@ -1,0 +1,37 @@
+import { CALL_DELTAS, type CallsCount } from './ledger.js';
+import type { RunRecord, ToolCallRecord } from '../records/ledger-records.js';
+
+/**
+ * A turn's tool calls are recorded without a count of their own (issue 38: nothing but the model
+ * turns writes the run item while a turn's calls run, so that a call's write may later be
+ * conditioned on the run item it was handed). Their steps are counted by the next write on the
+ * run item that a model turn makes anyway, or by the run's end:
+ *
+ *   turn N (counted: turn:N) ─ calls N.1 … N.k (recorded, uncounted) ─┬─ reserve:N+1 + call:N:1…k  (CallModel, guards/reservation.ts)
+ *                                                                      └─ finishRun  + call:N:1…k   (the run stopped first)
+ *
+ * Until then the run item's `steps` and `toolCalls` lag by the open turn's completed calls, and a
+ * reader that decides on them counts those calls itself (`withCounted`, from the calls it read);
+ * a call is budgeted by its position in its turn (`atPosition`): call c sees the run's count plus
+ * the c - 1 calls before it, whichever of them ran first. A model turn with no tool call has none
+ * to count: its own count closes it (reservation.ts `settlement`).
+ */
+
+/** The completed calls of the run's open turn (its newest counted model turn) that its counters do not hold yet; undefined when none is open. */
+export function openCalls(run: Pick<RunRecord, 'modelTurns' | 'callsCountedThrough'>, calls: readonly Pick<ToolCallRecord, 'turn' | 'call' | 'status'>[]): CallsCount | undefined {
+  const turn = run.modelTurns;
+  if (turn === 0 || (run.callsCountedThrough ?? 0) >= turn) return undefined;
+  return { turn, calls: calls.filter((call) => call.turn === turn && call.status === 'completed').map((call) => call.call) };
+}
+
+/** The run with `open` counted, as a read right after the write that counts them would find it (a view: nothing is written). */
+export function withCounted<T extends Pick<RunRecord, 'steps' | 'toolCalls'>>(run: T, open: CallsCount | undefined): T {
+  const made = open?.calls.length ?? 0;
+  return made === 0 ? run : { ...run, steps: run.steps + made * CALL_DELTAS.steps, toolCalls: run.toolCalls + made * CALL_DELTAS.toolCalls };
+}
+
+/** The run as call `call` of `turn` is budgeted: the calls before it in its turn counted, when the turn's calls are not yet. */
+export function atPosition<T extends Pick<RunRecord, 'steps' | 'toolCalls' | 'callsCountedThrough'>>(run: T, turn: number, call: number): T {
+  if ((run.callsCountedThrough ?? 0) >= turn) return run;
+  return withCounted(run, { turn, calls: Array.from({ length: call - 1 }, (_, index) => index + 1) });
+}
