@@ -45,7 +45,7 @@ export async function reserveModelCall(
 export function settlement(record: Pick<TurnRecord, 'turn' | 'usage' | 'costMicros' | 'content'>, reservation: Reservation): StepCount {
   const count = { stepKey: `turn:${record.turn}`, deltas: { ...turnCounts(record), reservedTokens: -reservation.tokens, reservedMicros: -reservation.micros } };
   // A turn that asks for no tool leaves no call to count after it: its own count closes it (ledger/open-turn.ts).
-  return toolUses(record).length === 0 ? { ...count, calls: { turn: record.turn, calls: [] } } : count;
+  return toolUses(record).length === 0 ? { ...count, calls: { turn: record.turn, calls: [], closed: true } } : count;
 }
 
 /** Counts the recorded turn of a reserved call, its reservation taken off in the same write (idempotent per turn). */

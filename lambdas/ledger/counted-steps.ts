@@ -1,5 +1,6 @@
 import { CALL_DELTAS, callStepKey, type CallsCount } from './ledger.js';
-import type { Counters } from '../records/ledger-records.js';
+import type { Counters, RunRecord } from '../records/ledger-records.js';
+import { countedOf } from './open-turn.js';
 
 /**
  * A run item's counters and its window of counted step keys, which make each count exactly-once
@@ -28,15 +29,18 @@ export function addCounts(record: Record<string, unknown>, deltas: Partial<Count
 }
 
 /**
- * Counts an open turn's completed calls into `record` (a run record, in place), each once by its
- * key — not one in `counted`, the run item's window of counted keys (a call that counted itself,
- * before calls stopped counting) — unless the run counted that turn's calls already
- * (`callsCountedThrough`), and moves `callsCountedThrough` on to the turn; the keys it counted.
+ * Counts an open turn's completed calls into `record` (a run record, in place), each once: not
+ * one its `callsCounted` holds, nor one whose key is in `counted`, the run item's window of
+ * counted keys (a call that counted itself, before calls stopped counting); `callsCounted` then
+ * holds them (and, for a closed turn, every call of it). The keys it counted.
  */
-export function countCalls(record: Record<string, unknown>, counted: readonly string[], { turn, calls }: CallsCount): string[] {
-  if (((record['callsCountedThrough'] as number | undefined) ?? 0) >= turn) return [];
-  record['callsCountedThrough'] = turn;
-  const keys = calls.map((call) => callStepKey(turn, call)).filter((key) => !counted.includes(key));
+export function countCalls(record: Record<string, unknown>, counted: readonly string[], { turn, calls, closed }: CallsCount): string[] {
+  const held = countedOf(record as Pick<RunRecord, 'callsCounted'>, turn);
+  if (held === 'all') return [];
+  const adding = calls.filter((call) => !held.includes(call));
+  // A closed turn's calls are all held: the next turn's list starts empty.
+  record['callsCounted'] = closed ? { turn: turn + 1, calls: [] } : { turn, calls: [...held, ...adding] };
+  const keys = adding.map((call) => callStepKey(turn, call)).filter((key) => !counted.includes(key));
   for (const _key of keys) addCounts(record, CALL_DELTAS);
   return keys;
 }

@@ -190,9 +190,14 @@ export type StepCount = { readonly stepKey: string; readonly deltas: Partial<Cou
 /**
  * The completed tool calls of `turn` (by position), counted by a write of another step — the next
  * model turn's reservation, or the run's end — each once by its own key (`callStepKey`), and the
- * run's `callsCountedThrough` moved to `turn` (ledger/open-turn.ts).
+ * run's `callsCounted` holding them (ledger/open-turn.ts).
  */
-export type CallsCount = { readonly turn: number; readonly calls: readonly number[] };
+export type CallsCount = {
+  readonly turn: number;
+  readonly calls: readonly number[];
+  /** No call of the turn is left to make (the next model turn started, or it asked for none): the counters hold all of its calls. */
+  readonly closed?: boolean;
+};
 
 /** The key a tool call's step is counted by (once per call, whichever write counts it). */
 export const callStepKey = (turn: number, call: number) => `call:${turn}:${call}`;

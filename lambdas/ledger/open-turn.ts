@@ -18,10 +18,20 @@ import type { RunRecord, ToolCallRecord } from '../records/ledger-records.js';
  */
 
 /** The completed calls of the run's open turn (its newest counted model turn) that its counters do not hold yet; undefined when none is open. */
-export function openCalls(run: Pick<RunRecord, 'modelTurns' | 'callsCountedThrough'>, calls: readonly Pick<ToolCallRecord, 'turn' | 'call' | 'status'>[]): CallsCount | undefined {
+export function openCalls(run: Pick<RunRecord, 'modelTurns' | 'callsCounted'>, calls: readonly Pick<ToolCallRecord, 'turn' | 'call' | 'status'>[]): CallsCount | undefined {
   const turn = run.modelTurns;
-  if (turn === 0 || (run.callsCountedThrough ?? 0) >= turn) return undefined;
-  return { turn, calls: calls.filter((call) => call.turn === turn && call.status === 'completed').map((call) => call.call) };
+  const counted = countedOf(run, turn);
+  if (turn === 0 || counted === 'all') return undefined;
+  return { turn, calls: calls.filter((call) => call.turn === turn && call.status === 'completed' && !counted.includes(call.call)).map((call) => call.call) };
+}
+
+/** `open` as the next model turn counts it: that turn starts only once every call of this one is made (steps/budget-check.ts `decide`). */
+export const closing = (open: CallsCount | undefined): CallsCount | undefined => open && { ...open, closed: true };
+
+/** Which calls of `turn` the run's counters hold: all (an earlier turn's), or those listed. */
+export function countedOf(run: Pick<RunRecord, 'callsCounted'>, turn: number): 'all' | readonly number[] {
+  const counted = run.callsCounted ?? { turn: 0, calls: [] };
+  return counted.turn > turn ? 'all' : counted.turn === turn ? counted.calls : [];
 }
 
 /** The run with `open` counted, as a read right after the write that counts them would find it (a view: nothing is written). */
@@ -30,8 +40,9 @@ export function withCounted<T extends Pick<RunRecord, 'steps' | 'toolCalls'>>(ru
   return made === 0 ? run : { ...run, steps: run.steps + made * CALL_DELTAS.steps, toolCalls: run.toolCalls + made * CALL_DELTAS.toolCalls };
 }
 
-/** The run as call `call` of `turn` is budgeted: the calls before it in its turn counted, when the turn's calls are not yet. */
-export function atPosition<T extends Pick<RunRecord, 'steps' | 'toolCalls' | 'callsCountedThrough'>>(run: T, turn: number, call: number): T {
-  if ((run.callsCountedThrough ?? 0) >= turn) return run;
-  return withCounted(run, { turn, calls: Array.from({ length: call - 1 }, (_, index) => index + 1) });
+/** The run as call `call` of `turn` is budgeted: the calls before it in its turn counted, those its counters do not hold yet. */
+export function atPosition<T extends Pick<RunRecord, 'steps' | 'toolCalls' | 'callsCounted'>>(run: T, turn: number, call: number): T {
+  const counted = countedOf(run, turn);
+  if (counted === 'all') return run;
+  return withCounted(run, { turn, calls: Array.from({ length: call - 1 }, (_, index) => index + 1).filter((before) => !counted.includes(before)) });
 }

@@ -124,7 +124,8 @@ export function forkRunRecord(draft: RunRecord, parent: RunRecord, fork: ForkReq
     config = { ...config, ...Object.fromEntries(COUNTED_GUARDS.map((row) => [row.field, config[row.field] + spentOf(row, spent)])) };
   }
   // The copy counts the prefix's calls (copyPrefix): no turn of it is left open (ledger/open-turn.ts).
-  return { ...draft, config, forkedFrom: lineage, callsCountedThrough: prefix.turns.at(-1)?.turn ?? 0 };
+  const last = prefix.turns.at(-1)?.turn ?? 0;
+  return { ...draft, config, forkedFrom: lineage, callsCounted: { turn: last, calls: prefix.calls.filter((call) => call.turn === last).map((call) => call.call) } };
 }
 
 /**

@@ -23,6 +23,7 @@ import { rememberTurn, toolUses, type ConversationStep } from '../conversation/t
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { check, isFinalAnswer, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
 import { counted } from '../shared/text.js';
+import { closing } from '../ledger/open-turn.js';
 
 /** `history`: the execution's history bound at the last decision (StartRun's at the execution's start: lambdas/guards/history.ts). */
 export const CallModelInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
@@ -198,7 +199,7 @@ async function modelTurn(
     // The call's cost reserved (the decision reserved the same, from the same records), within the
     // fleet's budget too: recorded before the call goes out (once per turn, whatever the attempts),
     // settled below. The previous turn's calls are counted with it (ledger/open-turn.ts).
-    const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill, fleet: deps.fleetBudget, calls: step.open });
+    const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill, fleet: deps.fleetBudget, calls: closing(step.open) });
     if (trip) return { made: { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason, skippedBy: trip.guard }, final: false };
     messages = conversation(run, previous, step.calls, toolNames(deps.agent));
   }

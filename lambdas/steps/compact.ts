@@ -15,7 +15,7 @@ import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { COMPACTION_STOP_REASON, compactionSettings, isCompaction } from '../conversation/compaction.js';
 import { loadConversationStep } from '../conversation/turns.js';
-import { openCalls, withCounted } from '../ledger/open-turn.js';
+import { closing, openCalls, withCounted } from '../ledger/open-turn.js';
 import { requestBytes, WRAPPER_BYTES } from '../guards/request-size.js';
 
 /** The Compact step; what compaction is and when it is due: conversation/compaction.ts. */
@@ -57,7 +57,7 @@ export function createCompact(deps: CompactDeps) {
     const reservation = compactionReservation(deps.agent, run, { turns, calls }, covers, deps.priceTable);
     let record = turns.find((recorded) => recorded.turn === turn);
     if (!record) {
-      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: await deps.ledger.getGlobalKill(), fleet: deps.fleetBudget, calls: open });
+      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: await deps.ledger.getGlobalKill(), fleet: deps.fleetBudget, calls: closing(open) });
       if (trip) return { turn, covers, skipped: trip.reason };
       record = await compact(deps, settings, { run, turn, covers }, { turns, calls }, signal);
     }
