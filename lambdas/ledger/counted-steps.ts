@@ -12,7 +12,8 @@ import { countedOf } from './open-turn.js';
  * exactly-once because a run's steps are sequential — one execution drives a run, and a step is
  * retried (by the state machine, or by the execution that resumes a dead one) before the run goes
  * on — so between a step's count and its retry nothing else is counted but the approval waits of
- * its turn and its turn's other tool calls. Keeping them all grew the item by one key a step: write
+ * its turn (a reservation's write counts the last turn's calls too, its own key the newest, so its
+ * retry finds that key however many calls came before it). Keeping them all grew the item by one key a step: write
  * units rose with the run's length (quadratic over a run) and a run failed every write past
  * ~40,000 steps (DynamoDB's 400 KB item), RecordFailure included (issue 20 item 7).
  */

@@ -13,8 +13,11 @@ import type { RunRecord, ToolCallRecord } from '../records/ledger-records.js';
  * Until then the run item's `steps` and `toolCalls` lag by the open turn's completed calls, and a
  * reader that decides on them counts those calls itself (`withCounted`, from the calls it read);
  * a call is budgeted by its position in its turn (`atPosition`): call c sees the run's count plus
- * the c - 1 calls before it, whichever of them ran first. A model turn with no tool call has none
- * to count: its own count closes it (reservation.ts `settlement`).
+ * the c - 1 calls before it, whichever of them ran first. The run item says which calls it holds
+ * (`callsCounted`: those of one turn, and every call before it); the next model turn's reservation
+ * closes the turn it counts (that turn starts only once every call is made), and a model turn with
+ * no tool call closes itself (reservation.ts `settlement`); the run's end counts what is open
+ * without closing it (a run that failed by accident is recovered, and makes the rest of its turn).
  */
 
 /** The completed calls of the run's open turn (its newest counted model turn) that its counters do not hold yet; undefined when none is open. */
