@@ -105,7 +105,8 @@ export const LEDGER_ACCESS = {
   requestApproval: { table: ['GetItem', 'BatchGetItem', 'PutItem', 'Query'], tokens: true },
   /**
    * Finalize / RecordFailure: finishRun, with the agent's report of the run (`report`), made from
-   * its conversation (a query, and the results stored by reference: queries of their chunks).
+   * its conversation (a query, and the results stored by reference: queries of their chunks); a
+   * run that ends with a turn open has that turn's calls counted (a query: lambdas/ledger/open-turn.ts).
    */
   finalize: { table: ['GetItem', 'PutItem', 'Query'] },
   /**
@@ -140,10 +141,13 @@ export const LEDGER_ACCESS = {
    * chunks); no write, and no partition but a run's and its blobs' (no effect, aggregate, breaker).
    */
   runEvents: { table: ['GetItem', 'Query'], partitions: ['RUN#*', 'BLOB#*'] },
-  /** RecoverRun: reads the run, records a recovery, or gives the run up. */
-  recoverRun: { table: ['GetItem', 'PutItem'] },
-  /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun, lists pending approvals. */
-  sweep: { table: ['GetItem', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runningRuns]: ['Query'] } },
+  /**
+   * RecoverRun: reads the run, records a recovery, or gives the run up — finishRun, which counts the
+   * calls of a turn left open (a query of that turn's part of the run's partition: lambdas/ledger/open-turn.ts).
+   */
+  recoverRun: { table: ['GetItem', 'PutItem', 'Query'] },
+  /** The sweeper: lists the running runs (a query of their sparse index), recovers like RecoverRun (its query of an open turn too), lists pending approvals. */
+  sweep: { table: ['GetItem', 'PutItem', 'Query'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runningRuns]: ['Query'] } },
   /**
    * With tracing on, beside the role of each function that ends a run (finishRun): the run's
    * conversation read once at its end, for the spans of its budget checks (lambdas/telemetry/spans.ts).

@@ -1,4 +1,4 @@
-import type { FleetLedger, GuardLedger } from '../ledger/ledger.js';
+import type { CallsCount, FleetLedger, GuardLedger } from '../ledger/ledger.js';
 import { DEFAULT_LEASE_MICROS, fleetCounters, fleetDay, type FleetBudget } from '../records/fleet.js';
 import type { RunRecord } from '../records/ledger-records.js';
 import { ModelRetryAfterError } from '../shared/errors.js';
@@ -22,22 +22,22 @@ export function secondsToWait(now: Date): number {
 }
 
 /**
- * Counts `reserve:<turn>` — within the fleet budget when the deployment sets one. A trip when the
+ * Counts `reserve:<turn>` (with the open turn's `calls`: ledger/open-turn.ts) — within the fleet budget when the deployment sets one. A trip when the
  * budget refused it and the run stops; throws when it waits.
  */
 export async function reserveInFleet(
   ledger: Pick<GuardLedger, 'countStep' | 'recordGuardEvent'> & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>,
-  { run, turn, reservation, now, budget }: { run: RunRecord; turn: number; reservation: Reservation; now: Date; budget: FleetBudget | undefined },
+  { run, turn, reservation, now, budget, calls }: { run: RunRecord; turn: number; reservation: Reservation; now: Date; budget: FleetBudget | undefined; calls?: CallsCount },
 ): Promise<GuardTrip | undefined> {
   const stepKey = `reserve:${turn}`;
   const deltas = { reservedTokens: reservation.tokens, reservedMicros: reservation.micros };
   const counters = fleetCounters(run.agent, budget, fleetDay(now));
   if (counters.length === 0) {
-    await ledger.countStep(run.runId, stepKey, deltas);
+    await ledger.countStep(run.runId, stepKey, deltas, calls);
     return undefined;
   }
   const leaseMicros = budget?.leaseDollars === undefined ? DEFAULT_LEASE_MICROS : Math.round(budget.leaseDollars * 1_000_000);
-  const answer = await ledger.reserveInFleet({ runId: run.runId, stepKey, deltas, counters, leaseMicros }, now);
+  const answer = await ledger.reserveInFleet({ runId: run.runId, stepKey, deltas, ...(calls && { calls }), counters, leaseMicros }, now);
   if (answer.reserved) return undefined;
   if (budget?.whenSpent === 'wait') {
     // It waits holding nothing: runs that waited holding their leases could hold the whole day

@@ -1,5 +1,5 @@
-import { turnCounts } from '../conversation/turns.js';
-import type { FleetLedger, GuardLedger, StepCount } from '../ledger/ledger.js';
+import { toolUses, turnCounts } from '../conversation/turns.js';
+import type { CallsCount, FleetLedger, GuardLedger, StepCount } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.js';
 import type { FleetBudget } from '../records/fleet.js';
 import { budgetTrip, reservationTrip, type GuardTrip, type Reservation } from './budgets.js';
@@ -10,7 +10,8 @@ import { reserveInFleet } from './fleet.js';
  * (CallModel, Compact); the bound itself is guards/budgets.ts `reservationFor`.
  *
  *   reserve(turn N) ─► kill, budget, or the call's bound does not fit ─► the trip: the call is not sent
- *                   └► countStep reserve:N  (reservedTokens/Micros += bound; once per turn, whatever the attempts)
+ *                   └► countStep reserve:N  (reservedTokens/Micros += bound; once per turn, whatever the attempts;
+ *                      with turn N-1's tool calls, which count no step of their own: ledger/open-turn.ts)
  *                      — under a fleet budget, within the run's lease of the day (guards/fleet.ts): refused, the trip
  *   model call ─► recordTurn(N) with settle(N): count turn:N  (real usage added, the bound taken off: the turn's own write)
  *
@@ -21,11 +22,19 @@ import { reserveInFleet } from './fleet.js';
  */
 export async function reserveModelCall(
   ledger: Pick<GuardLedger, 'countStep' | 'recordGuardEvent'> & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>,
-  { run, turn, reservation, now, globalKill, fleet }: { run: RunRecord; turn: number; reservation: Reservation; now: Date; globalKill?: KillFlag | undefined; fleet?: FleetBudget | undefined },
+  {
+    run,
+    turn,
+    reservation,
+    now,
+    globalKill,
+    fleet,
+    calls,
+  }: { run: RunRecord; turn: number; reservation: Reservation; now: Date; globalKill?: KillFlag | undefined; fleet?: FleetBudget | undefined; calls?: CallsCount | undefined },
 ): Promise<GuardTrip | undefined> {
   const trip = budgetTrip(run, now, globalKill) ?? reservationTrip(run, reservation);
   if (trip) return trip;
-  return reserveInFleet(ledger, { run, turn, reservation, now, budget: fleet });
+  return reserveInFleet(ledger, { run, turn, reservation, now, budget: fleet, ...(calls && { calls }) });
 }
 
 /**
@@ -33,12 +42,14 @@ export async function reserveModelCall(
  * (one count per turn). Written with the turn itself (`recordTurn(turn, settlement(…))`), or by
  * `settleModelCall` for a turn found recorded.
  */
-export function settlement(record: Pick<TurnRecord, 'turn' | 'usage' | 'costMicros'>, reservation: Reservation): StepCount {
-  return { stepKey: `turn:${record.turn}`, deltas: { ...turnCounts(record), reservedTokens: -reservation.tokens, reservedMicros: -reservation.micros } };
+export function settlement(record: Pick<TurnRecord, 'turn' | 'usage' | 'costMicros' | 'content'>, reservation: Reservation): StepCount {
+  const count = { stepKey: `turn:${record.turn}`, deltas: { ...turnCounts(record), reservedTokens: -reservation.tokens, reservedMicros: -reservation.micros } };
+  // A turn that asks for no tool leaves no call to count after it: its own count closes it (ledger/open-turn.ts).
+  return toolUses(record).length === 0 ? { ...count, calls: { turn: record.turn, calls: [], closed: true } } : count;
 }
 
 /** Counts the recorded turn of a reserved call, its reservation taken off in the same write (idempotent per turn). */
 export function settleModelCall(ledger: Pick<GuardLedger, 'countStep'>, record: TurnRecord, reservation: Reservation): Promise<boolean> {
-  const { stepKey, deltas } = settlement(record, reservation);
-  return ledger.countStep(record.runId, stepKey, deltas);
+  const { stepKey, deltas, calls } = settlement(record, reservation);
+  return ledger.countStep(record.runId, stepKey, deltas, calls);
 }

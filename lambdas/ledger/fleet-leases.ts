@@ -83,7 +83,7 @@ export function leaseAndReserve(currents: readonly Current<never>[], keys: reado
   const shortfall = spending(run) - base + micros(request) - before;
   if (shortfall <= 0) {
     // Covered after all (another attempt leased meanwhile): the run's own count, the counters left out.
-    const step = countStep(runItem, request.stepKey, request.deltas);
+    const step = countStep(runItem, request.stepKey, request.deltas, request.calls);
     return 'write' in step ? { writes: [step.write, ...keys.map(() => null)], answer: { reserved: true, leased: 0 } } : stay({ reserved: true, leased: 0 });
   }
   // Read as covered, covered no more (another writer of this run): read again with the counters.
@@ -106,7 +106,7 @@ export function leaseAndReserve(currents: readonly Current<never>[], keys: reado
     const record = next.get(counter.pk)!;
     next.set(counter.pk, { ...record, leased: record.leased + chunk, runs: record.runs + (held ? 0 : 1), leases: record.leases + 1, ...(counter.limitMicros !== undefined && { limitMicros: counter.limitMicros }), updatedAt: now.toISOString() });
   }
-  const step = countStep(runItem, request.stepKey, request.deltas);
+  const step = countStep(runItem, request.stepKey, request.deltas, request.calls);
   if (!('write' in step)) return stay({ reserved: true, leased: 0 });
   const lease: FleetLease = { day, counters: request.counters.map((counter) => counter.pk), leased: before + chunk, base };
   const runWrite: Stored = { record: { ...step.write.record, fleetLease: lease }, meta: step.write.meta };

@@ -140,9 +140,9 @@ export interface GuardLedger extends BreakerStore {
   recordGuardEvent(runId: string, event: GuardEvent): Promise<void>;
   /**
    * Adds `deltas` to the run's counters exactly once per `stepKey`, atomically; `false` when the
-   * step was counted already.
+   * step was counted already. With `calls`, the open turn's tool calls too, each once (StepCount).
    */
-  countStep(runId: string, stepKey: string, deltas: Partial<Counters>): Promise<boolean>;
+  countStep(runId: string, stepKey: string, deltas: Partial<Counters>, calls?: CallsCount): Promise<boolean>;
   /**
    * Applies an approved extension to the run's config once: sets the budget's new limit and
    * counts the extension, only if it is the next one.
@@ -181,8 +181,29 @@ export interface TurnLedger {
   loadStep(runId: string, want?: StepWant): Promise<StepRead>;
 }
 
-/** A step's count (GuardLedger `countStep`'s key and deltas), for a write that records the step and counts it at once. */
-export type StepCount = { readonly stepKey: string; readonly deltas: Partial<Counters> };
+/**
+ * A step's count (GuardLedger `countStep`'s key and deltas), for a write that records the step and
+ * counts it at once; with `calls`, the open turn's tool calls counted in the same write (open-turn.ts).
+ */
+export type StepCount = { readonly stepKey: string; readonly deltas: Partial<Counters>; readonly calls?: CallsCount };
+
+/**
+ * The completed tool calls of `turn` (by position), counted by a write of another step — the next
+ * model turn's reservation, or the run's end — each once by its own key (`callStepKey`), and the
+ * run's `callsCounted` holding them (ledger/open-turn.ts).
+ */
+export type CallsCount = {
+  readonly turn: number;
+  readonly calls: readonly number[];
+  /** No call of the turn is left to make (the next model turn started, or it asked for none): the counters hold all of its calls. */
+  readonly closed?: boolean;
+};
+
+/** The key a tool call's step is counted by (once per call, whichever write counts it). */
+export const callStepKey = (turn: number, call: number) => `call:${turn}:${call}`;
+
+/** What a tool call adds to the run's counters. */
+export const CALL_DELTAS = { steps: 1, toolCalls: 1 } as const satisfies Partial<Counters>;
 
 /** What a turn's counted write saw (turn-seen.ts `recordTurnSeen`): the run item as it wrote it, and the global kill flag it checked unchanged. */
 export type TurnSeen = { run: RunRecord; globalKill?: KillFlag };
@@ -190,7 +211,11 @@ export type TurnSeen = { run: RunRecord; globalKill?: KillFlag };
 /** A turn's count (TurnLedger `recordTurn`), and who is told what its write saw. */
 export type TurnCount = StepCount & { readonly seen?: (seen: TurnSeen) => void };
 
-/** The tool calls: claimed before their outside call, completed once. */
+/**
+ * The tool calls: claimed before their outside call, completed once. CallTool records a call
+ * without its `count` (ledger/open-turn.ts: the next model turn counts the turn's calls); `count`
+ * stays for a writer that records and counts a step at once.
+ */
 export interface ToolCallLedger {
   getCall(runId: string, turn: number, call: number): Promise<ToolCallRecord | undefined>;
   /**
@@ -308,6 +333,8 @@ export interface FleetReserveRequest {
   /** The call's count (`reserve:<turn>`) and what it adds (reservedTokens, reservedMicros). */
   readonly stepKey: string;
   readonly deltas: Partial<Counters>;
+  /** The open turn's tool calls, counted with the reservation (StepCount `calls`). */
+  readonly calls?: CallsCount;
   /** Today's counters, with their limits (records/fleet.ts fleetCounters). */
   readonly counters: readonly FleetCounter[];
   /** The most one lease takes (less as a counter runs low). */

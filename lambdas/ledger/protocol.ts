@@ -1,5 +1,5 @@
 import type { BreakerState } from '../records/breaker-state.js';
-import { UNKEYED_COUNT, type ApprovalDecision, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
+import { UNKEYED_COUNT, type ApprovalDecision, type CallsCount, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
 import {
   approvalSkOf,
   extended,
@@ -19,6 +19,9 @@ import {
   type ToolOutcome,
   type TurnRecord,
 } from '../records/ledger-records.js';
+import { addCounts, countCalls, withKeys } from './counted-steps.js';
+
+export { COUNTED_STEPS_KEPT } from './counted-steps.js';
 
 /**
  * The ledger's protocol, once: every rule that guards work is a pure transition here, from the one
@@ -144,18 +147,21 @@ export function recordRecovery(current: Current<RunRecord>, recovery: RecoveryRe
 
 export type RunOutcome = { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string }; report?: RunRecord['report'] };
 
-export function finishRun(current: Current<RunRecord>, runId: string, outcome: RunOutcome, now: Date): Step<RunRecord> {
+/** The run's end; with `calls`, its open turn's calls counted in the same write (open-turn.ts): an ended run's counters hold every step. */
+export function finishRun(current: Current<RunRecord>, runId: string, outcome: RunOutcome, now: Date, calls?: CallsCount): Step<RunRecord> {
   if (!current) return fail(new ConditionalWriteError(`finishRun: no run ${runId}`));
   const at = now.toISOString();
+  const record = { ...current.record } as RunRecord & Record<string, unknown>;
+  const meta = withKeys(current.meta, calls ? countCalls(record, current.meta.countedSteps ?? [], calls) : []);
   const next: RunRecord = {
-    ...current.record,
+    ...record,
     status: outcome.status,
     updatedAt: at,
     finishedAt: at,
     ...(outcome.stopReason !== undefined && { stopReason: outcome.stopReason }),
     ...(outcome.error !== undefined && { error: outcome.error }), ...(outcome.report !== undefined && { report: outcome.report }),
   };
-  return write(next, current.meta, next);
+  return write(next, meta, next);
 }
 
 /** The first kill stands; `false` when there is no such run. */
@@ -187,29 +193,20 @@ export function recordGuardEvent(current: Current<RunRecord>, event: GuardEvent)
 }
 
 /**
- * The counted step keys a run item keeps: the newest, in the order they were counted. Enough for
- * exactly-once because a run's steps are sequential — one execution drives a run, and a step is
- * retried (by the state machine, or by the execution that resumes a dead one) before the run goes
- * on — so between a step's count and its retry nothing else is counted but the approval waits of
- * its turn and its turn's other tool calls. Keeping them all grew the item by one key a step: write
- * units rose with the run's length (quadratic over a run) and a run failed every write past
- * ~40,000 steps (DynamoDB's 400 KB item), RecordFailure included (issue 20 item 7).
- */
-export const COUNTED_STEPS_KEPT = 64;
-
-/**
  * The counted step keys make the count idempotent: a retried step that was counted already changes
  * nothing. The counters are monotone sums; the keys kept are the last COUNTED_STEPS_KEPT.
  *
  *   countStep(turn:7) ─► turn:7 not in the window ─► counters += deltas, window = […, turn:7] (oldest dropped)
  *   retry     turn:7 ─► turn:7 in the window     ─► nothing written
  */
-export function countStep(current: Current<RunRecord>, stepKey: string, deltas: Partial<Counters>): Step<boolean> {
+export function countStep(current: Current<RunRecord>, stepKey: string, deltas: Partial<Counters>, calls?: CallsCount): Step<boolean> {
   const counted = current?.meta.countedSteps ?? [];
   if (!current || counted.includes(stepKey)) return keep(false);
   const next: Record<string, unknown> = { ...current.record };
-  for (const [name, delta] of Object.entries(deltas)) if (delta) next[name] = ((next[name] as number | undefined) ?? 0) + delta;
-  return write(next, stepKey.startsWith(UNKEYED_COUNT) ? current.meta : { ...current.meta, countedSteps: [...counted, stepKey].slice(-COUNTED_STEPS_KEPT) }, true);
+  addCounts(next, deltas);
+  // The open turn's calls (open-turn.ts), then the step's own key, the newest: a retry of this write finds it.
+  const keys = [...(calls ? countCalls(next, counted, calls) : []), ...(stepKey.startsWith(UNKEYED_COUNT) ? [] : [stepKey])];
+  return write(next, withKeys(current.meta, keys), true);
 }
 
 /** Only a later extension of this budget applies: a repeated or stale one changes nothing. */
@@ -507,7 +504,7 @@ export function renewCallEffect(
 export function withCount<R>(step: Step<R> | ItemsStep<R>, run: Current<RunRecord>, count: StepCount): ItemsStep<R> {
   if ('keep' in step || 'fail' in step) return step;
   const writes = 'write' in step ? [step.write] : step.writes;
-  const counted = countStep(run, count.stepKey, count.deltas);
+  const counted = countStep(run, count.stepKey, count.deltas, count.calls);
   return { writes: [...writes, 'write' in counted ? counted.write : null], answer: step.answer };
 }
 

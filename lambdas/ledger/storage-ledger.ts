@@ -2,6 +2,7 @@ import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
+import { openCalls } from './open-turn.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
 import { reserveAggregate } from './aggregates.js';
@@ -186,10 +187,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
       return Promise.reject(error as Error);
     }
     if (!(result instanceof Promise)) return Promise.resolve(result);
-    const settled = result.then(
-      () => undefined,
-      () => undefined,
-    );
+    const settled = result.then(() => undefined, () => undefined);
     this.updating.set(id, settled);
     void settled.then(() => {
       if (this.updating.get(id) === settled) this.updating.delete(id);
@@ -298,7 +296,13 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly attachExecution: Ledger['attachExecution'] = (runId, executionArn, now, options = {}) =>
     this.update(runKey(runId), (current) => protocol.attachExecution(current, runId, executionArn, now, options));
   readonly recordRecovery: Ledger['recordRecovery'] = (runId, recovery, expected) => this.update(runKey(runId), (current) => protocol.recordRecovery(current, recovery, expected));
-  readonly finishRun: Ledger['finishRun'] = (runId, outcome, now) => this.update(runKey(runId), (current) => protocol.finishRun(current, runId, outcome, now));
+  // The open turn's calls are counted with the end (open-turn.ts): that turn's records read first, only when one is open.
+  readonly finishRun: Ledger['finishRun'] = async (runId, outcome, now) => {
+    this.guard?.({ read: [runKey(runId)] });
+    const run = (await this.readForUpdate(runKey(runId), false, false))?.record as RunRecord | undefined;
+    const { calls } = run && openCalls(run, []) ? await this.listConversation(runId, { fromTurn: run.modelTurns }) : { calls: [] };
+    return this.update(runKey(runId), (current) => protocol.finishRun(current, runId, outcome, now, current && openCalls(current.record as RunRecord, calls)));
+  };
 
   // ── guards ──────────────────────────────────────────────────────────────────────────────
 
@@ -311,7 +315,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
   };
   readonly recordFork: Ledger['recordFork'] = (runId, fork) => this.update(runKey(runId), (current) => protocol.recordFork(current, fork));
   readonly recordGuardEvent: Ledger['recordGuardEvent'] = (runId, event) => this.update(runKey(runId), (current) => protocol.recordGuardEvent(current, event));
-  readonly countStep: Ledger['countStep'] = (runId, stepKey, deltas) => this.update(runKey(runId), (current) => protocol.countStep(current, stepKey, deltas));
+  readonly countStep: Ledger['countStep'] = (runId, stepKey, deltas, calls) => this.update(runKey(runId), (current) => protocol.countStep(current, stepKey, deltas, calls));
   readonly applyBudgetExtension: Ledger['applyBudgetExtension'] = (runId, guard, extension, limit) =>
     this.update(runKey(runId), (current) => protocol.applyBudgetExtension(current, runId, guard, extension, limit));
   readonly getBreaker: Ledger['getBreaker'] = async (name) => protocol.breakerOf(await this.record(breakerKey(name)));

@@ -11,18 +11,18 @@ import { recordTurnCounted, type Current, type ItemsStep } from './protocol.js';
  * Under the rules here, a step pays one round trip per item set it must read fresh and one per
  * write that must come before something outside happens:
  *
- *   model turn  read (run, kill, the last turn's calls) ─ reserve (run) ─ model ─ record + count (turn, run)   3
- *   read call   read (run, kill, turn, call)            ─ tool ─ record + count (call, run)                   2
- *   write call  read ─ claim (call, effect) ─ send ─ complete + count (call, effect, run)                    3
+ *   model turn  read (run, kill, the last turn's calls) ─ reserve + count the last turn's calls (run) ─ model ─ record + count (turn, run)   3
+ *   read call   read (run, kill, turn, call)            ─ tool ─ record (call)                                2
+ *   write call  read ─ claim (call, effect) ─ send ─ complete (call, effect)                                3
  *
  * Fewer needs a step to skip its read, its checks made on what it was handed and confirmed by its
  * write's condition (the run item and the kill item still the ones handed: ConditionChecks), a read
  * only when that fails. That holds only while nothing else writes the run item between a step and
- * the next; today every step's count does (a turn's sibling calls in parallel too), so first:
- *   1. counts off the run item between model turns: a call recorded without its count (recordCall's
- *      `count` kept, unused), the turn's calls counted by the next model turn's reservation (the
- *      write it makes anyway), each call budgeted by position (call c of a turn: the run's count
- *      plus c - 1), getRun's counters lagging by the open turn;
+ * the next; until 2026-12-06 every step's count did (a turn's sibling calls in parallel too), so first:
+ *   1. (done: open-turn.ts) counts off the run item between model turns: a call recorded without its
+ *      count (recordCall's `count` kept, unused), the turn's calls counted by the next model turn's
+ *      reservation (the write it makes anyway) or the run's end, each call budgeted by position
+ *      (call c of a turn: the run's count plus c - 1), getRun's counters lagging by the open turn;
  *   2. the run item's seal handed on the payload (never the record: the state machine's 256 KiB),
  *      the record from the function's own cache when it holds that seal, else read; the turn's
  *      tool_use blocks where small;

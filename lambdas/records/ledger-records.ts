@@ -198,6 +198,16 @@ export interface RunRecord extends Counters {
   budgetsBeforeExtension?: Partial<Pick<RunConfig, BudgetField>>;
   /** A person let the run go on after its loop detector tripped: turns up to this one are not examined again. */
   loopAllowedThrough?: number;
+  /**
+   * The tool calls the counters hold (ledger/open-turn.ts): those of `turn` listed, and every call
+   * of an earlier turn. A call is recorded without a count of its own, so that nothing but the
+   * model turns writes the run item while a turn's calls run: the next model turn's reservation
+   * counts them (the write it makes anyway), or the run's end (finishRun: a run that failed by
+   * accident counts the rest of its turn when it is recovered). Until then `steps` and `toolCalls`
+   * lag by the open turn's calls. Absent (a run recorded before 0.10): none of the open turn's taken
+   * as counted (the write counts each call's key once, so a call that counted itself is not counted again).
+   */
+  callsCounted?: { turn: number; calls: number[] };
   /** The identity that started the run (separation of duties: it may not approve the run's requests). */
   startedBy?: string;
   /** The agent's declared `version` the run is bound to (with `fingerprint`); absent when it declares none. */

@@ -123,7 +123,9 @@ export function forkRunRecord(draft: RunRecord, parent: RunRecord, fork: ForkReq
     // Each counted budget's limit grows by what the copy spent (records/guards.ts); the wall clock is the fork's own.
     config = { ...config, ...Object.fromEntries(COUNTED_GUARDS.map((row) => [row.field, config[row.field] + spentOf(row, spent)])) };
   }
-  return { ...draft, config, forkedFrom: lineage };
+  // The copy counts the prefix's calls (copyPrefix): no turn of it is left open (ledger/open-turn.ts).
+  const last = prefix.turns.at(-1)?.turn ?? 0;
+  return { ...draft, config, forkedFrom: lineage, callsCounted: { turn: last, calls: prefix.calls.filter((call) => call.turn === last).map((call) => call.call) } };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { executionChain } from '../guards/history.js';
+import { openCalls, withCounted } from '../ledger/open-turn.js';
 import { guaranteeCondition, guaranteeOf, type AgentDefinition, type Guarantee } from '../define.js';
 import { childCalls, resultField } from './child-tree.js';
 import { resolveResults } from '../ledger/blobs.js';
@@ -178,9 +179,11 @@ async function childTree(ledger: Pick<Ledger, 'getRun' | 'listConversation'>, ag
 
 export function buildReport(
   agent: AgentDefinition | undefined,
-  { run, calls, approvals, turns = [] }: { run: RunRecord; calls: ToolCallRecord[]; approvals: ApprovalRecord[]; turns?: TurnRecord[] },
+  { run: stored, calls, approvals, turns = [] }: { run: RunRecord; calls: ToolCallRecord[]; approvals: ApprovalRecord[]; turns?: TurnRecord[] },
   now: Date,
 ): RunReport {
+  // The open turn's calls count no step on the run item until the next model turn (ledger/open-turn.ts): counted here, from the calls read.
+  const run = withCounted(stored, openCalls(stored, calls));
   // The call's record says whether the harness applied an approval's decision (call-tool.ts).
   const refused = new Set(calls.filter((call) => call.outcome === 'rejected' && /"error":"approval_unverified"/.test(call.result ?? '')).map((call) => `${call.turn}:${call.call}`));
   const unverified = approvals.filter((approval) => approval.status === 'approved' && !approval.budget && refused.has(`${approval.turn}:${approval.call}`)).length;

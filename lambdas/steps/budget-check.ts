@@ -8,7 +8,8 @@ import { nextCallReservation } from '../guards/request-size.js';
 import { compactionReservation } from './compact.js';
 import { boundNow, handoffThreshold, HistoryBound, mustHandOff, type HistoryNext } from '../guards/history.js';
 import { loopSettings, loopVerdict } from '../guards/loops.js';
-import type { ApprovalLedger, BlobStore, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, BlobStore, CallsCount, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import { openCalls, withCounted } from '../ledger/open-turn.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type BudgetGuard, type ExtendableGuard, type GuardEvent, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
@@ -102,8 +103,11 @@ export interface DecisionDeps {
 /** A decision and what it was made from: the run as last decided on (an extension applied), and the step's read. */
 export interface Checked {
   decision: BudgetDecision;
+  /** Its counters with the open turn's calls counted (ledger/open-turn.ts `withCounted`). */
   run: RunRecord;
   step: ConversationStep;
+  /** The open turn's calls the run item does not count yet: the next model call's reservation counts them. */
+  open?: CallsCount;
 }
 
 /** A decision with the execution's history bound, carried on to the next decision (lambdas/guards/history.ts). */
@@ -137,7 +141,11 @@ export async function check(deps: DecisionDeps, runId: string, read: { breaker?:
   const step = read.held ?? (await loadConversationStep(deps.ledger, runId, read.breaker, read.recording ? NEXT_TURN : undefined));
   const { globalKill, turns, calls } = step;
   // A child run (defineAgentTool) is killed with its parent: the kill is recorded on it here.
-  const run = (await parentKill(deps.ledger, step.run, now)) ?? step.run;
+  const stored = (await parentKill(deps.ledger, step.run, now)) ?? step.run;
+  // The open turn's calls count no step of their own until the next model call's reservation (or
+  // the run's end) counts them: the decision counts them itself, from the calls it read.
+  const open = openCalls(stored, calls);
+  const run = withCounted(stored, open);
   // A live run goes on only on its own code (steps/versions.ts); an ended one just stops.
   if (run.status === 'running') checkVersion(run, deps.agent, deps.fingerprint);
   // The next model call's reservation, worked out once (it does not depend on the limits an
@@ -149,8 +157,8 @@ export async function check(deps: DecisionDeps, runId: string, read: { breaker?:
   };
   // The run as last decided on: an extension applied on the way changes it.
   let latest = run;
-  const decision = await withExtensions(deps, turns, run, (current) => decide(deps.agent, (latest = current), turns, now, { globalKill, calls, reserve }));
-  const checked = (decided: BudgetDecision): Checked => ({ decision: decided, run: latest, step });
+  const decision = await withExtensions(deps, turns, stored, (current) => decide(deps.agent, (latest = withCounted(current, open)), turns, now, { globalKill, calls, reserve }));
+  const checked = (decided: BudgetDecision): Checked => ({ decision: decided, run: latest, step, ...(open && { open }) });
   const warning = decision.continue ? loopVerdict(turns, loopSettings(deps.agent.loops), latest.loopAllowedThrough) : undefined;
   if (!decision.continue && decision.guard) {
     const action = decision.extension ? 'tripped' : 'stopped';

@@ -8,7 +8,7 @@ import { nextCallReservation } from '../guards/request-size.js';
 import { reserveModelCall, settleModelCall, settlement } from '../guards/reservation.js';
 import { modelForTurn } from '../guards/fallback.js';
 import { loopSettings, loopVerdict, type LoopSettings } from '../guards/loops.js';
-import type { FleetLedger, TurnSeen } from '../ledger/ledger.js';
+import type { CallsCount, FleetLedger, TurnSeen } from '../ledger/ledger.js';
 import type { FleetBudget } from '../records/fleet.js';
 import type { GuardEvent, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { costOf, DEFAULT_PRICE_TABLE } from '../models/prices.js';
@@ -23,6 +23,7 @@ import { rememberTurn, toolUses, type ConversationStep } from '../conversation/t
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { check, isFinalAnswer, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
 import { counted } from '../shared/text.js';
+import { closing } from '../ledger/open-turn.js';
 
 /** `history`: the execution's history bound at the last decision (StartRun's at the execution's start: lambdas/guards/history.ts). */
 export const CallModelInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
@@ -150,7 +151,7 @@ export function createCallModel(deps: CallModelDeps) {
     const checked = await check(deps, runId, { breaker: breakerName, recording: true });
     const decided = withHistoryBound(checked, history, 'CallModel');
     if (!decided.continue || decided.pending || decided.compact || decided.handoff) return decided;
-    const { made, final, held } = await modelTurn(deps, { ...checked.step, run: checked.run, breakerName }, decided.nextTurn, signal);
+    const { made, final, held } = await modelTurn(deps, { ...checked.step, run: checked.run, breakerName, open: checked.open }, decided.nextTurn, signal);
     if (final) {
       // A final answer: the run's next decision (it succeeds, or a guard stops it) is made here, as
       // the CallModel after the turn's empty Map would make it: three transitions and an invocation
@@ -181,7 +182,12 @@ async function decisionAfter(deps: CallModelDeps, runId: string, history: Histor
  * `final` when it is the model's final answer (nothing left to call), and then `held`: the step as
  * a read after the turn's write would find it, when that write saw it (TurnLedger `recordTurn`'s `seen`).
  */
-async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breakerName: string }, turn: number, signal: AbortSignal | undefined): Promise<{ made: ModelTurn; final: boolean; held?: ConversationStep }> {
+async function modelTurn(
+  deps: CallModelDeps,
+  step: ConversationStep & { breakerName: string; open: CallsCount | undefined },
+  turn: number,
+  signal: AbortSignal | undefined,
+): Promise<{ made: ModelTurn; final: boolean; held?: ConversationStep }> {
   const { run } = step;
   const fingerprint = checkVersion(run, deps.agent, deps.fingerprint);
   const recorded = step.turns.find((known) => known.turn === turn);
@@ -192,8 +198,8 @@ async function modelTurn(deps: CallModelDeps, step: ConversationStep & { breaker
   if (!recorded) {
     // The call's cost reserved (the decision reserved the same, from the same records), within the
     // fleet's budget too: recorded before the call goes out (once per turn, whatever the attempts),
-    // settled below.
-    const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill, fleet: deps.fleetBudget });
+    // settled below. The previous turn's calls are counted with it (ledger/open-turn.ts).
+    const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: step.globalKill, fleet: deps.fleetBudget, calls: closing(step.open) });
     if (trip) return { made: { turn, stopReason: 'harness_stop', toolCalls: 0, calls: [], skipped: trip.reason, skippedBy: trip.guard }, final: false };
     messages = conversation(run, previous, step.calls, toolNames(deps.agent));
   }

@@ -16,6 +16,7 @@ import { timersOf, type Clock } from '../shared/ports.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
 import { rememberLineage } from '../runs/fork.js';
+import { atPosition } from '../ledger/open-turn.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
 import { claimRefused, effectGate, recordEscalation, undecided, unknownEarlierSend } from '../tools/effects.js';
 import { reserveAmount } from '../tools/aggregates.js';
@@ -47,7 +48,7 @@ export interface CallToolResult {
   skipped?: string;
   /** For a person following the run in the console (no arguments or result): e.g. `issue_refund → ok`. */
   summary?: string;
-  /** `false` when a retry found the call counted already (metrics count a call once). */
+  /** `false` when a retry found the call recorded already (metrics count a call once). */
   counted?: boolean;
   /** The call's outcome is unknown and a person was asked to decide (the EffectsEscalated metric). */
   escalated?: boolean;
@@ -113,24 +114,30 @@ export function createCallTool(deps: CallToolDeps) {
     rememberTurn(deps.ledger, turnRecord);
     rememberLineage(deps.ledger, run);
     const skipped = (reason: string): CallToolResult => ({ turn, call, name: block.name, outcome: 'skipped', skipped: reason });
-    // The step's count: written with the call's outcome (one write), or — for a call found
-    // recorded (a retry), whose write may have died before its count on the embedded log — on its own.
-    const count = { stepKey: `call:${turn}:${call}`, deltas: { steps: 1, toolCalls: 1 } };
-    const done = async (record: ToolCallRecord, countedWithIt = false): Promise<CallToolResult> => {
-      const counted = countedWithIt || (await deps.ledger.countStep(run.runId, count.stepKey, count.deltas));
+    // A call counts no step of its own: the next model turn's reservation counts the turn's calls,
+    // or the run's end (ledger/open-turn.ts), so nothing but the model turns writes the run item
+    // while a turn's calls run. `counted`: this attempt recorded the call (metrics count it once).
+    const done = async (record: ToolCallRecord, counted = false): Promise<CallToolResult> => {
       // Later steps of this process (the next turn's rules) need not read it back.
       rememberCall(deps.ledger, record);
       return { turn, call, name: block.name, outcome: record.outcome ?? 'ok', summary: `${block.name} → ${record.outcome ?? 'ok'}`, counted };
     };
+    // A retry that finds its call recorded writes it again, and the first record stands: nothing is
+    // written (the item read is the basis: no request), and what wraps the ledger sees the repeat (telemetry's replay span).
+    const repeated = async (record: ToolCallRecord & { status: 'completed' }) => {
+      await deps.ledger.recordCall(record, deps.clock.now());
+      return done(record);
+    };
 
     const recorded = read.calls[0];
-    const trip = budgetTrip(run, deps.clock.now(), read.globalKill);
+    // Budgeted by its position in the turn: the run's count, and the calls before it (open-turn.ts).
+    const trip = budgetTrip(atPosition(run, turn, call), deps.clock.now(), read.globalKill);
     // AwaitChildRun, its wait already over (the call recorded, or the run stopping): woken at once, CallTool answers.
     if (taskToken && (recorded?.status === 'completed' || trip)) {
       await deps.callbacks?.succeed(taskToken, { settled: true });
       return { waiting: false };
     }
-    if (recorded?.status === 'completed') return done(recorded);
+    if (recorded?.status === 'completed') return repeated(recorded as ToolCallRecord & { status: 'completed' });
     // Checked before every step, from persisted state: a kill or an exhausted budget stops here.
     if (trip) return skipped(trip.reason);
 
@@ -159,15 +166,14 @@ export function createCallTool(deps: CallToolDeps) {
       ...(tool && { guarantee: guaranteeOf(tool) }),
     };
     // A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands).
-    // With `counting`, the step is counted in the same write (ledger.ts recordCall).
-    const recordAtOnce = async (outcome: Outcome, counting = false) => {
-      const result = await deps.ledger.recordCall({ ...entry, ...outcome, status: 'completed', recordedAt: deps.clock.now().toISOString() }, deps.clock.now(), counting ? count : undefined);
-      if (result.recorded) return { record: result.record, counted: counting };
+    const recordAtOnce = async (outcome: Outcome) => {
+      const result = await deps.ledger.recordCall({ ...entry, ...outcome, status: 'completed', recordedAt: deps.clock.now().toISOString() }, deps.clock.now());
+      if (result.recorded) return { record: result.record, counted: true };
       if (result.existing.status === 'completed') return { record: result.existing, counted: false };
       throw claimRefused(result.existing, `tool call ${turn}/${call} of run ${runId} is in flight`, deps.clock.now());
     };
     const doneAtOnce = async (outcome: Outcome) => {
-      const { record, counted } = await recordAtOnce(outcome, true);
+      const { record, counted } = await recordAtOnce(outcome);
       return done(record, counted);
     };
     // The model's mistake (a tool that does not exist, arguments its schema refuses, no business
@@ -269,19 +275,17 @@ export function createCallTool(deps: CallToolDeps) {
     if (gate && 'done' in gate) return doneAtOnce(gate.done);
     if (gate && 'wait' in gate) throw claimRefused(gate.held, gate.wait, deps.clock.now());
     if (!claim.claimed) {
-      if (claim.existing!.status === 'completed') return done(claim.existing!);
+      if (claim.existing!.status === 'completed') return repeated(claim.existing! as ToolCallRecord & { status: 'completed' });
       throw claimRefused(claim.existing!, `tool call ${turn}/${call} of run ${runId} is in flight`, deps.clock.now());
     }
     // The call and its effect are recorded, and released, together (one write each).
     const effect = gate && holder && { key: holder.key };
-    // With `counting`, the step is counted in the same write; a completion that writes is this attempt's own, so it counts it.
-    const complete = (outcome: Outcome, unknown = false, counting = false) =>
-      deps.ledger.completeCall({ runId, turn, call, outcome, now: deps.clock.now(), effect: effect && { ...effect, unknown }, count: counting ? count : undefined });
+    const complete = (outcome: Outcome, unknown = false) => deps.ledger.completeCall({ runId, turn, call, outcome, now: deps.clock.now(), effect: effect && { ...effect, unknown } });
     // `unsent`: the attempt knows it did nothing, so no send of it is left of unknown outcome.
     const release = (unsent: boolean) => deps.ledger.releaseCall(runId, turn, call, deps.clock.now(), { effect, unsent });
     const escalate = async (outcome: Outcome) => {
       await recordEscalation(deps.ledger, claim.record, deps.clock.now());
-      return { ...(await done(await complete(outcome, true, true), true)), escalated: true };
+      return { ...(await done(await complete(outcome, true), true)), escalated: true };
     };
     // A claim taken again after a send of unknown outcome (the earlier attempt died, or lost its
     // answer): re-sent under the same idempotency key; for a provider without keys, `reconcile`
@@ -323,7 +327,7 @@ export function createCallTool(deps: CallToolDeps) {
         await complete(tried.outcome);
         throw tried.error;
       default:
-        return done(await complete(await byReference(tried.outcome), false, true), true);
+        return done(await complete(await byReference(tried.outcome)), true);
     }
   };
 }

@@ -15,6 +15,7 @@ import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { COMPACTION_STOP_REASON, compactionSettings, isCompaction } from '../conversation/compaction.js';
 import { loadConversationStep } from '../conversation/turns.js';
+import { closing, openCalls, withCounted } from '../ledger/open-turn.js';
 import { requestBytes, WRAPPER_BYTES } from '../guards/request-size.js';
 
 /** The Compact step; what compaction is and when it is due: conversation/compaction.ts. */
@@ -45,13 +46,18 @@ export function createCompact(deps: CompactDeps) {
     // The run and the conversation as CallModel reads them (its turns, its completed calls, their
     // results resolved): the known part from this function's memory, only what is new read, not
     // the whole conversation queried at every compaction of a long run.
-    const { run, turns, calls } = await loadConversationStep(deps.ledger, runId);
+    const step = await loadConversationStep(deps.ledger, runId);
+    const { turns, calls } = step;
+    // The last model turn's calls are counted with this call's reservation (a compaction is a
+    // turn that asks for no tool: its own count closes it, ledger/open-turn.ts).
+    const open = openCalls(step.run, calls);
+    const run = withCounted(step.run, open);
     // What the summarising call may cost at most, reserved like CallModel's (guards/reservation.ts):
     // the same from the same records on every attempt, and what the decision before it reserved.
     const reservation = compactionReservation(deps.agent, run, { turns, calls }, covers, deps.priceTable);
     let record = turns.find((recorded) => recorded.turn === turn);
     if (!record) {
-      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: await deps.ledger.getGlobalKill(), fleet: deps.fleetBudget });
+      const trip = await reserveModelCall(deps.ledger, { run, turn, reservation, now: deps.clock.now(), globalKill: await deps.ledger.getGlobalKill(), fleet: deps.fleetBudget, calls: closing(open) });
       if (trip) return { turn, covers, skipped: trip.reason };
       record = await compact(deps, settings, { run, turn, covers }, { turns, calls }, signal);
     }

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { agentFingerprint, type AgentDefinition } from '../define.js';
 import type { BlobStore, ExecutionRunLedger, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
-import { RunConfig, ZERO_COUNTERS, type BudgetCaps, type MigrationRecord, type RunRecord } from '../records/ledger-records.js';
+import { RunConfig, ZERO_COUNTERS, type BudgetCaps, type MigrationRecord, type RunRecord, type ToolCallRecord } from '../records/ledger-records.js';
 import { DEFAULT_PRICE_TABLE, priceFor, type PriceTable } from '../models/prices.js';
 import { configProblems } from '../approvals/policy.js';
 import { ErrorNames, InvalidInputError, LedgerIntegrityError } from '../shared/errors.js';
@@ -29,7 +29,7 @@ export const DefinitionFacts = z.object({
 });
 export type DefinitionFacts = z.infer<typeof DefinitionFacts>;
 import { requestShape } from '../runs/request-shape.js';
-import { copiedSteps, copyPrefix, editedPrefix, finishCopy, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
+import { copyPrefix, editedPrefix, finishCopy, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
 import { budgetCeilings, overBudgetRequest } from '../runs/budget-caps.js';
 
 export const StartRunInput = z.object({
@@ -163,7 +163,7 @@ export function createStartRun(deps: StartRunDeps) {
     if (verification.problems.length > 0) {
       throw new LedgerIntegrityError({ runId: existing.runId, record: 'RUN' }, `the run does not verify, so it is not resumed: ${verification.problems.join('; ')}`);
     }
-    await countRecordedCalls(deps, existing.runId);
+    await meetRecordedCalls(deps, existing.runId, deps.clock.now());
     // Compared on the run's own model: a resume without --model is not a change of model.
     const resumed = existing.model === model ? fingerprint : agentFingerprint({ ...agent, model: existing.model }, deps.codeVersion, prices.version);
     const changed = codeChanges(existing, resumed, definitionHash);
@@ -257,18 +257,16 @@ async function startFork(deps: StartRunDeps, draft: RunRecord, request: StartReq
 }
 
 /**
- * A tool call whose step died after recording its result and before counting it is not run again
- * on resume — its record says it is done, and CallModel goes on from the newest turn's first call
- * without one — so its step is counted here, under the key CallTool counts it by (a no-op for a
- * counted one: `countStep` is idempotent per key). Only the newest turn's calls: an earlier turn's
- * were counted before the next turn could start. The turn itself is left to CallModel, which
- * settles its reservation in the same count.
+ * A tool call the dead execution recorded is not run again on resume — its record says it is
+ * done, and CallModel goes on from the newest turn's first call without one; its step is counted
+ * with the next model turn's reservation, or the run's end (ledger/open-turn.ts). The resume meets
+ * each of the newest turn's: written again, the first record stands and nothing is written, and
+ * what wraps the ledger sees the step repeated (the live export's replay span).
  */
-async function countRecordedCalls(deps: StartRunDeps, runId: string): Promise<void> {
+async function meetRecordedCalls(deps: StartRunDeps, runId: string, now: Date): Promise<void> {
   const { turns, calls } = await deps.ledger.listConversation(runId);
   const newest = turns.at(-1)?.turn;
-  const done = calls.filter((call) => call.turn === newest && call.status === 'completed');
-  for (const step of copiedSteps({ turns: [], calls: done })) await deps.ledger.countStep(runId, step.key, step.deltas);
+  for (const call of calls) if (call.turn === newest && call.status === 'completed') await deps.ledger.recordCall(call as ToolCallRecord & { status: 'completed' }, now);
 }
 
 /** What differs between the code a run started on and this code; empty when a resume is safe. */

@@ -1,5 +1,5 @@
 import type { AgentDefinition } from '../define.js';
-import type { ApprovalLedger, FleetLedger, RunLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, FleetLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../records/ledger-records.js';
 import type { Clock } from '../shared/ports.js';
 import { createRecoverRun, type EndedExecution, type ExecutionStarter, type RecoveryPolicy } from './recover-run.js';
@@ -39,7 +39,7 @@ export interface ExecutionLookup {
 export interface SweepDeps {
   /** Whose runs are swept; none: every run of the ledger (the stack's shared sweeper, infra/control-plane.ts). */
   agent?: Pick<AgentDefinition, 'name'>;
-  ledger: Pick<RunLedger, 'listRunningRuns' | 'getRun' | 'recordRecovery' | 'finishRun'> & Pick<ApprovalLedger, 'listPendingApprovals'> & Pick<FleetLedger, 'returnFleetLease'>;
+  ledger: Pick<RunLedger, 'listRunningRuns' | 'getRun' | 'recordRecovery' | 'finishRun'> & Pick<ApprovalLedger, 'listPendingApprovals'> & Pick<TurnLedger, 'listConversation'> & Pick<FleetLedger, 'returnFleetLease'>;
   executions: ExecutionLookup;
   starter: ExecutionStarter;
   clock: Clock;

@@ -15,6 +15,7 @@ import { approvalSpan, budgetCheckSpans, callSpan, replaySpan, runSpans, turnSpa
  *   decideApproval                  the decision written by this call    → savepoint.approval
  *   finishRun                       the run ended                        → invoke_agent {agent}, the run's own spans and its budget checks
  *   countStep → false               a retry found its step recorded and counted: it did nothing
+ *   recordCall → found completed    (a tool call's retry: calls count no step of their own)
  *                                                                        → the replay, marked not executed
  *
  * A write that found the record there already exports nothing: the attempt that wrote it did.
@@ -110,6 +111,8 @@ export function tracingCalls(calls: ToolCallLedger, options: TracingOptions): Pi
     async recordCall(call, now, count) {
       const recorded = await calls.recordCall(call, now, count);
       if (recorded.recorded) await emit([callSpan(recorded.record, spanOptions(options))], callMeasurements(recorded.record));
+      // A retry found its call recorded (CallTool writes it again, and the first stands): it did nothing.
+      else if (recorded.existing.status === 'completed') await emit([replaySpan(recorded.existing, options.clock.now().getTime(), spanOptions(options))]);
       return recorded;
     },
   };
@@ -149,8 +152,8 @@ const STEP_KEY = /^(?:turn:(\d+)|call:(\d+):(\d+))$/;
 export function tracingGuards(ledger: GuardLedger & TurnLedger & ToolCallLedger, options: TracingOptions): Pick<GuardLedger, 'countStep'> {
   const emit = exporting(options);
   return {
-    async countStep(runId, stepKey, deltas) {
-      const counted = await ledger.countStep(runId, stepKey, deltas);
+    async countStep(runId, stepKey, deltas, calls) {
+      const counted = await ledger.countStep(runId, stepKey, deltas, calls);
       const match = counted ? null : STEP_KEY.exec(stepKey);
       if (match) {
         // Only on this rare path (a step repeated after it had counted) is the record read again.

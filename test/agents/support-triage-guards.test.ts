@@ -41,7 +41,8 @@ describe('support triage under its guards', () => {
         if (route !== 'GET /v1/tickets/tkt_005' || killedAt) return;
         const { stack } = harness!;
         await stack.ledger.killRun('to-kill', flag);
-        killedAt = { steps: (await stack.ledger.getRun('to-kill'))!.steps, sent: stack.world.server.sent().length };
+        // The report's steps: the run item's lag by the open turn's calls (lambdas/ledger/open-turn.ts), which the report counts.
+        killedAt = { steps: (await loadReport(stack.ledger, 'to-kill', new Date(), supportTriage))!.steps, sent: stack.world.server.sent().length };
       },
     });
     const finished = await harness.run({ runId: 'to-kill', input: sampleInput });

@@ -34,8 +34,10 @@ function holdingKilledRun(ledger: Ledger): Ledger {
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== 'function') return value;
       if (property !== 'countStep') return (value as (...args: unknown[]) => unknown).bind(target);
-      return async (runId: string, stepKey: string, deltas: object) => {
-        const counted = await target.countStep(runId, stepKey, deltas);
+      // Every argument passed on: a reservation counts the last turn's calls with it (its fourth).
+      return async (...args: Parameters<Ledger['countStep']>) => {
+        const [runId] = args;
+        const counted = await target.countStep(...args);
         if (runId === KILLED_RUN && (await target.getRun(runId))!.steps >= 3) await killRecorded;
         return counted;
       };

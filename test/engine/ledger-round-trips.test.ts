@@ -61,8 +61,9 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledg
     const keyed = recorded.filter((call) => call.effectKey !== undefined);
     expect(keyed).toHaveLength(writes - 1);
     for (const call of keyed) expect(await harness.stack.ledger.getEffect(call.effectKey!)).toMatchObject({ status: 'completed', runId: 'round-trips', turn: call.turn, call: call.call });
-    // Each model call reserved once before it went out (countStep); each step counted once, in the
-    // write that recorded its turn or its call — no countStep of its own.
+    // Each model call reserved once before it went out (countStep), the last turn's calls counted
+    // in that same write (ledger/open-turn.ts); each turn counted in the write that recorded it — no
+    // countStep of a step's own, and none for a call.
     expect(counts['countStep']).toBe(report.modelTurns);
     // Only BudgetCheck guesses the calls of the turn it has not seen (CallModel's cache knows the
     // turn it recorded, and asks for its calls by their keys): 8.7 absent keys a turn here, about

@@ -54,6 +54,10 @@ describe('recovery of a failed execution (the status-change rule)', () => {
     expect(run.recovery).toMatchObject({ attempts: 1, withoutProgress: 1, reason: expect.stringMatching(/^execution test-\d+ FAILED: Agent.Transient \(model provider answered 503/) });
     const report = (await loadReport(h.stack.ledger, 'outage', new Date(), refundReconciler))!;
     expect(report).toMatchObject({ inFlight: 0, summary: { issued: 2, flagged: 1 } });
+    // Every step counted once, across the failed execution's end (which counted its open turn's
+    // calls: ledger/open-turn.ts) and the recovered one's.
+    const { turns, calls } = await h.stack.ledger.listConversation('outage');
+    expect(run).toMatchObject({ steps: turns.length + calls.filter((call) => call.status === 'completed').length, modelTurns: turns.length });
     expect(duplicatePayments(h.stack)).toEqual([]);
   });
 

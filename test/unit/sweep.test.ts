@@ -155,6 +155,7 @@ describe('the sweeper', () => {
         getRun: (runId) => ledger.getRun(runId),
         recordRecovery: (...args) => ledger.recordRecovery(...args),
         finishRun: (...args) => ledger.finishRun(...args),
+        listConversation: (...args) => ledger.listConversation(...args),
         returnFleetLease: (...args) => ledger.returnFleetLease(...args),
         listPendingApprovals: () => ledger.listPendingApprovals(),
       },

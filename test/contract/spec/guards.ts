@@ -133,6 +133,56 @@ export function guardsSpec(make: MakeLedger): void {
         });
       });
 
+      describe("an open turn's calls, counted by another step's write (ledger/open-turn.ts)", () => {
+        const read = (n: number) => ({ ...call({ effect: 'read', call: n, toolCallId: `toolu_003_${n}` }), status: 'completed' as const, outcome: 'ok' as const, result: '[]' });
+        const reserve = { reservedTokens: 100 };
+
+        it('counts each call once with the reservation that carries them, and holds them in callsCounted; a retry counts nothing again', async () => {
+          await ledger.createRun(run('r1', { modelTurns: 3, steps: 3 }));
+          await ledger.recordCall(read(1), at(0));
+          await ledger.recordCall(read(2), at(0));
+          // Recorded without a count: the run item is not written while the turn's calls run.
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 3, toolCalls: 0 });
+          expect(await ledger.countStep('r1', 'reserve:4', reserve, { turn: 3, calls: [1, 2] })).toBe(true);
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 5, toolCalls: 2, reservedTokens: 100, callsCounted: { turn: 3, calls: [1, 2] } });
+          expect(await ledger.countStep('r1', 'reserve:4', reserve, { turn: 3, calls: [1, 2] })).toBe(false);
+          // Another write naming the same turn (a compaction's reservation, a retried end) counts none of them again.
+          expect(await ledger.countStep('r1', 'reserve:5', reserve, { turn: 3, calls: [1, 2] })).toBe(true);
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 5, toolCalls: 2, reservedTokens: 200, callsCounted: { turn: 3, calls: [1, 2] } });
+        });
+
+        it('does not count again a call that counted itself (a run recorded before calls stopped counting)', async () => {
+          await ledger.createRun(run('r1', { modelTurns: 3, steps: 3 }));
+          expect(await ledger.countStep('r1', 'call:3:1', { steps: 1, toolCalls: 1 })).toBe(true);
+          expect(await ledger.countStep('r1', 'reserve:4', reserve, { turn: 3, calls: [1, 2] })).toBe(true);
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 5, toolCalls: 2, callsCounted: { turn: 3, calls: [1, 2] } });
+        });
+
+        it("counts the open turn's completed calls when the run ends before another model turn, once", async () => {
+          await ledger.createRun(run('r1', { modelTurns: 3, steps: 3, callsCounted: { turn: 2, calls: [1] } }));
+          await ledger.recordTurn({ ...turn(3), content: [{ type: 'tool_use', id: 'toolu_003_1', name: 'list', input: {} }, { type: 'tool_use', id: 'toolu_003_2', name: 'list', input: {} }] });
+          await ledger.recordCall(read(1), at(0));
+          // Call 2 never completed (the run was stopped first): not a step made.
+          await ledger.claimCall(call({ call: 2, toolCallId: 'toolu_003_2' }), at(0));
+          const finished = await ledger.finishRun('r1', { status: 'stopped', stopReason: 'budget' }, at(1));
+          expect(finished).toMatchObject({ status: 'stopped', steps: 4, toolCalls: 1, callsCounted: { turn: 3, calls: [1] } });
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 4, toolCalls: 1 });
+          expect(await ledger.finishRun('r1', { status: 'stopped', stopReason: 'budget' }, at(2))).toMatchObject({ steps: 4, toolCalls: 1 });
+          // Taken up again (a run that failed by accident is recovered): the rest of its turn is counted by the next reservation, once.
+          await ledger.completeCall({ runId: 'r1', turn: 3, call: 2, outcome: { outcome: 'ok', result: '[]', latencyMs: 1 }, now: at(3) });
+          expect(await ledger.countStep('r1', 'reserve:4', reserve, { turn: 3, calls: [2] })).toBe(true);
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 5, toolCalls: 2, callsCounted: { turn: 3, calls: [1, 2] } });
+          expect(await ledger.countStep('r1', 'reserve:5', reserve, { turn: 3, calls: [1, 2] })).toBe(true);
+          expect(await ledger.getRun('r1')).toMatchObject({ steps: 5, toolCalls: 2 });
+        });
+
+        it("ends a run whose open turn's calls are counted already without counting anything more", async () => {
+          await ledger.createRun(run('r1', { modelTurns: 3, steps: 5, toolCalls: 2, callsCounted: { turn: 3, calls: [1] } }));
+          await ledger.recordCall(read(1), at(0));
+          expect(await ledger.finishRun('r1', { status: 'succeeded', stopReason: 'done' }, at(1))).toMatchObject({ steps: 5, toolCalls: 2 });
+        });
+      });
+
       it('keeps the rest of the run record as it was', async () => {
         await ledger.createRun(run('r1'));
         await ledger.countStep('r1', 'turn:1', { steps: 1 });

@@ -1,0 +1,47 @@
+import { CALL_DELTAS, callStepKey, type CallsCount } from './ledger.js';
+import type { Counters, RunRecord } from '../records/ledger-records.js';
+import { countedOf } from './open-turn.js';
+
+/**
+ * A run item's counters and its window of counted step keys, which make each count exactly-once
+ * (protocol.ts `countStep`).
+ */
+
+/**
+ * The counted step keys a run item keeps: the newest, in the order they were counted. Enough for
+ * exactly-once because a run's steps are sequential — one execution drives a run, and a step is
+ * retried (by the state machine, or by the execution that resumes a dead one) before the run goes
+ * on — so between a step's count and its retry nothing else is counted but the approval waits of
+ * its turn (a reservation's write counts the last turn's calls too, its own key the newest, so its
+ * retry finds that key however many calls came before it). Keeping them all grew the item by one key a step: write
+ * units rose with the run's length (quadratic over a run) and a run failed every write past
+ * ~40,000 steps (DynamoDB's 400 KB item), RecordFailure included (issue 20 item 7).
+ */
+export const COUNTED_STEPS_KEPT = 64;
+
+/** A run item's storage attributes with `keys` counted: the window's newest COUNTED_STEPS_KEPT. */
+export function withKeys<M extends { countedSteps?: string[] }>(meta: M, keys: readonly string[]): M {
+  return keys.length === 0 ? meta : { ...meta, countedSteps: [...(meta.countedSteps ?? []), ...keys].slice(-COUNTED_STEPS_KEPT) };
+}
+
+/** Adds `deltas` to a run record's counters, in place (protocol.ts `countStep`). */
+export function addCounts(record: Record<string, unknown>, deltas: Partial<Counters>): void {
+  for (const [name, delta] of Object.entries(deltas)) if (delta) record[name] = ((record[name] as number | undefined) ?? 0) + delta;
+}
+
+/**
+ * Counts an open turn's completed calls into `record` (a run record, in place), each once: not
+ * one its `callsCounted` holds, nor one whose key is in `counted`, the run item's window of
+ * counted keys (a call that counted itself, before calls stopped counting); `callsCounted` then
+ * holds them (and, for a closed turn, every call of it). The keys it counted.
+ */
+export function countCalls(record: Record<string, unknown>, counted: readonly string[], { turn, calls, closed }: CallsCount): string[] {
+  const held = countedOf(record as Pick<RunRecord, 'callsCounted'>, turn);
+  if (held === 'all') return [];
+  const adding = calls.filter((call) => !held.includes(call));
+  // A closed turn's calls are all held: the next turn's list starts empty.
+  record['callsCounted'] = closed ? { turn: turn + 1, calls: [] } : { turn, calls: [...held, ...adding] };
+  const keys = adding.map((call) => callStepKey(turn, call)).filter((key) => !counted.includes(key));
+  for (const _key of keys) addCounts(record, CALL_DELTAS);
+  return keys;
+}
