@@ -90,7 +90,7 @@ export function recoveryVerdict(run: RunRecord, ended: EndedExecution, policy: R
   if (withoutProgress > policy.maxWithoutProgress) {
     return {
       action: 'give-up',
-      reason: `not recovered: ${policy.maxWithoutProgress} recoveries in a row made no progress (stuck at step ${run.steps}); last: ${reason}`,
+      reason: `not recovered: ${policy.maxWithoutProgress === 1 ? '1 recovery' : `${policy.maxWithoutProgress} recoveries`} in a row made no progress (stuck at step ${run.steps}); last: ${reason}`,
     };
   }
   const attempts = (previous?.attempts ?? 0) + 1;

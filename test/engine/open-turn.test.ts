@@ -6,6 +6,7 @@ import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { loadReport } from '../../lambdas/runs/report.js';
 import type { LedgerKind } from '../../local/runtime/local-stack.js';
 import { startHarness, type Harness } from '../support/refund-harness.js';
+import { waitFor } from '../support/agent-harness.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { createRecoverRun } from '../../lambdas/steps/recover-run.js';
 import { at, call, run, turn } from '../contract/fixtures.js';
@@ -66,6 +67,35 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])("an open turn's calls, %s le
     expect(run).toMatchObject({ status: 'succeeded', modelTurns: turns.length, toolCalls: completed, steps: turns.length + completed, reservedTokens: 0, reservedMicros: 0, callsCounted: { turn: turns.length + 1, calls: [] } });
     const report = (await loadReport(inner!, 'open-turn', new Date(), refundReconciler))!;
     expect(report).toMatchObject({ steps: turns.length + completed, toolCalls: completed });
+  });
+
+  it("ends a run given up mid-turn with the calls it made counted: RecoverRun reads the open turn's calls, as its role may", async () => {
+    // The ledger refuses every record of a turn's second call (DynamoDB throttling it, retried by the
+    // state machine): the execution fails with the turn's first call made, a turn left open. RecoverRun
+    // (as its own role, through the twin's IAM) reads that turn's calls, and gives the run up once a
+    // recovery makes no progress; the run's end counts the call that was made.
+    let inner: Ledger | undefined;
+    const throttled = (ledger: Ledger): Ledger => {
+      inner = ledger;
+      const recordCall: Ledger['recordCall'] = (record, ...rest) => {
+        if (record.call === 2) return Promise.reject(Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException', $fault: 'server' }));
+        return ledger.recordCall(record, ...rest);
+      };
+      return new Proxy(ledger, { get: (target, property, receiver) => (property === 'recordCall' ? recordCall : Reflect.get(target, property, receiver)) });
+    };
+    harness = await startHarness({ day, ledger, decorateLedger: throttled, recovery: { maxWithoutProgress: 1 } });
+    const first = await harness.run({ runId: 'given-up', input: { date: day.date } });
+    expect(first.status).toBe('FAILED');
+    const given = await waitFor(async () => {
+      const record = await inner!.getRun('given-up');
+      return record?.error?.error === 'Agent.Unrecoverable' ? record : undefined;
+    });
+    const { turns, calls } = await inner!.listConversation('given-up');
+    const completed = calls.filter((call) => call.status === 'completed');
+    // A turn was left open with a call made in it, and the run's end counted it.
+    expect(completed.filter((call) => call.turn === turns.length).length).toBeGreaterThan(0);
+    expect(given).toMatchObject({ status: 'failed', steps: turns.length + completed.length, toolCalls: completed.length, modelTurns: turns.length });
+    expect(given.stopReason).toMatch(/^not recovered: 1 recovery in a row made no progress \(stuck at step \d+\); last: execution given-up-recovery-1 FAILED: Agent.Transient/);
   });
 
   it('stops on the steps budget by each call’s position in its turn, and ends with the calls it made counted', async () => {
