@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledger', (ledger) => {
-  it('a fault-free run makes at most 2.6 ledger calls per agent step, the claim and record around each side effect included, an effect named by a business key with its call, each step counted in the write that records it, and 2 per function for its first read of the run', async () => {
+  it('a fault-free run makes at most 2.6 ledger calls per agent step, the claim and record around each side effect included, an effect named by a business key with its call, each model turn counted in the write that records it and its calls in the reservation of the next, and 2 per function for its first read of the run', async () => {
     let counter: CountingLedger | undefined;
     // The tool calls each batched read asks for and does not find (a guess: on DynamoDB each a read unit billed).
     let absentCalls = 0;
