@@ -1,4 +1,4 @@
-import { CALL_DELTAS, type CallsCount } from './ledger.js';
+import { CALL_DELTAS, type CallsCount, type TurnLedger } from './ledger.js';
 import type { RunRecord, ToolCallRecord } from '../records/ledger-records.js';
 
 /**
@@ -26,6 +26,15 @@ export function openCalls(run: Pick<RunRecord, 'modelTurns' | 'callsCounted'>, c
   const counted = countedOf(run, turn);
   if (turn === 0 || counted === 'all') return undefined;
   return { turn, calls: calls.filter((call) => call.turn === turn && call.status === 'completed' && !counted.includes(call.call)).map((call) => call.call) };
+}
+
+/**
+ * The calls of the run's open turn, read (a query of that turn) only when one is open: what the
+ * run's end and a recovery's verdict count (`openCalls`); none when no turn is open.
+ */
+export async function openTurnCalls(ledger: Pick<TurnLedger, 'listConversation'>, run: RunRecord): Promise<readonly ToolCallRecord[]> {
+  if (!openCalls(run, [])) return [];
+  return (await ledger.listConversation(run.runId, { fromTurn: run.modelTurns })).calls;
 }
 
 /** `open` as the next model turn counts it: that turn starts only once every call of this one is made (steps/budget-check.ts `decide`). */

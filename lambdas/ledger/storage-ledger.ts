@@ -2,7 +2,7 @@ import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
-import { openCalls } from './open-turn.js';
+import { openCalls, openTurnCalls } from './open-turn.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
 import { reserveAggregate } from './aggregates.js';
@@ -300,7 +300,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly finishRun: Ledger['finishRun'] = async (runId, outcome, now) => {
     this.guard?.({ read: [runKey(runId)] });
     const run = (await this.readForUpdate(runKey(runId), false, false))?.record as RunRecord | undefined;
-    const { calls } = run && openCalls(run, []) ? await this.listConversation(runId, { fromTurn: run.modelTurns }) : { calls: [] };
+    const calls = run ? await openTurnCalls(this, run) : [];
     return this.update(runKey(runId), (current) => protocol.finishRun(current, runId, outcome, now, current && openCalls(current.record as RunRecord, calls)));
   };
 

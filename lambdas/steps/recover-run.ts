@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { failedByAccident } from '../runs/run-end.js';
 import { handedOffTo } from '../guards/history.js';
 import type { ExecutionRunLedger, FleetLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
-import { openCalls, withCounted } from '../ledger/open-turn.js';
+import { openCalls, openTurnCalls, withCounted } from '../ledger/open-turn.js';
 import { returnFleetLease } from '../guards/fleet.js';
 import type { RecoveryRecord, RunRecord } from '../records/ledger-records.js';
 import { causeMessage, ErrorNames, TransientError } from '../shared/errors.js';
@@ -139,7 +139,7 @@ export function createRecoverRun(deps: RecoverDeps) {
     if (!run) return { runId: ended.runId, action: 'ignored', reason: 'no such run (it never started)' };
     // Progress is the run's steps, with its open turn's calls, which count no step until the next
     // model turn (ledger/open-turn.ts): a lost execution that only made calls made progress.
-    const open = openCalls(run, []) && openCalls(run, (await deps.ledger.listConversation(run.runId, { fromTurn: run.modelTurns })).calls);
+    const open = openCalls(run, await openTurnCalls(deps.ledger, run));
     const verdict = recoveryVerdict(withCounted(run, open), ended, deps.policyOf?.(run.agent) ?? policy, deps.clock.now());
     // ---- continue-as-new: the chain is followed (lambdas/steps/handoff.ts) ----
     // An execution that died after recording its handoff: its successor is started by name
