@@ -120,22 +120,23 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
 }
 
 /**
- * Resolves the CLI bundle's imports of its own files without Node's resolver: a relative `.js`
- * import from a file of the bundle (`./chunk-X.js`) is that file, an ES module. Node's resolver
- * makes each of the ~250 such imports of a start a file URL, stats it, follows its real path and
- * looks up the nearest package.json for its format, ~5% of `savepoint replay`'s CPU (issue 38). The
- * same URL as Node's (a file of the bundle is no symlink, and its directory's real path is where
- * the URLs start), so a module reached both ways is one instance; anything else goes to Node.
+ * Resolves imports of the CLI bundle's own files without Node's resolver: a relative `.js` import
+ * from one of its files (`./chunk-X.js`), or the file URL of one (an agent's bundle imports the
+ * public entries so: agentBundle), is that file, an ES module. Node's resolver makes each of the
+ * ~250 such imports of a start a file URL, stats the file, follows its real path and looks up the
+ * nearest package.json for its format: ~5% of `savepoint replay`'s CPU (issue 38). The URL is the
+ * one Node gives (its directory's real path, and a file of the bundle is no symlink), so a module
+ * reached both ways is one instance; a URL through a symlink, and anything else, goes to Node.
  * `module.registerHooks` (Node 22.15, 23.5): on an older Node, Node resolves them all.
  */
 export function resolveBundleImports(dir) {
   const within = `${pathToFileURL(realpathSync(dir)).href}/`;
   registerHooks?.({
     resolve(specifier, context, next) {
-      const parent = context.parentURL;
-      if ((specifier.startsWith('./') || specifier.startsWith('../')) && specifier.endsWith('.js') && parent?.startsWith(within)) {
-        const url = new URL(specifier, parent).href;
-        if (url.startsWith(within)) return { url, format: 'module', shortCircuit: true };
+      if (specifier.endsWith('.js')) {
+        const parent = context.parentURL;
+        const url = specifier.startsWith('./') || specifier.startsWith('../') ? parent?.startsWith(within) && new URL(specifier, parent).href : specifier;
+        if (url && url.startsWith(within)) return { url, format: 'module', shortCircuit: true };
       }
       return next(specifier, context);
     },
