@@ -578,6 +578,16 @@ export const SPEED_LIMITS = {
     // `cli` share in the bench's form, six and five pairs at load 5–11, within its noise (0.238–0.296 against 0.206–0.358). Of the replay's
     // instructions, V8's lazy compiles are 17% (the compile cache keeps each module's top level only), the scavenges 5%, the
     // code cache's reads 3%. The bounds stay.
+    // 2026-12-06 02:30–03:10 UTC (branch cli-start2): the CLI bundle's imports of its own files resolved by a module.registerHooks
+    // resolve hook (bin/bundle.js resolveBundleImports), not Node's resolver. Alternated with main at load 2–5: `savepoint replay`
+    // 203 -> 193 ms of CPU (11 pairs, medians), `savepoint run` 779 -> 732 (7), `status` 145 -> 124 (11), `--version` 79 -> 77 (11);
+    // CI's form fourteen pairs: cli 0.258–0.260 against 0.268–0.271 (medians; 0.236–0.276 against 0.191–0.329), warm and the
+    // first unchanged (0.099–0.111 and 0.144–0.152 against 0.099–0.105 and 0.143–0.158). Measured and left: every arrow without
+    // `this` and every function expression of the bundle made a parenthesized function (V8 compiles those with their script, so
+    // the compile cache keeps them): replay 200 -> 194 ms, as V8 then compiles each such function inside a lazily compiled
+    // declaration or method (most of the harness) with it, called or not, and it needs a JavaScript parser where the bundle is
+    // built; commander's module functions so alone, V8's `//# allFunctionsCalledOnLoad` (no effect on Node 22's modules), the
+    // bundle's whitespace minified, its files read by a load hook: none moved replay's CPU. The bounds stay.
     cli: { bound: 0.5, target: 0.2, measured: '0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine\'s 0.54–0.69' },
   },
   /**

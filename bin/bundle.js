@@ -6,7 +6,7 @@
 // module of it, which reads all its exports (node:crypto's Web Crypto ones load ~10 more modules).
 const { createHash, randomBytes } = process.getBuiltinModule('node:crypto');
 const { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } = process.getBuiltinModule('node:fs');
-const { createRequire, isBuiltin } = process.getBuiltinModule('node:module');
+const { createRequire, isBuiltin, registerHooks } = process.getBuiltinModule('node:module');
 const { dirname, extname, join, relative, resolve, sep } = process.getBuiltinModule('node:path');
 const { fileURLToPath, pathToFileURL } = process.getBuiltinModule('node:url');
 
@@ -117,6 +117,30 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
   const entries = Object.fromEntries(Object.entries(sources).map(([name, entry]) => [name, join(dir, entry.replace(/\.ts$/, '.js'))]));
   for (const name of packages) entries[name] = join(dir, 'packages', `${name}.js`);
   return { dir, entries };
+}
+
+/**
+ * Resolves imports of the CLI bundle's own files without Node's resolver: a relative `.js` import
+ * from one of its files (`./chunk-X.js`), or the file URL of one (an agent's bundle imports the
+ * public entries so: agentBundle), is that file, an ES module. Node's resolver makes each of the
+ * ~250 such imports of a start a file URL, stats the file, follows its real path and looks up the
+ * nearest package.json for its format: ~5% of `savepoint replay`'s CPU (issue 38). The URL is the
+ * one Node gives (its directory's real path, and a file of the bundle is no symlink), so a module
+ * reached both ways is one instance; a URL through a symlink, and anything else, goes to Node.
+ * `module.registerHooks` (Node 22.15, 23.5): on an older Node, Node resolves them all.
+ */
+export function resolveBundleImports(dir) {
+  const within = `${pathToFileURL(realpathSync(dir)).href}/`;
+  registerHooks?.({
+    resolve(specifier, context, next) {
+      if (specifier.endsWith('.js')) {
+        const parent = context.parentURL;
+        const url = specifier.startsWith('./') || specifier.startsWith('../') ? parent?.startsWith(within) && new URL(specifier, parent).href : specifier;
+        if (url && url.startsWith(within)) return { url, format: 'module', shortCircuit: true };
+      }
+      return next(specifier, context);
+    },
+  });
 }
 
 /**

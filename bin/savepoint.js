@@ -41,8 +41,10 @@ if (bundle || !checkout) {
 
 async function bundled() {
   try {
-    const { cliBundle } = await import('./bundle.js');
-    return await cliBundle();
+    const { cliBundle, resolveBundleImports } = await import('./bundle.js');
+    const bundle = await cliBundle();
+    resolveBundleImports(bundle.dir);
+    return bundle;
   } catch (error) {
     return withoutBundle(error?.stack ?? error);
   }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliBundle, ENTRIES, isIntact } from '../../bin/bundle.js';
+import { pathToFileURL } from 'node:url';
 import { readmeFiles } from '../readme/readme-text.js';
 
 /**
@@ -137,6 +138,51 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     expect(savepoint).toContain('String.raw`ü—`');
     expect(savepoint).toContain('/é😀/u');
     expect(isIntact(join(cache, dir!))).toBe(true);
+  });
+
+  it("resolves its own files' imports itself, to the URLs Node's resolver gives (one instance of a module imported by a relative path and by its file URL, through a symlink too); anything else is Node's", async () => {
+    const dir = join(work, 'resolve', 'bundle');
+    const files: Record<string, string> = {
+      'package.json': '{ "type": "module" }',
+      'entry.js': `import './chunks/a.js';\nimport { b } from './chunks/b.js';\nimport '../outside.js';\nawait import(${JSON.stringify(pathToFileURL(join(dir, 'chunks', 'a.js')).href)});\nawait import(globalThis.bundleUrl + '/chunks/b.js');\n`,
+      'chunks/a.js': "import '../chunks/b.js';\n",
+      'chunks/b.js': 'export const b = 1;\n',
+      '../outside.js': '',
+    };
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(join(dir, file, '..'), { recursive: true });
+      // Each module notes its URL as it runs: a module run twice would be two instances.
+      writeFileSync(join(dir, file), file.endsWith('.js') ? `${text}(globalThis.loaded ??= []).push(import.meta.url);\n` : text);
+    }
+    symlinkSync(dir, join(work, 'resolve', 'link'));
+    // What reaches Node's resolver (a hook registered first is the last one's `next`), and the modules that ran.
+    const probe = join(work, 'resolve', 'probe.mjs');
+    writeFileSync(
+      probe,
+      [
+        "import { registerHooks } from 'node:module';",
+        "import { pathToFileURL } from 'node:url';",
+        'const [bundleJs, at, own] = process.argv.slice(2);',
+        'globalThis.bundleUrl = pathToFileURL(at).href;',
+        'const reached = [];',
+        'registerHooks({ resolve: (specifier, context, next) => (reached.push(specifier), next(specifier, context)) });',
+        "if (own === 'own') (await import(bundleJs)).resolveBundleImports(at);",
+        'reached.length = 0;',
+        "await import(globalThis.bundleUrl + '/entry.js');",
+        'console.log(JSON.stringify({ reached, loaded: globalThis.loaded }));',
+      ].join('\n'),
+    );
+    const probed = async (at: string, own: string) => JSON.parse((await exec(process.execPath, [probe, join(ROOT, 'bin', 'bundle.js'), at, own])).stdout);
+    const real = pathToFileURL(dir).href;
+    const byNode = await probed(dir, 'node');
+    expect(byNode.loaded).toEqual([`${real}/chunks/b.js`, `${real}/chunks/a.js`, pathToFileURL(join(work, 'resolve', 'outside.js')).href, `${real}/entry.js`]);
+    for (const at of [dir, join(work, 'resolve', 'link')]) {
+      const own = await probed(at, 'own');
+      expect(own.loaded).toEqual(byNode.loaded);
+      // Node resolved the import outside the bundle and (through the symlink) the URLs that are not the bundle's real ones.
+      const link = pathToFileURL(at).href;
+      expect(own.reached).toEqual(at === dir ? ['../outside.js'] : [`${link}/entry.js`, '../outside.js', `${link}/chunks/b.js`]);
+    }
   });
 
   it('is not used with SAVEPOINT_FROM_SOURCE=1: the sources run through tsx', async () => {
