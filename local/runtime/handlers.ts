@@ -99,19 +99,45 @@ export function localFunction(step: StepName, fn: StepFunction, log: ErrorLog): 
   const timed = (e: unknown, _signal?: AbortSignal, context?: Context) => {
     const { clock, taskSignal } = invocations.get(context!)!;
     const functionTimeout = new AbortController();
-    let cancel!: () => void;
-    const timedOut = new Promise<never>((_, reject) => {
-      cancel = timersOf(clock).after(context!.getRemainingTimeInMillis() - TIMEOUT_EARLY_MS, () => {
+    // anySignal, not AbortSignal.any: nothing stays on the Task's signal once the invocation is over.
+    const either = taskSignal ? anySignal([functionTimeout.signal, taskSignal]) : undefined;
+    // One promise settled by whichever comes first, the step or its early timeout (not a race of two
+    // and a `finally`: this runs on every invocation, and each promise is paid again under async hooks).
+    return new Promise<unknown>((resolve, reject) => {
+      let settled = false;
+      const cancel = timersOf(clock).after(context!.getRemainingTimeInMillis() - TIMEOUT_EARLY_MS, () => {
+        if (settled) return;
+        settled = true;
         // Failed before the signal aborts: a step that rejects at the abort does not win the race.
         reject(timeoutEarlyError());
         functionTimeout.abort();
+        either?.done();
       });
-    });
-    // anySignal, not AbortSignal.any: nothing stays on the Task's signal once the invocation is over.
-    const either = taskSignal ? anySignal([functionTimeout.signal, taskSignal]) : { signal: functionTimeout.signal, done: () => undefined };
-    return Promise.race([fn(e, either.signal), timedOut]).finally(() => {
-      cancel();
-      either.done();
+      const end = () => {
+        settled = true;
+        cancel();
+        either?.done();
+      };
+      let step: Promise<unknown>;
+      try {
+        step = fn(e, either?.signal ?? functionTimeout.signal);
+      } catch (error) {
+        end();
+        reject(error as Error);
+        return;
+      }
+      step.then(
+        (value) => {
+          if (settled) return;
+          end();
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          end();
+          reject(error as Error);
+        },
+      );
     });
   };
   const handler = stepHandler(timed, log, { timeoutEarly: false });
@@ -141,7 +167,8 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
       if (wiring.closing()) return Promise.reject(new Error(`the local stack is closing: ${step} not invoked`));
       const invocation = invoke(event, { timeoutMs, clock, ...(taskSignal && { taskSignal }) });
       inFlight.add(invocation);
-      void invocation.catch(() => undefined).finally(() => inFlight.delete(invocation));
+      const settled = () => void inFlight.delete(invocation);
+      invocation.then(settled, settled);
       return invocation;
     };
   };
