@@ -12,7 +12,6 @@ import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { modelConfigFromEnv } from '../../lambdas/models/config.js';
 import { modelRegistry, wrapModels } from '../../lambdas/models/registry.js';
-import { anySignal } from '../../lambdas/shared/deadline.js';
 import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps, type ApprovalSetup } from '../../lambdas/wiring/create-steps.js';
@@ -98,11 +97,13 @@ const invocations = new WeakMap<Context, Omit<LocalInvocation, 'log'>>();
 export function localFunction(step: StepName, fn: StepFunction, log: ErrorLog): (event: unknown, invocation: Omit<LocalInvocation, 'log'>) => Promise<unknown> {
   const timed = (e: unknown, _signal?: AbortSignal, context?: Context) => {
     const { clock, taskSignal } = invocations.get(context!)!;
-    const functionTimeout = new AbortController();
-    // anySignal, not AbortSignal.any: nothing stays on the Task's signal once the invocation is over.
-    const either = taskSignal ? anySignal([functionTimeout.signal, taskSignal]) : undefined;
-    // One promise settled by whichever comes first, the step or its early timeout (not a race of two
-    // and a `finally`: this runs on every invocation, and each promise is paid again under async hooks).
+    // One controller for the invocation: the function's early timeout aborts it, and so does the
+    // Task's timeout, through a listener removed once the invocation is over (not AbortSignal.any,
+    // which leaves a WeakRef on the Task's signal for its lifetime).
+    const aborts = new AbortController();
+    const onTaskAbort = () => aborts.abort(taskSignal!.reason);
+    if (taskSignal?.aborted) onTaskAbort();
+    else taskSignal?.addEventListener('abort', onTaskAbort, { once: true });
     return new Promise<unknown>((resolve, reject) => {
       let settled = false;
       const cancel = timersOf(clock).after(context!.getRemainingTimeInMillis() - TIMEOUT_EARLY_MS, () => {
@@ -110,17 +111,17 @@ export function localFunction(step: StepName, fn: StepFunction, log: ErrorLog): 
         settled = true;
         // Failed before the signal aborts: a step that rejects at the abort does not win the race.
         reject(timeoutEarlyError());
-        functionTimeout.abort();
-        either?.done();
+        aborts.abort();
+        taskSignal?.removeEventListener('abort', onTaskAbort);
       });
       const end = () => {
         settled = true;
         cancel();
-        either?.done();
+        taskSignal?.removeEventListener('abort', onTaskAbort);
       };
       let step: Promise<unknown>;
       try {
-        step = fn(e, either?.signal ?? functionTimeout.signal);
+        step = fn(e, aborts.signal);
       } catch (error) {
         end();
         reject(error as Error);
