@@ -4,7 +4,10 @@
  * run-scoped effects, the twin's IAM on unless NO_IAM is set), after the same warm-up: what
  * `node --cpu-prof` on the whole benchmark mixes with startup, the floor's runs and the warm-up.
  * Open the profile in Chrome's DevTools (Performance), or sum its self time by file. Prints the
- * CPU per agent step of the profiled runs (with `-` for the file: not profiled, the figure alone).
+ * CPU per agent step of the profiled runs (with `-` for the file: not profiled, the figure alone),
+ * and with a profile, where its self time went by area (`selfTimeByArea`): each package, each
+ * folder of this repository (two levels: `lambdas/ledger`, `local/engine`), Node's own modules,
+ * and V8's garbage collector and unattributed time, as shares of the profiled time.
  */
 import { Session } from 'node:inspector/promises';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,9 +54,40 @@ try {
   }
   let cpuMs = 0;
   for (let run = 1; run <= runs; run++) cpuMs += (await runOnce(stack, `run-${run}`, day)).cpuMs;
-  if (out !== '-') writeFileSync(out, JSON.stringify((await session.post('Profiler.stop')).profile));
+  const profile = out === '-' ? undefined : (await session.post('Profiler.stop')).profile;
+  if (profile) writeFileSync(out, JSON.stringify(profile));
   console.log(`${target}: ${(cpuMs / runs / steps).toFixed(3)} ms of CPU per agent step over ${runs} runs of ${steps} steps${out === '-' ? '' : `; profile in ${out}`}`);
+  if (profile) for (const [area, share] of selfTimeByArea(profile).slice(0, 25)) console.log(`${(100 * share).toFixed(1).padStart(6)}%  ${area}`);
 } finally {
   await stack.close();
   if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+}
+
+/**
+ * The profile's self time by area, largest first, as shares of the whole: a package (`npm:zod`),
+ * a folder of this repository two levels deep, `node:` for Node's own modules, and V8's entries
+ * as named ((garbage collector), (program)). The profiler's own frames (node:inspector) are left out.
+ */
+function selfTimeByArea(profile: { nodes: { id: number; callFrame: { url: string; functionName: string } }[]; samples?: number[]; timeDeltas?: number[] }): [string, number][] {
+  const root = `${new URL('..', import.meta.url).href}`;
+  const areaOf = new Map(profile.nodes.map((node) => [node.id, area(node.callFrame)]));
+  const time = new Map<string, number>();
+  let total = 0;
+  (profile.samples ?? []).forEach((id, index) => {
+    const where = areaOf.get(id);
+    const delta = profile.timeDeltas?.[index] ?? 0;
+    if (where === undefined || where === 'node:inspector') return;
+    time.set(where, (time.get(where) ?? 0) + delta);
+    total += delta;
+  });
+  return [...time].map(([where, ms]): [string, number] => [where, ms / total]).sort((a, b) => b[1] - a[1]);
+
+  function area({ url, functionName }: { url: string; functionName: string }): string {
+    if (url === '') return functionName.startsWith('(') ? functionName : '(native)';
+    if (url === 'node:inspector') return url;
+    if (url.startsWith('node:')) return 'node:';
+    const packageName = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
+    if (packageName) return `npm:${packageName}`;
+    return url.startsWith(root) ? url.slice(root.length).split('/').slice(0, 2).join('/') : url;
+  }
 }

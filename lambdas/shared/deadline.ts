@@ -32,27 +32,6 @@ export function deadline(timeoutMs: number | undefined, outer?: AbortSignal, tim
   };
 }
 
-/**
- * `AbortSignal.any(signals)` that leaves nothing behind on its sources once `done()` is called.
- * `AbortSignal.any` keeps a WeakRef to its result in every source, for the source's lifetime (Node
- * 20 never prunes them): on a long-lived source — middy shares one AbortController across every
- * invocation of the process — that is one WeakRef per call, forever (~18 per local run).
- */
-export function anySignal(signals: readonly AbortSignal[]): { signal: AbortSignal; done(): void } {
-  const controller = new AbortController();
-  const aborted = signals.find((signal) => signal.aborted);
-  if (aborted) {
-    controller.abort(aborted.reason);
-    return { signal: controller.signal, done: () => undefined };
-  }
-  const listeners = signals.map((source) => {
-    const onAbort = () => controller.abort(source.reason);
-    source.addEventListener('abort', onAbort, { once: true });
-    return () => source.removeEventListener('abort', onAbort);
-  });
-  return { signal: controller.signal, done: () => listeners.forEach((remove) => remove()) };
-}
-
 /** `promise`, or a rejection with `signal`'s reason as soon as it is aborted. */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason as Error);

@@ -45,42 +45,64 @@ export interface AttemptBounds {
   readonly what: string;
 }
 
-/** Runs `work` with a signal that the bounds abort; rejects with an `AttemptCut` when one of them ends it. */
-export async function boundedAttempt<T>(work: (signal: AbortSignal) => Promise<T>, bounds: AttemptBounds): Promise<T> {
+/**
+ * Runs `work` with a signal that the bounds abort; rejects with an `AttemptCut` when one of them ends it.
+ * One promise, settled by whichever comes first — the work or a cut — rather than a race of two
+ * and a `finally`: every model and tool call runs through here.
+ */
+export function boundedAttempt<T>(work: (signal: AbortSignal) => Promise<T>, bounds: AttemptBounds): Promise<T> {
   const controller = new AbortController();
-  let ended!: (cut: AttemptCut) => void;
-  const aborted = new Promise<never>((_resolve, reject) => (ended = reject));
-  // Only a cut ends the race: the step's own deadline reaches the work through its signal, and
-  // what the work throws then (its client's mapping of an abort) is what the step sees. Only this
-  // function aborts the controller, so the race is ended here, not by a listener on its signal:
-  // before the work's own listeners run, as that first listener did.
-  const abort = (reason: unknown) => {
-    if (controller.signal.aborted) return;
-    if (reason instanceof AttemptCut) ended(reason);
-    controller.abort(reason);
-  };
-  const cut = (value: Cut) => abort(new AttemptCut(value));
-  const timers = timersOf(bounds.clock);
-  const cancelTimeout = bounds.timeoutMs === undefined ? undefined : timers.after(bounds.timeoutMs, () => cut({ kind: 'timeout', message: `${bounds.what} did not answer within ${bounds.timeoutMs} ms (its timeoutMs)` }));
-  const onOuter = () => abort(bounds.signal!.reason);
-  if (bounds.signal?.aborted) onOuter();
-  else bounds.signal?.addEventListener('abort', onOuter, { once: true });
-  const stopWatching = watchClock(bounds.clock, bounds.stopAt, () =>
-    cut({ kind: 'wallClock', message: `${bounds.what} was cut off: the run's wall-clock budget ran out` }),
-  );
-  try {
-    // The race: a tool that ignores its signal is left behind, not waited for.
-    return await Promise.race([work(controller.signal), aborted]);
-  } catch (error) {
-    // Whatever the tool threw once its signal was aborted (an AbortError, a socket reset), the cut is why.
-    if (controller.signal.reason instanceof AttemptCut) throw controller.signal.reason;
-    throw error;
-  } finally {
-    cancelTimeout?.();
-    stopWatching();
-    bounds.signal?.removeEventListener('abort', onOuter);
-    aborted.catch(() => undefined);
-  }
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    let cancelTimeout: (() => void) | undefined;
+    let stopWatching: (() => void) | undefined;
+    const onOuter = () => abort(bounds.signal!.reason);
+    const settle = () => {
+      settled = true;
+      cancelTimeout?.();
+      stopWatching?.();
+      bounds.signal?.removeEventListener('abort', onOuter);
+    };
+    // Only a cut ends the attempt here: the step's own deadline reaches the work through its signal,
+    // and what the work throws then (its client's mapping of an abort) is what the step sees. Only
+    // this function aborts the controller, so a cut settles the attempt before the work's own
+    // listeners run.
+    const abort = (reason: unknown) => {
+      if (controller.signal.aborted) return;
+      if (reason instanceof AttemptCut && !settled) {
+        settle();
+        reject(reason);
+      }
+      controller.abort(reason);
+    };
+    const cut = (value: Cut) => abort(new AttemptCut(value));
+    const timers = timersOf(bounds.clock);
+    cancelTimeout = bounds.timeoutMs === undefined ? undefined : timers.after(bounds.timeoutMs, () => cut({ kind: 'timeout', message: `${bounds.what} did not answer within ${bounds.timeoutMs} ms (its timeoutMs)` }));
+    if (bounds.signal?.aborted) onOuter();
+    else bounds.signal?.addEventListener('abort', onOuter, { once: true });
+    stopWatching = watchClock(bounds.clock, bounds.stopAt, () => cut({ kind: 'wallClock', message: `${bounds.what} was cut off: the run's wall-clock budget ran out` }));
+    // Cut while being armed (the clock already past the limit): what was armed after the cut is disarmed too.
+    if (settled) settle();
+    // Whatever the work threw once its signal was aborted (an AbortError, a socket reset), the cut is why.
+    const failed = (error: unknown) => {
+      if (settled) return;
+      settle();
+      reject(controller.signal.reason instanceof AttemptCut ? controller.signal.reason : error);
+    };
+    let running: Promise<T>;
+    try {
+      running = work(controller.signal);
+    } catch (error) {
+      failed(error);
+      return;
+    }
+    // A tool that ignores its signal is left behind once cut, not waited for.
+    running.then((value) => {
+      if (settled) return;
+      settle();
+      resolve(value);
+    }, failed);
+  });
 }
 
 /** Calls `onDue` once `clock` reaches `at` (checked at most CLOCK_CHECK_MS apart, on its timers); returns the cancel. */

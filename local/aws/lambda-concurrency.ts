@@ -50,7 +50,11 @@ export function reservedConcurrency(template: { Resources?: Record<string, { Typ
 export class LambdaConcurrency {
   private readonly running = new Map<string, number>();
   private unreservedRunning = 0;
+  /** All invocations running now, kept beside `running` (every invoke asks it: no sum over the functions). */
+  private allRunning = 0;
   private reserved = new Map<string, number>();
+  /** The sum of `reserved`, worked out once per deploy (every invoke asks what is left unreserved). */
+  private reservedTotal = 0;
   readonly accountLimit: number;
   /** Invocations throttled so far (what CloudWatch's `Throttles` would sum). */
   throttles = 0;
@@ -75,13 +79,14 @@ export class LambdaConcurrency {
       );
     }
     this.reserved = new Map(reserved);
+    this.reservedTotal = total;
   }
 
   /** Admits one invocation of `functionName` (returns its release), or throws TooManyRequestsException. */
   acquire(functionName: string): () => void {
     const reservation = this.reserved.get(functionName);
     const running = this.running.get(functionName) ?? 0;
-    const unreservedPool = this.accountLimit - [...this.reserved.values()].reduce((sum, n) => sum + n, 0);
+    const unreservedPool = this.accountLimit - this.reservedTotal;
     const full = reservation !== undefined ? running >= reservation : this.unreservedRunning >= unreservedPool;
     if (full) {
       this.throttles += 1;
@@ -89,13 +94,15 @@ export class LambdaConcurrency {
     }
     this.running.set(functionName, running + 1);
     if (reservation === undefined) this.unreservedRunning += 1;
-    this.peak = Math.max(this.peak, [...this.running.values()].reduce((sum, n) => sum + n, 0));
+    this.allRunning += 1;
+    this.peak = Math.max(this.peak, this.allRunning);
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.running.set(functionName, (this.running.get(functionName) ?? 1) - 1);
       if (reservation === undefined) this.unreservedRunning -= 1;
+      this.allRunning -= 1;
     };
   }
 }

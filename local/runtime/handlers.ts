@@ -12,7 +12,6 @@ import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { modelConfigFromEnv } from '../../lambdas/models/config.js';
 import { modelRegistry, wrapModels } from '../../lambdas/models/registry.js';
-import { anySignal } from '../../lambdas/shared/deadline.js';
 import { timersOf, type Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps, type ApprovalSetup } from '../../lambdas/wiring/create-steps.js';
@@ -98,20 +97,48 @@ const invocations = new WeakMap<Context, Omit<LocalInvocation, 'log'>>();
 export function localFunction(step: StepName, fn: StepFunction, log: ErrorLog): (event: unknown, invocation: Omit<LocalInvocation, 'log'>) => Promise<unknown> {
   const timed = (e: unknown, _signal?: AbortSignal, context?: Context) => {
     const { clock, taskSignal } = invocations.get(context!)!;
-    const functionTimeout = new AbortController();
-    let cancel!: () => void;
-    const timedOut = new Promise<never>((_, reject) => {
-      cancel = timersOf(clock).after(context!.getRemainingTimeInMillis() - TIMEOUT_EARLY_MS, () => {
+    // One controller for the invocation: the function's early timeout aborts it, and so does the
+    // Task's timeout, through a listener removed once the invocation is over (not AbortSignal.any,
+    // which leaves a WeakRef on the Task's signal for its lifetime).
+    const aborts = new AbortController();
+    const onTaskAbort = () => aborts.abort(taskSignal!.reason);
+    if (taskSignal?.aborted) onTaskAbort();
+    else taskSignal?.addEventListener('abort', onTaskAbort, { once: true });
+    return new Promise<unknown>((resolve, reject) => {
+      let settled = false;
+      const cancel = timersOf(clock).after(context!.getRemainingTimeInMillis() - TIMEOUT_EARLY_MS, () => {
+        if (settled) return;
+        settled = true;
         // Failed before the signal aborts: a step that rejects at the abort does not win the race.
         reject(timeoutEarlyError());
-        functionTimeout.abort();
+        aborts.abort();
+        taskSignal?.removeEventListener('abort', onTaskAbort);
       });
-    });
-    // anySignal, not AbortSignal.any: nothing stays on the Task's signal once the invocation is over.
-    const either = taskSignal ? anySignal([functionTimeout.signal, taskSignal]) : { signal: functionTimeout.signal, done: () => undefined };
-    return Promise.race([fn(e, either.signal), timedOut]).finally(() => {
-      cancel();
-      either.done();
+      const end = () => {
+        settled = true;
+        cancel();
+        taskSignal?.removeEventListener('abort', onTaskAbort);
+      };
+      let step: Promise<unknown>;
+      try {
+        step = fn(e, aborts.signal);
+      } catch (error) {
+        end();
+        reject(error as Error);
+        return;
+      }
+      step.then(
+        (value) => {
+          if (settled) return;
+          end();
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          end();
+          reject(error as Error);
+        },
+      );
     });
   };
   const handler = stepHandler(timed, log, { timeoutEarly: false });
@@ -141,7 +168,8 @@ export function localHandlers<World extends DevWorld>(agent: AgentDefinition<any
       if (wiring.closing()) return Promise.reject(new Error(`the local stack is closing: ${step} not invoked`));
       const invocation = invoke(event, { timeoutMs, clock, ...(taskSignal && { taskSignal }) });
       inFlight.add(invocation);
-      void invocation.catch(() => undefined).finally(() => inFlight.delete(invocation));
+      const settled = () => void inFlight.delete(invocation);
+      invocation.then(settled, settled);
       return invocation;
     };
   };

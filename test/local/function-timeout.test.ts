@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { getEventListeners } from 'node:events';
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { TIMEOUT_EARLY_MS, timeoutEarlyError } from '../../lambdas/adapters/middleware.js';
@@ -92,6 +93,27 @@ describe('a local invocation’s function timeout', () => {
 
     expect(signal.aborted).toBe(true);
     expect(invocation.error).toMatchObject({ message: 'States.Timeout' });
+  });
+
+  it('leaves nothing on the Task’s signal once an invocation is over, whether it returned, failed or timed out', async () => {
+    const clock = manualClock();
+    const task = new AbortController(); // lives as long as the Task: one invocation after another
+    const returned = hangingStep();
+    const done = invokeLocally(Steps.CallTool, returned.fn, {}, { timeoutMs: 60_000, clock, log, taskSignal: task.signal });
+    await returned.running;
+    returned.finish('ok');
+    await expect(done).resolves.toBe('ok');
+    const failed = invokeLocally(Steps.CallTool, () => Promise.reject(new Error('boom')), {}, { timeoutMs: 60_000, clock, log, taskSignal: task.signal });
+    await expect(failed).rejects.toThrow('boom');
+    const hung = hangingStep();
+    const timedOut = settled(invokeLocally(Steps.CallTool, hung.fn, {}, { timeoutMs: 3_000, clock, log, taskSignal: task.signal }));
+    await hung.running;
+    clock.advance(3_000 - TIMEOUT_EARLY_MS);
+    await settle();
+    expectTimedOut(timedOut.error);
+
+    expect(getEventListeners(task.signal, 'abort')).toHaveLength(0);
+    expect(task.signal.aborted).toBe(false);
   });
 
   it('is needed: middy’s own early timeout, one signal per process, aborts another invocation in flight too', async () => {

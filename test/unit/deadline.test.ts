@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { getEventListeners } from 'node:events';
-import { anySignal, deadline } from '../../lambdas/shared/deadline.js';
+import { deadline } from '../../lambdas/shared/deadline.js';
 
 describe('deadline (a request’s abort signal)', () => {
   beforeEach(() => void vi.useFakeTimers());
@@ -39,30 +38,3 @@ describe('deadline (a request’s abort signal)', () => {
   });
 });
 
-/** The dependent signals Node keeps in a source for AbortSignal.any (an internal symbol; empty when the Node version has none). */
-function dependants(signal: AbortSignal): number {
-  const symbol = Object.getOwnPropertySymbols(signal).find((s) => s.description === 'kDependantSignals');
-  return symbol ? ((signal as unknown as Record<symbol, Set<unknown>>)[symbol]?.size ?? 0) : 0;
-}
-
-describe('anySignal (AbortSignal.any that leaves nothing on its sources)', () => {
-  it('fires with the reason of whichever source fires, already or later', () => {
-    const own = new AbortController();
-    const task = new AbortController();
-    const either = anySignal([own.signal, task.signal]);
-    expect(either.signal.aborted).toBe(false);
-    task.abort(new Error('Task timed out'));
-    expect((either.signal.reason as Error).message).toBe('Task timed out');
-    expect((anySignal([own.signal, task.signal]).signal.reason as Error).message).toBe('Task timed out');
-  });
-
-  it('leaves no listener and no dependent signal on a long-lived source once done (one per step, for the life of the process)', () => {
-    const shared = new AbortController(); // middy's: one for every invocation of the process
-    for (let step = 0; step < 1_000; step++) {
-      const either = anySignal([shared.signal, new AbortController().signal]);
-      either.done();
-    }
-    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
-    expect(dependants(shared.signal)).toBe(0);
-  });
-});
