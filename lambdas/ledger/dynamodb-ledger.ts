@@ -156,8 +156,24 @@ export class DynamoDbLedger extends StorageLedger {
       if (!reasons.includes('ConditionalCheckFailed')) await this.sleep(conflictWait());
       return false;
     }
-    for (const item of items) if (item) this.remember(item);
+    items.forEach((item, index) => {
+      if (!item) return;
+      this.remember(item);
+      this.writtenSeals.set(writes[index]!.item!, item['seal'] as string);
+    });
     return true;
+  }
+
+  /** The seal each item given to `putItems` was written with (`versionOf`), while the caller holds the item. */
+  private readonly writtenSeals = new WeakMap<Stored, string>();
+
+  // A version is the item's seal attribute (what a condition compares: `ifSeal`).
+  protected versionOf(stored: Stored): string | undefined {
+    const seal = this.writtenSeals.get(stored) ?? stored.basis;
+    return typeof seal === 'string' ? seal : undefined;
+  }
+  protected atVersion(mark: string): Stored {
+    return { record: {}, meta: {}, basis: mark };
   }
 
   /**

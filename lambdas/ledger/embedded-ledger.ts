@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { AppendLog, LogReader } from './append-log.js';
 import { COLD_DIR, ColdStore } from './cold-store.js';
 import { openLedgerDir, readColdItems } from './embedded-files.js';
@@ -196,9 +197,39 @@ export class EmbeddedLedger extends TieredStore {
   }
 
   protected put(key: Key, item: Stored, expected: Stored | undefined | 'any'): boolean {
-    if (expected !== 'any' && !sameItem(this.get(key), expected?.basis as Item | undefined)) return false;
+    if (expected !== 'any' && !this.still(key, expected)) return false;
     this.storeItem(key, item);
     return true;
+  }
+
+  /** Whether the item at `key` is still `expected`'s (absent, the same item, or the version a handed mark names). */
+  private still(key: Key, expected: Stored | undefined): boolean {
+    const basis = expected?.basis;
+    if (basis instanceof HandedVersion) {
+      const current = this.get(key);
+      return current !== undefined && this.markOf(current) === basis.mark;
+    }
+    return sameItem(this.get(key), basis as Item | undefined);
+  }
+
+  // A version mark (StorageLedger `versionOf`): each stored item is a new object, never changed, so
+  // its identity is its version; marks are this instance's own (a fresh instance knows none: its
+  // writes given an old one fail their condition, and the step reads).
+  private readonly marks = new WeakMap<Item, string>();
+  private readonly writtenItems = new WeakMap<Stored, Item>();
+  private marked = 0;
+  private readonly instance = randomUUID();
+  private markOf(item: Item): string {
+    let mark = this.marks.get(item);
+    if (mark === undefined) this.marks.set(item, (mark = `${this.instance}:${++this.marked}`));
+    return mark;
+  }
+  protected versionOf(stored: Stored): string | undefined {
+    const item = this.writtenItems.get(stored) ?? (stored.basis as Item | undefined);
+    return item && typeof item === 'object' && !(item instanceof HandedVersion) ? this.markOf(item) : undefined;
+  }
+  protected atVersion(mark: string): Stored {
+    return { record: {}, meta: {}, basis: new HandedVersion(mark) };
   }
 
   // Every condition checked, then every item stored, in one synchronous section: no other write
@@ -207,7 +238,7 @@ export class EmbeddedLedger extends TieredStore {
   // a crash between the two lines leaves the first alone, a state the rules of protocol.ts take up
   // on the retry.
   protected putItems(writes: readonly ItemWrite[]): boolean {
-    if (!writes.every(({ key, expected }) => sameItem(this.get(key), expected?.basis as Item | undefined))) return false;
+    if (!writes.every(({ key, expected }) => this.still(key, expected))) return false;
     for (const { key, item } of writes) if (item) this.storeItem(key, item);
     return true;
   }
@@ -219,6 +250,8 @@ export class EmbeddedLedger extends TieredStore {
       ...(guardReasons && { guardReasons }),
       ...(isPendingApproval(item.record) && { pendingApproval: true }),
     });
+    const stored = this.get(key);
+    if (stored) this.writtenItems.set(item, stored);
   }
 
   // Every item was verified when it was read into memory.
@@ -342,4 +375,9 @@ export class EmbeddedLedger extends TieredStore {
     if (this.log) this.rewriteLive();
     return deleted;
   }
+}
+
+/** The basis of an item only checked, at a version handed to the step (StorageLedger `atVersion`). */
+class HandedVersion {
+  constructor(readonly mark: string) {}
 }

@@ -44,6 +44,8 @@ export interface StepWant {
   calls?: readonly { turn: number; call: number }[];
   /** A circuit breaker's name. */
   breaker?: string;
+  /** Another breaker's name, read in the same request to be handed on (CallModel reads its turn's calls' tools breaker: handed-step.ts). */
+  handedBreaker?: string;
 }
 
 export interface StepRead {
@@ -52,6 +54,8 @@ export interface StepRead {
   turns: TurnRecord[];
   calls: ToolCallRecord[];
   breaker?: BreakerState;
+  /** The `handedBreaker` asked for, as read (absent when never saved). */
+  handedBreaker?: BreakerState;
 }
 
 /** The most keys `loadStep` reads at once (BatchGetItem's limit is 100). */
@@ -59,7 +63,7 @@ export const MAX_STEP_KEYS = DYNAMODB_BATCH_GET_MAX_KEYS;
 
 /** Refuses a `loadStep` request over the limit, the same way in every implementation. */
 export function checkStepWant(want: StepWant): void {
-  const keys = 2 + (want.turns?.length ?? 0) + (want.calls?.length ?? 0) + (want.breaker === undefined ? 0 : 1);
+  const keys = 2 + (want.turns?.length ?? 0) + (want.calls?.length ?? 0) + (want.breaker === undefined ? 0 : 1) + (want.handedBreaker === undefined ? 0 : 1);
   if (keys > MAX_STEP_KEYS) throw new RangeError(`loadStep: ${keys} keys asked for, at most ${MAX_STEP_KEYS}`);
 }
 
@@ -205,8 +209,20 @@ export const callStepKey = (turn: number, call: number) => `call:${turn}:${call}
 /** What a tool call adds to the run's counters. */
 export const CALL_DELTAS = { steps: 1, toolCalls: 1 } as const satisfies Partial<Counters>;
 
-/** What a turn's counted write saw (turn-seen.ts `recordTurnSeen`): the run item as it wrote it, and the global kill flag it checked unchanged. */
-export type TurnSeen = { run: RunRecord; globalKill?: KillFlag };
+/**
+ * What a turn's counted write saw (turn-seen.ts `recordTurnSeen`): the run item as it wrote it, and
+ * the global kill flag it checked unchanged; `basis`, where the engine can name them, the versions
+ * of those two items then (what a later write's ConditionChecks compare: handed-step.ts).
+ */
+export type TurnSeen = { run: RunRecord; globalKill?: KillFlag; basis?: StepBasis };
+
+/**
+ * The versions of the run item and the global kill item a step's checks were made on, as the
+ * engine marks them (DynamoDB: each item's seal attribute; `kill` null: the item absent). A write
+ * given them holds only while both items are still those versions (ConditionChecks: nothing is
+ * read, nothing of theirs rewritten). Opaque: only the engine that made them compares them.
+ */
+export type StepBasis = { readonly run: string; readonly kill: string | null };
 
 /** A turn's count (TurnLedger `recordTurn`), and who is told what its write saw. */
 export type TurnCount = StepCount & { readonly seen?: (seen: TurnSeen) => void };
@@ -233,11 +249,17 @@ export interface ToolCallLedger {
    * outcome, in one write: succeeds where `claimCall` would; otherwise returns the record in the
    * way (completed: the first outcome stands). With `count`, the call's step is counted in the same
    * write (protocol.ts `recordCallCounted`), only when this write records it.
+   *
+   * With `basis` (and no `count`), the record is written unread, on the conditions that no record
+   * of the call exists and that the run item and the global kill item are still the versions
+   * `basis` names (ConditionChecks, one TransactWriteItems on DynamoDB): when any of them fails,
+   * nothing is written and `StepChangedError` is thrown — the caller reads, and decides again.
    */
   recordCall(
     call: ToolCallRecord & { status: 'completed' },
     now: Date,
     count?: StepCount,
+    basis?: StepBasis,
   ): Promise<{ recorded: true; record: ToolCallRecord } | { recorded: false; existing: ToolCallRecord }>;
   /**
    * Records the outcome of a claimed call; only an in-flight record can be completed. With

@@ -1,5 +1,5 @@
 import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
-import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
+import { checkStepWant, type DamagedRunOptions, type Ledger, type StepBasis } from './ledger.js';
 import * as protocol from './protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
 import { openCalls, openTurnCalls } from './open-turn.js';
@@ -126,6 +126,13 @@ export abstract class StorageLedger implements Ledger, Pruning {
   protected backoff(_attempt: number): Maybe<void> {
     return undefined;
   }
+  /**
+   * The version mark of an item (ledger.ts `StepBasis`): `stored` as this instance read it, or as it
+   * wrote it (the item it gave its last `put` or `putItems`, once written); undefined when it has none.
+   */
+  protected abstract versionOf(stored: Stored): string | undefined;
+  /** An item that stands for the version `mark` names (`versionOf`): the `expected` of a ConditionCheck, its record unknown. */
+  protected abstract atVersion(mark: string): Stored;
 
   // async: a refused call is a rejected promise, as the engine's own failure would be.
   readonly listPendingApprovals: Ledger['listPendingApprovals'] = async () => {
@@ -329,12 +336,26 @@ export abstract class StorageLedger implements Ledger, Pruning {
     const { seen: tell, ...stepCount } = count;
     if (!tell) return this.updateItems([key, runKey(turn.runId)], ([current, run]) => protocol.recordTurnCounted(current, run, turn, new Date(), stepCount), { likelyAbsent: [true, false] });
     // The kill item's basis is the step's own read of it (loadStep): checked, no request more.
-    return this.updateItems([key, runKey(turn.runId), GLOBAL_KILL], ([current, run, kill]) => recordTurnSeen([current, run, kill], turn, new Date(), stepCount), { likelyAbsent: [true, false, false] }).then(({ turn: stored, seen }) => {
-      if (seen) tell(seen);
+    // The run item as written and the kill item as checked, kept to name their versions once the write stands.
+    let items: readonly [Stored | undefined, Stored | undefined] = [undefined, undefined];
+    const transition = ([current, run, kill]: (Stored<never> | undefined)[]) => {
+      const step = recordTurnSeen([current, run, kill], turn, new Date(), stepCount);
+      if ('writes' in step) items = [step.writes[1] ?? undefined, kill];
+      return step;
+    };
+    return this.updateItems([key, runKey(turn.runId), GLOBAL_KILL], transition, { likelyAbsent: [true, false, false] }).then(({ turn: stored, seen }) => {
+      if (seen) tell({ ...seen, ...this.basisOf(items) });
       return stored;
     });
   };
   readonly getTurn: Ledger['getTurn'] = (runId, turn) => this.record(turnKey(runId, turn));
+
+  /** The versions of the run item written and the kill item checked (absent: null), when the engine marks both. */
+  private basisOf([run, kill]: readonly [Stored | undefined, Stored | undefined]): { basis?: StepBasis } {
+    const runMark = run && this.versionOf(run);
+    const killMark = kill ? this.versionOf(kill) : null;
+    return runMark === undefined || killMark === undefined ? {} : { basis: { run: runMark, kill: killMark } };
+  }
 
   readonly listConversation: Ledger['listConversation'] = async (runId, options = {}) => {
     const conversation: Awaited<ReturnType<Ledger['listConversation']>> = { turns: [], calls: [], approvals: [] };
@@ -356,18 +377,21 @@ export abstract class StorageLedger implements Ledger, Pruning {
     checkStepWant(want);
     const turns = (want.turns ?? []).map((turn) => turnKey(runId, turn));
     const calls = (want.calls ?? []).map(({ turn, call }) => callKey(runId, turn, call));
-    const keys = [runKey(runId), GLOBAL_KILL, ...turns, ...calls, ...(want.breaker === undefined ? [] : [breakerKey(want.breaker)])];
+    const keys = [runKey(runId), GLOBAL_KILL, ...turns, ...calls, ...(want.breaker === undefined ? [] : [breakerKey(want.breaker)]), ...(want.handedBreaker === undefined ? [] : [breakerKey(want.handedBreaker)])];
     const found = (await this.readGuarded(keys)).map((item) => item?.record);
     const [run, kill] = found;
     const present = <T>(records: unknown[]) => records.filter((record) => record !== undefined) as T[];
     const globalKill = (kill as { flag?: KillFlag } | undefined)?.flag;
-    const breaker = want.breaker === undefined ? undefined : protocol.breakerOf(found.at(-1));
+    const at = 2 + turns.length + calls.length;
+    const breaker = want.breaker === undefined ? undefined : protocol.breakerOf(found[at]);
+    const handedBreaker = want.handedBreaker === undefined ? undefined : protocol.breakerOf(found.at(-1));
     return {
       ...(run && { run: run as unknown as RunRecord }),
       ...(globalKill && { globalKill }),
       turns: present<TurnRecord>(found.slice(2, 2 + turns.length)),
       calls: present<ToolCallRecord>(found.slice(2 + turns.length, 2 + turns.length + calls.length)),
       ...(breaker && { breaker }),
+      ...(handedBreaker && { handedBreaker }),
     };
   };
 
@@ -380,12 +404,36 @@ export abstract class StorageLedger implements Ledger, Pruning {
     // The effect is likely unclaimed: put at once (a failed condition reads it).
     return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.claimCallEffect(current, held, call, effect, now), { likelyAbsent: [false, true] });
   };
-  readonly recordCall: Ledger['recordCall'] = (call, now, count) => {
+  readonly recordCall: Ledger['recordCall'] = (call, now, count, basis) => {
     const key = callKey(call.runId, call.turn, call.call);
+    if (!count && basis) return this.inTurn(key, () => this.recordOnBasis(key, call, now, basis));
     if (!count) return this.update(key, (current) => protocol.recordCall(current, call, now));
     // The run item's line after the call's (the embedded log): a crash between them leaves a recorded call that the retry counts.
     return this.updateItems([key, runKey(call.runId)], ([current, run]) => protocol.recordCallCounted(current, run, call, now, count));
   };
+  /**
+   * `recordCall` unread, on the versions a step was handed (ledger.ts `StepBasis`): the record put
+   * if absent, the run item and the kill item only checked — never rewritten from what was handed
+   * (a run item altered behind the ledger's back keeps its seal attribute: a rewrite would seal the
+   * alteration over; left alone, the next read names it). One attempt: any condition failed is the
+   * caller's to read and decide on (StepChangedError).
+   */
+  private recordOnBasis(key: Key, call: Parameters<Ledger['recordCall']>[0], now: Date, basis: StepBasis): Maybe<Awaited<ReturnType<Ledger['recordCall']>>> {
+    const step = protocol.recordCall(undefined, call, now);
+    if (!('write' in step)) throw new protocol.StepChangedError(`${key.pk}/${key.sk}`);
+    const run = runKey(call.runId);
+    const writes: ItemWrite[] = [
+      { key, item: step.write, expected: undefined },
+      { key: run, item: undefined, expected: this.atVersion(basis.run) },
+      { key: GLOBAL_KILL, item: undefined, expected: basis.kill === null ? undefined : this.atVersion(basis.kill) },
+    ];
+    this.guard?.({ put: [key], items: [step.write] });
+    this.guard?.({ check: [run, GLOBAL_KILL] });
+    return then(this.putItems(writes), (written) => {
+      if (!written) throw new protocol.StepChangedError(`${key.pk}/${key.sk} on ${run.pk} and the global kill as handed`);
+      return step.answer;
+    });
+  }
   readonly completeCall: Ledger['completeCall'] = ({ runId, turn, call, outcome, now, effect, count }) => {
     const key = callKey(runId, turn, call);
     const holder = effect && { key: effect.key, runId, turn, call };

@@ -166,9 +166,9 @@ export function crashingToolCalls(calls: ToolCallLedger, crash: CrashPoints): Pi
       crash.reached(CrashPoint.AfterRecord, tools);
       return completed;
     },
-    async recordCall(call, now, count) {
+    async recordCall(call, now, count, basis) {
       crash.reached(CrashPoint.AfterCommit, [call.name]);
-      const recorded = await calls.recordCall(call, now, count);
+      const recorded = await calls.recordCall(call, now, count, basis);
       crash.reached(CrashPoint.AfterRecord, [call.name]);
       return recorded;
     },
