@@ -212,14 +212,17 @@ export class EmbeddedLedger extends TieredStore {
     return sameItem(this.get(key), basis as Item | undefined);
   }
 
-  // A version mark (StorageLedger `versionOf`): each stored item is a new object, never changed, so
-  // its identity is its version; marks are this instance's own (a fresh instance knows none: its
-  // writes given an old one fail their condition, and the step reads).
+  // A version mark (StorageLedger `versionOf`): a sealed item's seal, which covers its key and
+  // content (a ledger on disk: any instance opened on it names the same version alike); an item in
+  // memory, unsealed, is a new object at every write, never changed, so its identity is its version,
+  // marked by this instance alone (another knows none of its marks: a write given one fails its
+  // condition, and the step reads).
   private readonly marks = new WeakMap<Item, string>();
   private readonly writtenItems = new WeakMap<Stored, Item>();
   private marked = 0;
   private readonly instance = randomUUID();
   private markOf(item: Item): string {
+    if (item.seal !== '') return `seal:${item.seal}`;
     let mark = this.marks.get(item);
     if (mark === undefined) this.marks.set(item, (mark = `${this.instance}:${++this.marked}`));
     return mark;
@@ -241,6 +244,11 @@ export class EmbeddedLedger extends TieredStore {
     if (!writes.every(({ key, expected }) => this.still(key, expected))) return false;
     for (const { key, item } of writes) if (item) this.storeItem(key, item);
     return true;
+  }
+
+  // One synchronous section: no transaction of another writer is ever in flight.
+  protected putChecked(writes: readonly ItemWrite[]): 'written' | 'changed' {
+    return this.putItems(writes) ? 'written' : 'changed';
   }
 
   private storeItem(key: Key, item: Stored): void {

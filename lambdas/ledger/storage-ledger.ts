@@ -133,6 +133,12 @@ export abstract class StorageLedger implements Ledger, Pruning {
   protected abstract versionOf(stored: Stored): string | undefined;
   /** An item that stands for the version `mark` names (`versionOf`): the `expected` of a ConditionCheck, its record unknown. */
   protected abstract atVersion(mark: string): Stored;
+  /**
+   * `putItems` for a write on handed versions (`recordCall` with a basis): `changed` when a
+   * condition failed, `conflict` when another writer's transaction held one of its items (it may
+   * be tried again: nothing of the items changed), and the items this instance remembers left alone.
+   */
+  protected abstract putChecked(writes: readonly ItemWrite[]): Maybe<'written' | 'changed' | 'conflict'>;
 
   // async: a refused call is a rejected promise, as the engine's own failure would be.
   readonly listPendingApprovals: Ledger['listPendingApprovals'] = async () => {
@@ -427,12 +433,18 @@ export abstract class StorageLedger implements Ledger, Pruning {
       { key: run, item: undefined, expected: this.atVersion(basis.run) },
       { key: GLOBAL_KILL, item: undefined, expected: basis.kill === null ? undefined : this.atVersion(basis.kill) },
     ];
-    this.guard?.({ put: [key], items: [step.write] });
-    this.guard?.({ check: [run, GLOBAL_KILL] });
-    return then(this.putItems(writes), (written) => {
-      if (!written) throw new protocol.StepChangedError(`${key.pk}/${key.sk} on ${run.pk} and the global kill as handed`);
-      return step.answer;
-    });
+    const attempt = (tries: number): Maybe<Awaited<ReturnType<Ledger['recordCall']>>> => {
+      this.guard?.({ put: [key], items: [step.write] });
+      this.guard?.({ check: [run, GLOBAL_KILL] });
+      return then(this.putChecked(writes), (outcome) => {
+        // The turn's other calls record beside this one, each checking the same two items: a
+        // transaction of theirs in flight is no change, and this one goes again.
+        if (outcome === 'conflict' && tries < HANDED_CONFLICT_ATTEMPTS) return attempt(tries + 1);
+        if (outcome !== 'written') throw new protocol.StepChangedError(`${key.pk}/${key.sk} on ${run.pk} and the global kill as handed`);
+        return step.answer;
+      });
+    };
+    return attempt(1);
   }
   readonly completeCall: Ledger['completeCall'] = ({ runId, turn, call, outcome, now, effect, count }) => {
     const key = callKey(runId, turn, call);
@@ -591,6 +603,8 @@ export abstract class StorageLedger implements Ledger, Pruning {
 }
 
 type Maybe<T> = T | Promise<T>;
+/** The attempts of a write on handed versions that meets its siblings' transactions before it reads instead (`recordOnBasis`). */
+const HANDED_CONFLICT_ATTEMPTS = 8;
 /** The attempts of a contended update before it fails as transient (`ItemsOptions.contended`). */
 const CONTENDED_ATTEMPTS = 40;
 /** `never`: each transition reads the record type of its own rule. */

@@ -30,7 +30,22 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledg
       absentCalls += (want?.calls?.length ?? 0) - read.calls.length;
       return read;
     };
-    const guessing = (inner: Ledger): Ledger => new Proxy(inner, { get: (target, property, receiver) => (property === 'loadStep' ? loadStep(target) : Reflect.get(target, property, receiver)) });
+    // The read calls recorded on what their turn's write handed them (steps/handed-step.ts), and those whose handed items had changed.
+    let handed = 0;
+    let changed = 0;
+    const recordCall = (inner: Ledger): Ledger['recordCall'] => async (...args) => {
+      if (args[3] === undefined) return inner.recordCall(...args);
+      try {
+        const recorded = await inner.recordCall(...args);
+        handed += 1;
+        return recorded;
+      } catch (error) {
+        changed += 1;
+        throw error;
+      }
+    };
+    const wrapped: Partial<Record<keyof Ledger, (inner: Ledger) => unknown>> = { loadStep, recordCall };
+    const guessing = (inner: Ledger): Ledger => new Proxy(inner, { get: (target, property, receiver) => wrapped[property as keyof Ledger]?.(target) ?? Reflect.get(target, property, receiver) });
     harness = await startHarness({ day, ledger, decorateLedger: (inner) => (counter = countingLedger(guessing(inner))).ledger });
     const finished = await harness.run({ runId: 'round-trips', input: { date: day.date } });
     expect(finished.status).toBe('SUCCEEDED');
@@ -50,8 +65,11 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledg
     // 2.59 here (2.62 while the decision after the final answer read the run again): a call more a run fails.
     expect((calls - firstReads) / report.steps, JSON.stringify(counts)).toBeLessThanOrEqual(2.6);
     // One read a step, before its work: the decision after the final answer reads nothing (what the
-    // turn's own write saw, turn-seen.ts), nor does a step after its write.
-    expect(counts['loadStep']).toBe(report.modelTurns + report.toolCalls);
+    // turn's own write saw, turn-seen.ts), nor does a step after its write — nor a read call handed
+    // what its turn's write left (handed-step.ts): every read call here, none of whose items changed.
+    const reads = counts['recordCall'] ?? 0;
+    expect({ handed, changed }, JSON.stringify(counts)).toEqual({ handed: reads, changed: 0 });
+    expect(counts['loadStep']).toBe(report.modelTurns + report.toolCalls - reads);
     // Every side effect is still claimed and recorded; every read recorded once.
     const writes = report.toolCalls - (counts['recordCall'] ?? 0);
     expect(counts['claimCall']).toBe(writes);

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { type ToolCallRecord } from '../../../lambdas/records/ledger-records.js';
-import { at, call, releasedAt } from '../fixtures.js';
+import type { StepBasis, TurnSeen } from '../../../lambdas/ledger/ledger.js';
+import { at, call, kill, releasedAt, run, turn } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
 /** The tool calls role (`ToolCallLedger`): claims, leases, records and completions. */
-export function toolCallsSpec(make: MakeLedger): void {
+export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean } = {}): void {
   describe('tool calls', () => {
     const { ledger } = useLedger(make);
 
@@ -98,6 +99,61 @@ export function toolCallsSpec(make: MakeLedger): void {
         await ledger.claimCall(call(), at(0));
         expect(await ledger.recordCall(completed(), at(30))).toMatchObject({ recorded: false, existing: { status: 'in_flight' } });
         expect(await ledger.recordCall(completed(), at(31))).toMatchObject({ recorded: true, record: { status: 'completed', attempts: 2 } });
+      });
+    });
+
+    // A read call handed what its turn's write left (steps/handed-step.ts): recorded unread, on the
+    // versions of the run item and the kill item that write named (TurnSeen `basis`). A ledger
+    // reached over loopback cannot call `seen` back: its callers read, and are handed nothing.
+    describe.skipIf(options.tellsSeen === false)('recording a read on the versions a turn handed its calls', () => {
+      const completed = (overrides: Partial<ToolCallRecord> = {}) =>
+        ({ ...call({ effect: 'read', ...overrides }), status: 'completed', outcome: 'ok', result: '{"order":1}', latencyMs: 2, recordedAt: at(1).toISOString() }) as ToolCallRecord & {
+          status: 'completed';
+        };
+      /** Run r1 with turn 3 recorded and counted, and what the turn's write saw. */
+      const handedTurn = async (): Promise<TurnSeen & { basis: StepBasis }> => {
+        await ledger.createRun(run('r1'));
+        let seen: TurnSeen | undefined;
+        await ledger.recordTurn(turn(3), { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1 }, seen: (saw) => (seen = saw) });
+        expect(seen?.basis).toEqual({ run: expect.any(String), kill: null });
+        return seen as TurnSeen & { basis: StepBasis };
+      };
+      const changed = /Ledger\.StepChanged|handed changed/;
+
+      it('records the call, and leaves the run item as the turn wrote it', async () => {
+        const seen = await handedTurn();
+        expect(await ledger.recordCall(completed(), at(2), undefined, seen.basis)).toEqual({ recorded: true, record: { ...completed(), attempts: 1 } });
+        expect(await ledger.getCall('r1', 3, 1)).toEqual({ ...completed(), attempts: 1 });
+        expect(await ledger.getRun('r1')).toEqual(seen.run);
+        // Nothing it wrote is another version of either item: the turn's next call records on the same.
+        expect(await ledger.recordCall(completed({ call: 2, toolCallId: 'toolu_003_2' }), at(2), undefined, seen.basis)).toMatchObject({ recorded: true });
+      });
+
+      it('writes nothing once the run item changed since (a kill of the run): its caller reads', async () => {
+        const seen = await handedTurn();
+        await ledger.killRun('r1', kill('operator'));
+        await expect(ledger.recordCall(completed(), at(2), undefined, seen.basis)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('writes nothing once the kill of all runs was set since', async () => {
+        const seen = await handedTurn();
+        await ledger.setGlobalKill(kill('operator'));
+        await expect(ledger.recordCall(completed(), at(2), undefined, seen.basis)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('writes nothing over a record there already (a retry): the first stands, found by its read', async () => {
+        const seen = await handedTurn();
+        await ledger.recordCall(completed(), at(2), undefined, seen.basis);
+        await expect(ledger.recordCall({ ...completed(), result: 'other' }, at(3), undefined, seen.basis)).rejects.toThrow(changed);
+        expect((await ledger.getCall('r1', 3, 1))!.result).toBe('{"order":1}');
+      });
+
+      it('writes nothing on versions it never named', async () => {
+        await handedTurn();
+        await expect(ledger.recordCall(completed(), at(2), undefined, { run: 'not-a-version', kill: null })).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
       });
     });
 
