@@ -25,6 +25,7 @@ import { blobKey, expiresAt, type Key, type Stored } from './protocol.js';
 import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './pruning.js';
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 import type { LedgerSealer } from './seal.js';
+import type { EngineVersions } from './handed-versions.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { DYNAMODB_BATCH_WRITE_MAX_ITEMS } from '../shared/limits.js';
@@ -149,9 +150,9 @@ export class DynamoDbLedger extends StorageLedger {
     return false;
   }
 
-  // A write on handed versions (StorageLedger `putChecked`): the items remembered are left as they
+  // A write on handed versions (EngineVersions `putChecked`): the items remembered are left as they
   // are on a refusal (the versions were handed, not read here); a conflict waits as putItems' does.
-  protected async putChecked(writes: readonly ItemWrite[]): Promise<'written' | 'changed' | 'conflict'> {
+  private async putChecked(writes: readonly ItemWrite[]): Promise<'written' | 'changed' | 'conflict'> {
     const outcome = await this.transact(writes);
     if (outcome === 'conflict') await this.sleep(conflictWait());
     return outcome;
@@ -184,13 +185,14 @@ export class DynamoDbLedger extends StorageLedger {
   private readonly writtenSeals = new WeakMap<Stored, string>();
 
   // A version is the item's seal attribute (what a condition compares: `ifSeal`).
-  protected versionOf(stored: Stored): string | undefined {
-    const seal = this.writtenSeals.get(stored) ?? stored.basis;
-    return typeof seal === 'string' ? seal : undefined;
-  }
-  protected atVersion(mark: string): Stored {
-    return { record: {}, meta: {}, basis: mark };
-  }
+  protected readonly versions: EngineVersions = {
+    versionOf: (stored) => {
+      const seal = this.writtenSeals.get(stored) ?? stored.basis;
+      return typeof seal === 'string' ? seal : undefined;
+    },
+    atVersion: (mark) => ({ record: {}, meta: {}, basis: mark }),
+    putChecked: (writes) => this.putChecked(writes),
+  };
 
   /**
    * A contended update's wait before it reads again (storage-ledger.ts `contended`): "full jitter"

@@ -13,6 +13,7 @@ import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './prun
 import { line, type Item, type LogEntry } from './sealed-log.js';
 import { ephemeralSealer, type LedgerSealer } from './seal.js';
 import type { ItemWrite } from './storage-ledger.js';
+import type { EngineVersions } from './handed-versions.js';
 import { runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 import { byCodeUnits } from '../shared/text.js';
 
@@ -227,13 +228,15 @@ export class EmbeddedLedger extends TieredStore {
     if (mark === undefined) this.marks.set(item, (mark = `${this.instance}:${++this.marked}`));
     return mark;
   }
-  protected versionOf(stored: Stored): string | undefined {
-    const item = this.writtenItems.get(stored) ?? (stored.basis as Item | undefined);
-    return item && typeof item === 'object' && !(item instanceof HandedVersion) ? this.markOf(item) : undefined;
-  }
-  protected atVersion(mark: string): Stored {
-    return { record: {}, meta: {}, basis: new HandedVersion(mark) };
-  }
+  protected readonly versions: EngineVersions = {
+    versionOf: (stored) => {
+      const item = this.writtenItems.get(stored) ?? (stored.basis as Item | undefined);
+      return item && typeof item === 'object' && !(item instanceof HandedVersion) ? this.markOf(item) : undefined;
+    },
+    atVersion: (mark) => ({ record: {}, meta: {}, basis: new HandedVersion(mark) }),
+    // One synchronous section: no transaction of another writer is ever in flight.
+    putChecked: (writes) => (this.putItems(writes) ? 'written' : 'changed'),
+  };
 
   // Every condition checked, then every item stored, in one synchronous section: no other write
   // lands in between. On disk each item is its own line, in the order given (a call before its
@@ -244,11 +247,6 @@ export class EmbeddedLedger extends TieredStore {
     if (!writes.every(({ key, expected }) => this.still(key, expected))) return false;
     for (const { key, item } of writes) if (item) this.storeItem(key, item);
     return true;
-  }
-
-  // One synchronous section: no transaction of another writer is ever in flight.
-  protected putChecked(writes: readonly ItemWrite[]): 'written' | 'changed' {
-    return this.putItems(writes) ? 'written' : 'changed';
   }
 
   private storeItem(key: Key, item: Stored): void {

@@ -81,21 +81,6 @@ export class ConditionalWriteError extends Error {
   }
 }
 
-/**
- * A write given the versions its step's checks were made on (ledger.ts `StepBasis`) found one of
- * them changed, or its record there already: nothing was written. The step reads, and decides
- * again (steps/call-tool.ts). The same name on every engine, and across the loopback ledger.
- */
-export class StepChangedError extends Error {
-  override readonly name = 'Ledger.StepChanged';
-  constructor(what: string) {
-    super(`the items a step was handed changed, or its record is there: ${what}`);
-  }
-}
-
-/** Whether `error` is a `StepChangedError`, by name (the loopback ledger throws its own class under the same name). */
-export const isStepChanged = (error: unknown): boolean => error instanceof Error && error.name === 'Ledger.StepChanged';
-
 /** Ledger records expire (DynamoDB TTL on `expiresAt`, epoch seconds) this long after they are written. */
 export const RETENTION_SECONDS = 90 * 24 * 3600;
 export const expiresAt = (now: Date) => Math.floor(now.getTime() / 1000) + RETENTION_SECONDS;

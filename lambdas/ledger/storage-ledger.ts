@@ -1,7 +1,10 @@
 import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
-import { checkStepWant, type DamagedRunOptions, type Ledger, type StepBasis } from './ledger.js';
+import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
+import { allOf as all, andThen as then, type Maybe } from './maybe.js';
+import type { ItemWrite, StorageCall } from './storage-call.js';
+import { basisOf, writeOnBasis, type EngineVersions } from './handed-versions.js';
 import { openCalls, openTurnCalls } from './open-turn.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
@@ -17,22 +20,7 @@ import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } 
 
 type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
 
-/**
- * A storage call as the engine is about to make it, in the terms of the table both engines keep:
- * the items a read or a put touches, the partition (or index) a query reads, a scan. What a guard
- * outside the ledger checks (`StorageLedger.guardStorage`; the local twin's IAM maps each to the
- * DynamoDB action it stands for), so that the embedded engine, which makes no DynamoDB call, is
- * held to the same grants as the DynamoDB one.
- */
-export type StorageCall =
-  | { readonly read: readonly Key[] }
-  | { readonly put: readonly Key[]; /** The records put, where the call writes records (not a blob's chunks or a task token). */ readonly items?: readonly Stored[] }
-  /** Items a multi-item write only checks, writing nothing to them (`putItems`: DynamoDB's ConditionCheck). */
-  | { readonly check: readonly Key[] }
-  | { readonly query: { readonly pk: string } | { readonly index: string; readonly partition: string } }
-  | { readonly scan: true }
-  /** Items a prune removes (`deleteItems`, pruning.ts): one BatchWriteItem of DeleteRequests with `batch`, else a conditional DeleteItem per key. */
-  | { readonly delete: readonly Key[]; readonly batch?: true };
+export type { ItemWrite, StorageCall } from './storage-call.js';
 
 /** Index names and partitions the engines query (the DynamoDB GSIs; the embedded engine's maps). */
 const INDEX_QUERIES = {
@@ -126,19 +114,8 @@ export abstract class StorageLedger implements Ledger, Pruning {
   protected backoff(_attempt: number): Maybe<void> {
     return undefined;
   }
-  /**
-   * The version mark of an item (ledger.ts `StepBasis`): `stored` as this instance read it, or as it
-   * wrote it (the item it gave its last `put` or `putItems`, once written); undefined when it has none.
-   */
-  protected abstract versionOf(stored: Stored): string | undefined;
-  /** An item that stands for the version `mark` names (`versionOf`): the `expected` of a ConditionCheck, its record unknown. */
-  protected abstract atVersion(mark: string): Stored;
-  /**
-   * `putItems` for a write on handed versions (`recordCall` with a basis): `changed` when a
-   * condition failed, `conflict` when another writer's transaction held one of its items (it may
-   * be tried again: nothing of the items changed), and the items this instance remembers left alone.
-   */
-  protected abstract putChecked(writes: readonly ItemWrite[]): Maybe<'written' | 'changed' | 'conflict'>;
+  /** How this engine names and checks an item's version, for writes on the versions a step was handed (handed-versions.ts). */
+  protected abstract readonly versions: EngineVersions;
 
   // async: a refused call is a rejected promise, as the engine's own failure would be.
   readonly listPendingApprovals: Ledger['listPendingApprovals'] = async () => {
@@ -350,18 +327,11 @@ export abstract class StorageLedger implements Ledger, Pruning {
       return step;
     };
     return this.updateItems([key, runKey(turn.runId), GLOBAL_KILL], transition, { likelyAbsent: [true, false, false] }).then(({ turn: stored, seen }) => {
-      if (seen) tell({ ...seen, ...this.basisOf(items) });
+      if (seen) tell({ ...seen, ...basisOf(this.versions, items) });
       return stored;
     });
   };
   readonly getTurn: Ledger['getTurn'] = (runId, turn) => this.record(turnKey(runId, turn));
-
-  /** The versions of the run item written and the kill item checked (absent: null), when the engine marks both. */
-  private basisOf([run, kill]: readonly [Stored | undefined, Stored | undefined]): { basis?: StepBasis } {
-    const runMark = run && this.versionOf(run);
-    const killMark = kill ? this.versionOf(kill) : null;
-    return runMark === undefined || killMark === undefined ? {} : { basis: { run: runMark, kill: killMark } };
-  }
 
   readonly listConversation: Ledger['listConversation'] = async (runId, options = {}) => {
     const conversation: Awaited<ReturnType<Ledger['listConversation']>> = { turns: [], calls: [], approvals: [] };
@@ -412,40 +382,16 @@ export abstract class StorageLedger implements Ledger, Pruning {
   };
   readonly recordCall: Ledger['recordCall'] = (call, now, count, basis) => {
     const key = callKey(call.runId, call.turn, call.call);
-    if (!count && basis) return this.inTurn(key, () => this.recordOnBasis(key, call, now, basis));
+    // On the versions a step was handed (handed-versions.ts): unread, the record assumed absent, the run and kill items checked.
+    if (!count && basis) {
+      const step = protocol.recordCall(undefined, call, now) as { write: Stored; answer: protocol.Recorded };
+      const guard = (checked: readonly Key[]) => (this.guard?.({ put: [key], items: [step.write] }), this.guard?.({ check: checked }));
+      return this.inTurn(key, () => writeOnBasis(this.versions, { guard, writes: [{ key, item: step.write, expected: undefined }], checked: { run: runKey(call.runId), kill: GLOBAL_KILL }, basis, answer: step.answer }));
+    }
     if (!count) return this.update(key, (current) => protocol.recordCall(current, call, now));
     // The run item's line after the call's (the embedded log): a crash between them leaves a recorded call that the retry counts.
     return this.updateItems([key, runKey(call.runId)], ([current, run]) => protocol.recordCallCounted(current, run, call, now, count));
   };
-  /**
-   * `recordCall` unread, on the versions a step was handed (ledger.ts `StepBasis`): the record put
-   * if absent, the run item and the kill item only checked — never rewritten from what was handed
-   * (a run item altered behind the ledger's back keeps its seal attribute: a rewrite would seal the
-   * alteration over; left alone, the next read names it). One attempt: any condition failed is the
-   * caller's to read and decide on (StepChangedError).
-   */
-  private recordOnBasis(key: Key, call: Parameters<Ledger['recordCall']>[0], now: Date, basis: StepBasis): Maybe<Awaited<ReturnType<Ledger['recordCall']>>> {
-    const step = protocol.recordCall(undefined, call, now);
-    if (!('write' in step)) throw new protocol.StepChangedError(`${key.pk}/${key.sk}`);
-    const run = runKey(call.runId);
-    const writes: ItemWrite[] = [
-      { key, item: step.write, expected: undefined },
-      { key: run, item: undefined, expected: this.atVersion(basis.run) },
-      { key: GLOBAL_KILL, item: undefined, expected: basis.kill === null ? undefined : this.atVersion(basis.kill) },
-    ];
-    const attempt = (tries: number): Maybe<Awaited<ReturnType<Ledger['recordCall']>>> => {
-      this.guard?.({ put: [key], items: [step.write] });
-      this.guard?.({ check: [run, GLOBAL_KILL] });
-      return then(this.putChecked(writes), (outcome) => {
-        // The turn's other calls record beside this one, each checking the same two items: a
-        // transaction of theirs in flight is no change, and this one goes again.
-        if (outcome === 'conflict' && tries < HANDED_CONFLICT_ATTEMPTS) return attempt(tries + 1);
-        if (outcome !== 'written') throw new protocol.StepChangedError(`${key.pk}/${key.sk} on ${run.pk} and the global kill as handed`);
-        return step.answer;
-      });
-    };
-    return attempt(1);
-  }
   readonly completeCall: Ledger['completeCall'] = ({ runId, turn, call, outcome, now, effect, count }) => {
     const key = callKey(runId, turn, call);
     const holder = effect && { key: effect.key, runId, turn, call };
@@ -602,9 +548,6 @@ export abstract class StorageLedger implements Ledger, Pruning {
   }
 }
 
-type Maybe<T> = T | Promise<T>;
-/** The attempts of a write on handed versions that meets its siblings' transactions before it reads instead (`recordOnBasis`). */
-const HANDED_CONFLICT_ATTEMPTS = 8;
 /** The attempts of a contended update before it fails as transient (`ItemsOptions.contended`). */
 const CONTENDED_ATTEMPTS = 40;
 /** `never`: each transition reads the record type of its own rule. */
@@ -629,18 +572,7 @@ type PairOptions = {
   /** The order an engine that writes the items one after the other writes them in (the embedded log's lines). */
   readonly order?: 'first first' | 'second first';
 };
-/** One item of a multi-item write (`putItems`): put `item`, or (without one) only check, if the item there is still `expected`. */
-export type ItemWrite = { readonly key: Key; readonly item: Stored | undefined; readonly expected: Stored | undefined };
 
-/** All the values, at once when all are there already. */
-function all<T>(values: readonly Maybe<T>[]): Maybe<T[]> {
-  return values.some((value) => value instanceof Promise) ? Promise.all(values) : (values as T[]);
-}
-
-/** `next(value)`, at once when `value` is there already (so a synchronous engine stays synchronous). */
-function then<T, R>(value: Maybe<T>, next: (value: T) => Maybe<R>): Maybe<R> {
-  return value instanceof Promise ? value.then(next) : next(value);
-}
 
 function newestFirst(runs: RunRecord[]): RunRecord[] {
   return runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt));

@@ -17,7 +17,7 @@ import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
 import { rememberLineage } from '../runs/fork.js';
 import { atPosition } from '../ledger/open-turn.js';
-import { isStepChanged } from '../ledger/protocol.js';
+import { isStepChanged } from '../ledger/handed-versions.js';
 import { handedTo } from './handed-step.js';
 import type { StepBasis, StepRead } from '../ledger/ledger.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
@@ -110,10 +110,11 @@ export function createCallTool(deps: CallToolDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult | ChildWaitResult> => {
     const parsed = parseOrThrow(CallToolInput, input, 'CallTool input');
     const { runId, turn, call, approval: waited, taskToken } = parsed;
-    // Handed what the turn's write left (handed-step.ts), a call that needs nothing more — no wait
-    // behind it, a read of a tool with no rule — is checked on that and read nowhere; any other
-    // (or one whose handed items changed before it sent) reads first, as every call did.
-    const handed = taskToken === undefined && !isWaited(waited) ? handedTo(parsed.made, runId, turn) : undefined;
+    // Handed what the turn's write left (handed-step.ts), a first attempt that needs nothing more —
+    // no wait behind it, a read of a tool with no rule — is checked on that and read nowhere; any
+    // other (a retry, which must find its record first; one whose handed items changed) reads
+    // first, as every call did.
+    const handed = taskToken === undefined && !isWaited(waited) ? handedTo(parsed.made, runId, turn, deps.clock.now()) : undefined;
     if (handed) {
       const read: StepRead = { run: handed.run, ...(handed.globalKill && { globalKill: handed.globalKill }), turns: [handed.turn], calls: [], ...(handed.breaker && { breaker: handed.breaker }) };
       const made = await makeCall(parsed, read, signal, handed.basis);

@@ -42,6 +42,23 @@ export interface HandedStep {
  */
 export const HANDED_STEP_MAX_BYTES = 32 * 1024;
 
+/**
+ * How long after its turn was recorded a call takes what it was handed: a first attempt starts
+ * within moments (its Map iteration is scheduled as CallModel returns; a cold function's start
+ * included), while a retry comes after its failed attempt — a Task that timed out, a function that
+ * died after its record — and must find its record before it sends again (`$$.State.RetryCount`
+ * would tell a retry apart, but the local engine does not set it). A retry within this time re-sends
+ * a read that took less than it, and its record's condition finds the first one; a call that starts
+ * later (queued behind the Map's MaxConcurrency) reads first, as every call did.
+ */
+export const HANDED_FRESH_MS = 10_000;
+
+/** Whether a handed state is fresh enough to act on at `now` (HANDED_FRESH_MS from its turn's record). */
+export const freshAt = (handed: HandedStep, now: Date): boolean => {
+  const age = now.getTime() - Date.parse(handed.turn.recordedAt);
+  return age >= 0 && age <= HANDED_FRESH_MS;
+};
+
 /** What a turn's write saw, handed on to its calls; undefined when the engine named no versions or it is too large. */
 export function handOn(seen: TurnSeen | undefined, turn: TurnRecord, breaker: { state?: BreakerState } | undefined): HandedStep | undefined {
   if (!seen?.basis || !breaker) return undefined;
@@ -56,18 +73,20 @@ const Handed = z.object({
   basis: z.object({ run: z.string().min(1), kill: z.string().min(1).nullable() }),
   run: record.extend({ kind: z.literal('run') }),
   globalKill: z.object({}).passthrough().optional(),
-  turn: record.extend({ kind: z.literal('turn'), turn: z.number().int().positive(), content: z.array(z.unknown()) }),
+  turn: record.extend({ kind: z.literal('turn'), turn: z.number().int().positive(), content: z.array(z.unknown()), recordedAt: z.string() }),
   breaker: z.object({ name: z.string() }).passthrough().optional(),
 });
 
 /**
  * The state CallTool was handed for call `turn`/`call` of `runId` (its input's `made`: CallModel's
- * whole result), or undefined: none handed, another run's or turn's, or not in the expected shape.
+ * whole result), or undefined: none handed, another run's or turn's, not in the expected shape, or
+ * no longer fresh at `now` (HANDED_FRESH_MS).
  */
-export function handedTo(made: unknown, runId: string, turn: number): HandedStep | undefined {
+export function handedTo(made: unknown, runId: string, turn: number, now: Date): HandedStep | undefined {
   const handed = (made as { handed?: unknown } | null | undefined)?.handed;
   if (handed === undefined || handed === null) return undefined;
   const parsed = Handed.safeParse(handed);
   if (!parsed.success || parsed.data.run.runId !== runId || parsed.data.turn.runId !== runId || parsed.data.turn.turn !== turn) return undefined;
-  return parsed.data as unknown as HandedStep;
+  const handedStep = parsed.data as unknown as HandedStep;
+  return freshAt(handedStep, now) ? handedStep : undefined;
 }

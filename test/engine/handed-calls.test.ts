@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import { isStepChanged } from '../../lambdas/ledger/protocol.js';
+import { isStepChanged } from '../../lambdas/ledger/handed-versions.js';
 import { toolUses } from '../../lambdas/conversation/turns.js';
 import type { LedgerKind } from '../../local/runtime/local-stack.js';
 import { startHarness, type Harness } from '../support/refund-harness.js';
