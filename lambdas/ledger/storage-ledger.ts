@@ -382,11 +382,13 @@ export abstract class StorageLedger implements Ledger, Pruning {
   };
   readonly recordCall: Ledger['recordCall'] = (call, now, count, basis) => {
     const key = callKey(call.runId, call.turn, call.call);
-    // On the versions a step was handed (handed-versions.ts): unread, the record assumed absent, the run and kill items checked.
+    // On the versions a step was handed (handed-versions.ts): unread, the record assumed absent, the
+    // run and kill items checked. The turn's calls in this instance take turns on the run item they
+    // all check: one transaction each, not conflicts (a sibling's in flight cancels it) to try again.
     if (!count && basis) {
       const step = protocol.recordCall(undefined, call, now) as { write: Stored; answer: protocol.Recorded };
       const guard = (checked: readonly Key[]) => (this.guard?.({ put: [key], items: [step.write] }), this.guard?.({ check: checked }));
-      return this.inTurn(key, () => writeOnBasis(this.versions, { guard, writes: [{ key, item: step.write, expected: undefined }], checked: { run: runKey(call.runId), kill: GLOBAL_KILL }, basis, answer: step.answer }));
+      return this.inTurn(runKey(call.runId), () => writeOnBasis(this.versions, { guard, writes: [{ key, item: step.write, expected: undefined }], checked: { run: runKey(call.runId), kill: GLOBAL_KILL }, basis, answer: step.answer }));
     }
     if (!count) return this.update(key, (current) => protocol.recordCall(current, call, now));
     // The run item's line after the call's (the embedded log): a crash between them leaves a recorded call that the retry counts.
