@@ -1,7 +1,9 @@
-import type { StepBasis } from './ledger.js';
+import type { CallClaim, EffectHolder, StepBasis } from './ledger.js';
 import { andThen, type Maybe } from './maybe.js';
-import type { Key, Stored } from './protocol.js';
-import type { ItemWrite } from './storage-call.js';
+import * as protocol from './protocol.js';
+import { callKey, effectKey, GLOBAL_KILL, type Key, type Recorded, type Stored } from './protocol.js';
+import type { ItemWrite, StorageCall } from './storage-call.js';
+import { runKey, type EffectRecord, type ToolCallRecord } from '../records/ledger-records.js';
 
 /**
  * A write on the versions a step was handed (ledger.ts `StepBasis`; steps/handed-step.ts): its own
@@ -47,28 +49,68 @@ export interface EngineVersions {
   putChecked(writes: readonly ItemWrite[]): Maybe<'written' | 'changed' | 'conflict'>;
 }
 
+/** A storage engine as a write on handed versions uses it (StorageLedger `handedStore`). */
+export interface HandedStore {
+  readonly versions: EngineVersions;
+  /** The check each storage call passes first (StorageLedger `guardStorage`). */
+  guard(call: StorageCall): void;
+  /** The item at `key` as the engine knows it without a request: remembered from its last read or write, else taken as absent. */
+  known(key: Key): Maybe<Stored | undefined>;
+}
+
 /**
- * Puts `writes` (each on its own condition) with the run item and the global kill item (`checked`)
- * checked on the versions `basis` names (kill null: the item absent); `answer` once written. `guard`
- * authorizes each attempt as the engine makes it (StorageLedger `guardStorage`).
+ * A read call's record on handed versions (TurnLedger `recordCall` with a basis): unread, the record
+ * taken as absent (a retry's record there fails its condition: its caller reads and finds it).
  */
-export function writeOnBasis<R>(
-  engine: EngineVersions,
-  { guard, writes, checked, basis, answer }: { guard: (checked: readonly Key[]) => void; writes: readonly ItemWrite[]; checked: { run: Key; kill: Key }; basis: StepBasis; answer: R },
-): Maybe<R> {
+export function recordOnBasis(store: HandedStore, call: ToolCallRecord & { status: 'completed' }, now: Date, basis: StepBasis): Maybe<Recorded> {
+  const step = protocol.recordCall(undefined, call, now) as { write: Stored; answer: Recorded };
+  return writeOnBasis(store, [{ key: callKey(call.runId, call.turn, call.call), item: step.write, expected: undefined }], call.runId, basis, step.answer);
+}
+
+/**
+ * A write call's claim on handed versions (ToolCallLedger `claimCall` with a basis): the call taken
+ * as absent, its effect as the engine knows it (a request only if a condition fails), by the same
+ * rules (protocol.ts `claimCall`, `claimCallEffect`). An effect held elsewhere writes nothing and
+ * answers its record, as without a basis (what the call does with it is written on the same checks).
+ */
+export function claimOnBasis(store: HandedStore, call: ToolCallRecord, now: Date, effect: EffectHolder | undefined, basis: StepBasis): Maybe<CallClaim> {
+  const key = callKey(call.runId, call.turn, call.call);
+  if (!effect) {
+    const step = protocol.claimCall(undefined, call, now) as { write: Stored; answer: CallClaim };
+    return writeOnBasis(store, [{ key, item: step.write, expected: undefined }], call.runId, basis, step.answer);
+  }
+  const held = effectKey(effect.key);
+  return andThen(store.known(held), (current) => {
+    const step = protocol.claimCallEffect(undefined, current as Stored<EffectRecord> | undefined, call, effect, now);
+    if ('fail' in step) throw step.fail;
+    if ('keep' in step) return step.keep as CallClaim;
+    // The call's line before its effect's (the embedded log), as a claim without a basis writes them.
+    const writes = [{ key, item: step.writes[0], expected: undefined }, { key: held, item: step.writes[1], expected: current }];
+    return writeOnBasis(store, writes, call.runId, basis, step.answer as CallClaim);
+  });
+}
+
+/**
+ * Puts `writes` (each on its own condition) with the run item of `runId` and the global kill item
+ * checked on the versions `basis` names (kill null: the item absent); `answer` once written.
+ */
+function writeOnBasis<R>(store: HandedStore, writes: readonly ItemWrite[], runId: string, basis: StepBasis, answer: R): Maybe<R> {
+  const checked = [runKey(runId), GLOBAL_KILL];
   const all: ItemWrite[] = [
     ...writes,
-    { key: checked.run, item: undefined, expected: engine.atVersion(basis.run) },
-    { key: checked.kill, item: undefined, expected: basis.kill === null ? undefined : engine.atVersion(basis.kill) },
+    { key: checked[0]!, item: undefined, expected: store.versions.atVersion(basis.run) },
+    { key: GLOBAL_KILL, item: undefined, expected: basis.kill === null ? undefined : store.versions.atVersion(basis.kill) },
   ];
   const attempt = (tries: number): Maybe<R> => {
-    // Each attempt authorized as the engine makes it (StorageLedger `guardStorage`): a Put, two ConditionChecks.
-    guard([checked.run, checked.kill]);
-    return andThen(engine.putChecked(all), (outcome) => {
+    // Each attempt authorized as the engine makes it: a Put per item written, a ConditionCheck per item checked.
+    const put = writes.filter((write) => write.item);
+    store.guard({ put: put.map((write) => write.key), items: put.map((write) => write.item!) });
+    store.guard({ check: checked });
+    return andThen(store.versions.putChecked(all), (outcome) => {
       // The turn's other calls record beside this one, each checking the same two items: a
       // transaction of theirs in flight is no change, and this one goes again.
       if (outcome === 'conflict' && tries < CONFLICT_ATTEMPTS) return attempt(tries + 1);
-      if (outcome !== 'written') throw new StepChangedError(`${writes.map(({ key }) => `${key.pk}/${key.sk}`).join(' and ')}, on ${checked.run.pk} and the global kill as handed`);
+      if (outcome !== 'written') throw new StepChangedError(`${writes.map(({ key }) => `${key.pk}/${key.sk}`).join(' and ')}, on the run item and the global kill as handed`);
       return answer;
     });
   };

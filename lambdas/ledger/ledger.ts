@@ -242,8 +242,13 @@ export interface ToolCallLedger {
    * With `effect`, the call's business-key effect (EffectLedger) is claimed with it, in the same
    * write (protocol.ts `claimCallEffect`): both, or neither — and when the effect is completed, or
    * in flight in a live call, its record is returned (`effect`) and nothing is written.
+   *
+   * With `basis`, the claim is written unread (the call taken as absent), on the condition too that
+   * the run item and the global kill item are still the versions `basis` names (ConditionChecks):
+   * when any condition fails, nothing is written and `StepChangedError` is thrown — the caller
+   * reads, and decides again, before anything is sent.
    */
-  claimCall(call: ToolCallRecord, now: Date, effect?: EffectHolder): Promise<CallClaim>;
+  claimCall(call: ToolCallRecord, now: Date, effect?: EffectHolder, basis?: StepBasis): Promise<CallClaim>;
   /**
    * Records a call that needs no claim (a read: repeating it changes nothing outside) with its
    * outcome, in one write: succeeds where `claimCall` would; otherwise returns the record in the

@@ -4,7 +4,7 @@ import * as protocol from './protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
 import { allOf as all, andThen as then, type Maybe } from './maybe.js';
 import type { ItemWrite, StorageCall } from './storage-call.js';
-import { basisOf, writeOnBasis, type EngineVersions } from './handed-versions.js';
+import { basisOf, claimOnBasis, recordOnBasis, type EngineVersions, type HandedStore } from './handed-versions.js';
 import { openCalls, openTurnCalls } from './open-turn.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
@@ -116,6 +116,9 @@ export abstract class StorageLedger implements Ledger, Pruning {
   }
   /** How this engine names and checks an item's version, for writes on the versions a step was handed (handed-versions.ts). */
   protected abstract readonly versions: EngineVersions;
+  private handedStore(): HandedStore {
+    return { versions: this.versions, guard: (call) => this.guard?.(call), known: (key) => this.readForUpdate(key, false, true) };
+  }
 
   // async: a refused call is a rejected promise, as the engine's own failure would be.
   readonly listPendingApprovals: Ledger['listPendingApprovals'] = async () => {
@@ -374,22 +377,18 @@ export abstract class StorageLedger implements Ledger, Pruning {
   // ── tool calls ──────────────────────────────────────────────────────────────────────────
 
   readonly getCall: Ledger['getCall'] = (runId, turn, call) => this.record(callKey(runId, turn, call));
-  readonly claimCall: Ledger['claimCall'] = (call, now, effect) => {
+  readonly claimCall: Ledger['claimCall'] = (call, now, effect, basis) => {
     const key = callKey(call.runId, call.turn, call.call);
+    if (basis) return this.inTurn(runKey(call.runId), () => claimOnBasis(this.handedStore(), call, now, effect, basis));
     if (!effect) return this.update(key, (current) => protocol.claimCall(current, call, now));
     // The effect is likely unclaimed: put at once (a failed condition reads it).
     return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.claimCallEffect(current, held, call, effect, now), { likelyAbsent: [false, true] });
   };
   readonly recordCall: Ledger['recordCall'] = (call, now, count, basis) => {
     const key = callKey(call.runId, call.turn, call.call);
-    // On the versions a step was handed (handed-versions.ts): unread, the record assumed absent, the
-    // run and kill items checked. The turn's calls in this instance take turns on the run item they
-    // all check: one transaction each, not conflicts (a sibling's in flight cancels it) to try again.
-    if (!count && basis) {
-      const step = protocol.recordCall(undefined, call, now) as { write: Stored; answer: protocol.Recorded };
-      const guard = (checked: readonly Key[]) => (this.guard?.({ put: [key], items: [step.write] }), this.guard?.({ check: checked }));
-      return this.inTurn(runKey(call.runId), () => writeOnBasis(this.versions, { guard, writes: [{ key, item: step.write, expected: undefined }], checked: { run: runKey(call.runId), kill: GLOBAL_KILL }, basis, answer: step.answer }));
-    }
+    // On the versions a step was handed (handed-versions.ts). The turn's calls in this instance take
+    // turns on the run item they all check: one transaction each, not conflicts to try again.
+    if (!count && basis) return this.inTurn(runKey(call.runId), () => recordOnBasis(this.handedStore(), call, now, basis));
     if (!count) return this.update(key, (current) => protocol.recordCall(current, call, now));
     // The run item's line after the call's (the embedded log): a crash between them leaves a recorded call that the retry counts.
     return this.updateItems([key, runKey(call.runId)], ([current, run]) => protocol.recordCallCounted(current, run, call, now, count));

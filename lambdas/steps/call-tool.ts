@@ -107,6 +107,7 @@ type Attempted = { kind: 'ok'; outcome: Outcome } | Failure;
  * record returns the recorded outcome.
  */
 export function createCallTool(deps: CallToolDeps) {
+  const handedAttempts = new HandedAttempts();
   return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult | ChildWaitResult> => {
     const parsed = parseOrThrow(CallToolInput, input, 'CallTool input');
     const { runId, turn, call, approval: waited, taskToken } = parsed;
@@ -114,7 +115,7 @@ export function createCallTool(deps: CallToolDeps) {
     // no wait behind it, a read of a tool with no rule — is checked on that and read nowhere; any
     // other (a retry, which must find its record first; one whose handed items changed) reads
     // first, as every call did.
-    const handed = taskToken === undefined && !isWaited(waited) ? handedTo(parsed.made, runId, turn, deps.clock.now()) : undefined;
+    const handed = taskToken === undefined && !isWaited(waited) && handedAttempts.first(runId, turn, call) ? handedTo(parsed.made, runId, turn, deps.clock.now()) : undefined;
     if (handed) {
       const read: StepRead = { run: handed.run, ...(handed.globalKill && { globalKill: handed.globalKill }), turns: [handed.turn], calls: [], ...(handed.breaker && { breaker: handed.breaker }) };
       const made = await makeCall(parsed, read, signal, handed.basis);
@@ -163,8 +164,8 @@ export function createCallTool(deps: CallToolDeps) {
     const recorded = read.calls[0];
     // Budgeted by its position in the turn: the run's count, and the calls before it (open-turn.ts).
     const trip = budgetTrip(atPosition(run, turn, call), deps.clock.now(), read.globalKill);
-    // Handed a run that stops, or a call that is more than a plain read: decided on a read of its own.
-    if (basis && (trip || !handedRead(deps.agent, block.name))) return READ_FIRST;
+    // Handed a run that stops, or a call of an agent tool: decided on a read of its own.
+    if (basis && (trip || !handedTool(deps.agent, block.name))) return READ_FIRST;
     // AwaitChildRun, its wait already over (the call recorded, or the run stopping): woken at once, CallTool answers.
     if (taskToken && (recorded?.status === 'completed' || trip)) {
       await deps.callbacks?.succeed(taskToken, { settled: true });
@@ -229,6 +230,8 @@ export function createCallTool(deps: CallToolDeps) {
     // The model's mistake (a tool that does not exist, arguments its schema refuses, no business
     // key) is answered to the model, naming what is wrong, and recorded like any result: replay
     // sends the same answer.
+    // A call handed its state that a person must approve, answers a mistake, or runs in a fork, reads first.
+    if (basis && (!tool || derived.mistake || derived.approval || run.forkedFrom)) return READ_FIRST;
     if (!tool || derived.mistake) return doneAtOnce({ outcome: 'error', result: JSON.stringify(derived.mistake), latencyMs: 0 });
     const args = derived.args;
     // Another agent's run (tools/child-runs.ts): started by AwaitChildRun, recorded once it finished.
@@ -308,6 +311,8 @@ export function createCallTool(deps: CallToolDeps) {
     if (!refusal && run.forkedFrom?.effects !== 'dry' && !derived.reused) {
       const holder = { runId, turn, call, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) };
       if (!(await reserveAmount(deps.ledger, deps.agent, { tool, args }, { ...holder, approved: derived.approval !== undefined }, now))) {
+        // Past the threshold (nothing reserved): a person decides, which a call handed its state reads for.
+        if (basis) return READ_FIRST;
         const refused = await approvalRefusal(deps, run, turn, call, isWaited(waited));
         if (refused) return doneAtOnce(refused);
         await reserveAmount(deps.ledger, deps.agent, { tool, args }, { ...holder, approved: true }, now);
@@ -322,7 +327,16 @@ export function createCallTool(deps: CallToolDeps) {
       entry.effectKey !== undefined && !refusal
         ? { key: entry.effectKey, runId, turn, call, name: entry.name, args: entry.args, leaseUntil: entry.leaseUntil, ...(entry.settleMs !== undefined && { settleMs: entry.settleMs }), ...(entry.sentAt !== undefined && { sentAt: entry.sentAt }) }
         : undefined;
-    const claim = await deps.ledger.claimCall(entry, now, holder);
+    // Handed its turn's state, the claim is also conditioned on the run item and the kill item it
+    // was checked on (handed-step.ts): refused when either changed — nothing written, nothing sent —
+    // and the call reads, and decides again.
+    let claim: Awaited<ReturnType<typeof deps.ledger.claimCall>>;
+    try {
+      claim = await deps.ledger.claimCall(entry, now, holder, basis);
+    } catch (error) {
+      if (basis && isStepChanged(error)) return READ_FIRST;
+      throw error;
+    }
     const gate = await effectGate(deps.ledger, tool, claim, runId);
     if (gate && 'done' in gate) return doneAtOnce(gate.done);
     if (gate && 'wait' in gate) throw claimRefused(gate.held, gate.wait, deps.clock.now());
@@ -394,16 +408,36 @@ function onItsVersion(run: RunRecord, deps: Pick<CallToolDeps, 'agent' | 'finger
   }
 }
 
+/**
+ * The calls this function was handed a state for. A Retry invokes it again with the same input
+ * (`$$.State.RetryCount` would say so, but the local engine does not set it): a second attempt
+ * this instance sees reads first, and so finds its record, and the breaker as it stands (a breaker
+ * handed closed would let every retry through to a provider that has failed since). A retry in
+ * another instance is held off by the handed state's age instead (handed-step.ts HANDED_FRESH_MS).
+ */
+class HandedAttempts {
+  private readonly seen = new Set<string>();
+  /** Whether this is the first attempt this instance sees of the call. */
+  first(runId: string, turn: number, call: number): boolean {
+    const key = `${runId}\u0000${turn}\u0000${call}`;
+    if (this.seen.has(key)) return false;
+    // A bound, not a cache policy: a retry comes within moments of its attempt.
+    if (this.seen.size >= 10_000) this.seen.clear();
+    this.seen.add(key);
+    return true;
+  }
+}
+
 /** What a handed call answers where it must read first (createCallTool `makeCall`): nothing sent or written yet. */
 const READ_FIRST = Symbol('read first');
 
 /**
- * A call a handed state suffices for (handed-step.ts): a read of a tool the agent has, with no
- * rule to weigh (an approval rule or an aggregate reads the run's calls) and no child run.
+ * A call a handed state may suffice for (handed-step.ts): of a tool the agent has, not an agent
+ * tool (whose child run's wait reads). Whether its derivation asks a person is seen next.
  */
-function handedRead(agent: AgentDefinition, name: string): boolean {
+function handedTool(agent: AgentDefinition, name: string): boolean {
   const tool = findTool(agent, name);
-  return tool !== undefined && tool.effect === 'read' && !tool.child && tool.needsApproval === undefined && tool.aggregate === undefined;
+  return tool !== undefined && !tool.child;
 }
 
 /** Runs the outside call once: the tool's answer as the model will see it, or what its failure comes to. */

@@ -46,9 +46,11 @@ export const HANDED_STEP_MAX_BYTES = 32 * 1024;
  * How long after its turn was recorded a call takes what it was handed: a first attempt starts
  * within moments (its Map iteration is scheduled as CallModel returns; a cold function's start
  * included), while a retry comes after its failed attempt — a Task that timed out, a function that
- * died after its record — and must find its record before it sends again (`$$.State.RetryCount`
- * would tell a retry apart, but the local engine does not set it). A retry within this time re-sends
- * a read that took less than it, and its record's condition finds the first one; a call that starts
+ * died after its record — and must find its record, and the breaker as it stands, before it sends
+ * again (`$$.State.RetryCount` would tell a retry apart, but the local engine does not set it; an
+ * instance knows the retries it sees itself: steps/call-tool.ts HandedAttempts). A retry elsewhere
+ * within this time re-sends a read that took less than it (its record's condition finds the first)
+ * past a breaker that opened meanwhile, as a call that read it a moment before; a call that starts
  * later (queued behind the Map's MaxConcurrency) reads first, as every call did.
  */
 export const HANDED_FRESH_MS = 10_000;

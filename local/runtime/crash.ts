@@ -152,9 +152,9 @@ export function crashingLedger(ledger: Ledger, crash: CrashPoints): Ledger {
  */
 export function crashingToolCalls(calls: ToolCallLedger, crash: CrashPoints): Pick<ToolCallLedger, 'claimCall' | 'completeCall' | 'recordCall'> {
   return {
-    async claimCall(call, now, effect) {
+    async claimCall(call, now, effect, basis) {
       crash.reached(CrashPoint.BeforeClaim, [call.name]);
-      const claim = await calls.claimCall(call, now, effect);
+      const claim = await calls.claimCall(call, now, effect, basis);
       if (claim.claimed) crash.reached(CrashPoint.AfterClaim, [call.name]);
       return claim;
     },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ToolCallRecord } from '../../../lambdas/records/ledger-records.js';
 import type { StepBasis, TurnSeen } from '../../../lambdas/ledger/ledger.js';
-import { at, call, kill, releasedAt, run, turn } from '../fixtures.js';
+import { at, call, holder, kill, releasedAt, run, turn } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
 /** The tool calls role (`ToolCallLedger`): claims, leases, records and completions. */
@@ -148,6 +148,44 @@ export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean }
         await ledger.recordCall(completed(), at(2), undefined, seen.basis);
         await expect(ledger.recordCall({ ...completed(), result: 'other' }, at(3), undefined, seen.basis)).rejects.toThrow(changed);
         expect((await ledger.getCall('r1', 3, 1))!.result).toBe('{"order":1}');
+      });
+
+      it('claims a write with its effect, and leaves the run item as the turn wrote it', async () => {
+        const seen = await handedTurn();
+        expect(await ledger.claimCall(call(), at(0), holder(), seen.basis)).toMatchObject({ claimed: true, record: { status: 'in_flight', attempts: 1 }, effect: { status: 'in_flight', attempts: 1 } });
+        expect(await ledger.getEffect(holder().key)).toMatchObject({ status: 'in_flight', runId: 'r1', turn: 3, call: 1 });
+        expect(await ledger.claimCall(call({ call: 2, toolCallId: 'toolu_003_2', name: 'post_report' }), at(0), undefined, seen.basis)).toMatchObject({ claimed: true });
+        expect(await ledger.getRun('r1')).toEqual(seen.run);
+      });
+
+      it('claims nothing once the run item changed since (a kill of the run): neither the call nor its effect', async () => {
+        const seen = await handedTurn();
+        await ledger.killRun('r1', kill('operator'));
+        await expect(ledger.claimCall(call(), at(0), holder(), seen.basis)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+        expect(await ledger.getEffect(holder().key)).toBeUndefined();
+      });
+
+      it('claims nothing once the kill of all runs was set since', async () => {
+        const seen = await handedTurn();
+        await ledger.setGlobalKill(kill('operator'));
+        await expect(ledger.claimCall(call(), at(0), undefined, seen.basis)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('claims nothing over a claim there already (a retry): its caller reads, and the lease rules decide', async () => {
+        const seen = await handedTurn();
+        await ledger.claimCall(call(), at(0), holder(), seen.basis);
+        await expect(ledger.claimCall(call(), at(40), holder(), seen.basis)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'in_flight', attempts: 1 });
+      });
+
+      it('answers an effect another run completed with its record, and writes nothing', async () => {
+        const seen = await handedTurn();
+        await ledger.claimCall(call({ runId: 'r2' }), at(0), holder({ runId: 'r2' }));
+        await ledger.completeCall({ runId: 'r2', turn: 3, call: 1, outcome: { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 1 }, now: at(1), effect: { key: holder().key } });
+        expect(await ledger.claimCall(call(), at(2), holder(), seen.basis)).toMatchObject({ claimed: false, effect: { status: 'completed', runId: 'r2', result: '{"id":"re_1"}' } });
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
       });
 
       it('writes nothing on versions it never named', async () => {
