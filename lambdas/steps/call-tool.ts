@@ -42,7 +42,7 @@ export const CallToolInput = z.object({
   child: z.unknown().optional(),
   /**
    * CallModel's result for the turn, which may hand the call what the turn's write left
-   * (handed-step.ts): a read call then makes its checks on that, and reads nothing.
+   * (handed-step.ts): the call then makes its checks on that, and reads nothing.
    */
   made: z.unknown().optional(),
 });
@@ -111,9 +111,10 @@ export function createCallTool(deps: CallToolDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult | ChildWaitResult> => {
     const parsed = parseOrThrow(CallToolInput, input, 'CallTool input');
     const { runId, turn, call, approval: waited, taskToken } = parsed;
-    // Handed what the turn's write left (handed-step.ts), a first attempt that needs nothing more —
-    // no wait behind it, a read of a tool with no rule — is checked on that and read nowhere; any
-    // other (a retry, which must find its record first; one whose handed items changed) reads
+    // Handed what the turn's write left (handed-step.ts), a first attempt with no wait behind it is
+    // checked on that, reads nothing, and writes first (a read's record, a write's claim) on the
+    // condition that the run item and the kill item are still as handed; any other — a retry, which
+    // must find its record first, one a person must approve, one whose handed items changed — reads
     // first, as every call did.
     const handed = taskToken === undefined && !isWaited(waited) && handedAttempts.first(runId, turn, call) ? handedTo(parsed.made, runId, turn, deps.clock.now()) : undefined;
     if (handed) {
@@ -128,8 +129,9 @@ export function createCallTool(deps: CallToolDeps) {
 
   /**
    * The call, on `read`: the step's own read, or (with `basis`) what it was handed — then
-   * READ_FIRST wherever it would need more than that (its checks tripped, a write, a rule, a
-   * mistake to answer), before anything is sent or written.
+   * READ_FIRST wherever it would need more than that (its checks tripped, an agent tool, a person
+   * to ask, a mistake to answer, a fork, a first write refused on its conditions), before anything
+   * is sent or written.
    */
   async function makeCall(input: z.infer<typeof CallToolInput>, read: StepRead, signal: AbortSignal | undefined, basis?: StepBasis): Promise<CallToolResult | ChildWaitResult | typeof READ_FIRST> {
     const { runId, turn, call, approval: waited, taskToken } = input;
@@ -227,11 +229,11 @@ export function createCallTool(deps: CallToolDeps) {
       const recordedNow = await recordAtOnce(outcome);
       return 'skipped' in recordedNow ? skipped(recordedNow.skipped) : done(recordedNow.record, recordedNow.counted);
     };
+    // A call handed its state that a person must approve, answers a mistake, or runs in a fork, reads first.
+    if (basis && (!tool || derived.mistake || derived.approval || run.forkedFrom)) return READ_FIRST;
     // The model's mistake (a tool that does not exist, arguments its schema refuses, no business
     // key) is answered to the model, naming what is wrong, and recorded like any result: replay
     // sends the same answer.
-    // A call handed its state that a person must approve, answers a mistake, or runs in a fork, reads first.
-    if (basis && (!tool || derived.mistake || derived.approval || run.forkedFrom)) return READ_FIRST;
     if (!tool || derived.mistake) return doneAtOnce({ outcome: 'error', result: JSON.stringify(derived.mistake), latencyMs: 0 });
     const args = derived.args;
     // Another agent's run (tools/child-runs.ts): started by AwaitChildRun, recorded once it finished.
