@@ -34,25 +34,22 @@ function decorated(around: Partial<{ [M in keyof Ledger]: (target: Ledger, ...ar
 }
 
 describe.each<LedgerKind>(['embedded', 'dynalite'])('a turn’s calls handed its write’s state, %s ledger', (ledger) => {
+  const start = (around: Parameters<typeof decorated>[0]) => startHarness({ day, ledger, decorateLedger: decorated(around) });
   it('a run killed while a read call runs keeps no result: its write on the handed run item is refused, the call reads and answers skipped', async () => {
     let killedAt: { turn: number; call: number } | undefined;
     const refused: unknown[] = [];
-    harness = await startHarness({
-      day,
-      ledger,
-      decorateLedger: decorated({
-        recordCall: async (target, call, now, count, basis) => {
-          // The first read recorded on what it was handed: the run is killed as its result comes back.
-          if (basis && !killedAt) {
-            killedAt = { turn: call.turn, call: call.call };
-            await target.killRun(call.runId, flag);
-          }
-          return target.recordCall(call, now, count, basis).catch((error: unknown) => {
-            if (isStepChanged(error)) refused.push(error);
-            throw error;
-          });
-        },
-      }),
+    harness = await start({
+      recordCall: async (target, call, now, count, basis) => {
+        // The first read recorded on what it was handed: the run is killed as its result comes back.
+        if (basis && !killedAt) {
+          killedAt = { turn: call.turn, call: call.call };
+          await target.killRun(call.runId, flag);
+        }
+        return target.recordCall(call, now, count, basis).catch((error: unknown) => {
+          if (isStepChanged(error)) refused.push(error);
+          throw error;
+        });
+      },
     });
     const finished = await harness.run({ runId: 'killed-mid-read', input: { date: day.date } });
     expect(killedAt).toBeDefined();
@@ -64,20 +61,16 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a turn’s calls handed its
 
   it('a write of a run killed after its turn was recorded is refused before the provider is called, handed state or not', async () => {
     let paidAtKill: number | undefined;
-    harness = await startHarness({
-      day,
-      ledger,
-      decorateLedger: decorated({
-        recordTurn: async (target, turn, count) => {
-          const stored = await target.recordTurn(turn, count);
-          // The first turn that asks for a refund: killed as soon as it is recorded (its calls are handed the run as it stood before).
-          if (paidAtKill === undefined && toolUses(stored).some((use) => use.name === 'issue_refund')) {
-            paidAtKill = harness!.stack.world.payments.refunds().length;
-            await target.killRun(turn.runId, flag);
-          }
-          return stored;
-        },
-      }),
+    harness = await start({
+      recordTurn: async (target, turn, count) => {
+        const stored = await target.recordTurn(turn, count);
+        // The first turn that asks for a refund: killed as soon as it is recorded (its calls are handed the run as it stood before).
+        if (paidAtKill === undefined && toolUses(stored).some((use) => use.name === 'issue_refund')) {
+          paidAtKill = harness!.stack.world.payments.refunds().length;
+          await target.killRun(turn.runId, flag);
+        }
+        return stored;
+      },
     });
     const finished = await harness.run({ runId: 'killed-before-write', input: { date: day.date } });
     expect(paidAtKill).toBeDefined();
@@ -88,21 +81,17 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a turn’s calls handed its
   it('a retry of a read call whose record is there finds it: its handed write is refused, its read answers the first record', async () => {
     let retried: { turn: number; call: number; recordedAt: string } | undefined;
     const refused: unknown[] = [];
-    harness = await startHarness({
-      day,
-      ledger,
-      decorateLedger: decorated({
-        recordCall: async (target, call, now, count, basis) => {
-          if (!basis || retried) return target.recordCall(call, now, count, basis);
-          // The first attempt recorded the call, and died before it answered: the retry records again.
-          const first = await target.recordCall(call, now, count, basis);
-          retried = { turn: call.turn, call: call.call, recordedAt: first.recorded ? first.record.recordedAt! : '' };
-          return target.recordCall({ ...call, recordedAt: new Date(Date.parse(call.recordedAt!) + 1).toISOString() }, now, count, basis).catch((error: unknown) => {
-            refused.push(error);
-            throw error;
-          });
-        },
-      }),
+    harness = await start({
+      recordCall: async (target, call, now, count, basis) => {
+        if (!basis || retried) return target.recordCall(call, now, count, basis);
+        // The first attempt recorded the call, and died before it answered: the retry records again.
+        const first = await target.recordCall(call, now, count, basis);
+        retried = { turn: call.turn, call: call.call, recordedAt: first.recorded ? first.record.recordedAt! : '' };
+        return target.recordCall({ ...call, recordedAt: new Date(Date.parse(call.recordedAt!) + 1).toISOString() }, now, count, basis).catch((error: unknown) => {
+          refused.push(error);
+          throw error;
+        });
+      },
     });
     const finished = await harness.run({ runId: 'retried-read', input: { date: day.date } });
     expect(JSON.parse(finished.output!)).toMatchObject({ status: 'succeeded' });
