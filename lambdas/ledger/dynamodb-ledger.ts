@@ -25,7 +25,7 @@ import { blobKey, expiresAt, type Key, type Stored } from './protocol.js';
 import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './pruning.js';
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 import type { LedgerSealer } from './seal.js';
-import type { EngineVersions } from './handed-versions.js';
+import { handedKey, type EngineVersions } from './handed-versions.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { DYNAMODB_BATCH_WRITE_MAX_ITEMS } from '../shared/limits.js';
@@ -192,6 +192,7 @@ export class DynamoDbLedger extends StorageLedger {
     },
     atVersion: (mark) => ({ record: {}, meta: {}, basis: mark }),
     putChecked: (writes) => this.putChecked(writes),
+    seal: async (runId, sealed) => (await this.seals()).seal(handedKey(runId), sealed),
   };
 
   /**

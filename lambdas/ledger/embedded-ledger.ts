@@ -13,7 +13,7 @@ import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './prun
 import { line, type Item, type LogEntry } from './sealed-log.js';
 import { ephemeralSealer, type LedgerSealer } from './seal.js';
 import type { ItemWrite } from './storage-ledger.js';
-import type { EngineVersions } from './handed-versions.js';
+import { handedKey, type EngineVersions } from './handed-versions.js';
 import { runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 import { byCodeUnits } from '../shared/text.js';
 
@@ -236,6 +236,7 @@ export class EmbeddedLedger extends TieredStore {
     atVersion: (mark) => ({ record: {}, meta: {}, basis: new HandedVersion(mark) }),
     // One synchronous section: no transaction of another writer is ever in flight.
     putChecked: (writes) => (this.putItems(writes) ? 'written' : 'changed'),
+    seal: (runId, sealed) => this.sealer.seal(handedKey(runId), sealed),
   };
 
   // Every condition checked, then every item stored, in one synchronous section: no other write

@@ -1,9 +1,10 @@
-import type { CallClaim, EffectHolder, StepBasis } from './ledger.js';
+import type { CallClaim, EffectHolder, StepBasis, TurnSeen } from './ledger.js';
 import { andThen, type Maybe } from './maybe.js';
 import * as protocol from './protocol.js';
 import { callKey, effectKey, GLOBAL_KILL, type Key, type Recorded, type Stored } from './protocol.js';
 import type { ItemWrite, StorageCall } from './storage-call.js';
-import { runKey, type EffectRecord, type ToolCallRecord } from '../records/ledger-records.js';
+import { runKey, type EffectRecord, type KillFlag, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
+import { sameSecret } from '../shared/same-secret.js';
 
 /**
  * A write on the versions a step was handed (ledger.ts `StepBasis`; steps/handed-step.ts): its own
@@ -47,6 +48,20 @@ export interface EngineVersions {
    * it may go again); the items the engine remembers are left alone.
    */
   putChecked(writes: readonly ItemWrite[]): Maybe<'written' | 'changed' | 'conflict'>;
+  /** The engine's seal (its ledger seal key) over what a step is handed: its versions and content (StepBasis `mac`). */
+  seal(runId: string, sealed: { run: string; kill: string | null; content: unknown }): Maybe<string>;
+}
+
+/** The key a handed state's seal is made under (no item: a seal key apart from every item's). */
+export const handedKey = (runId: string): Key => ({ pk: `HANDED#${runId}`, sk: 'HANDED' });
+
+/**
+ * What a step is handed with a basis, as sealed (StepBasis `mac`) and as given back to a write: the
+ * run as written, the global kill flag (absent: none), the turn. One shape on both sides, so the
+ * seal's canonical JSON is the same.
+ */
+export function handedContent(run: RunRecord, globalKill: KillFlag | undefined, turn: TurnRecord): unknown {
+  return { run, ...(globalKill && { globalKill }), turn };
 }
 
 /** A storage engine as a write on handed versions uses it (StorageLedger `handedStore`). */
@@ -101,6 +116,8 @@ function writeOnBasis<R>(store: HandedStore, writes: readonly ItemWrite[], runId
     { key: checked[0]!, item: undefined, expected: store.versions.atVersion(basis.run) },
     { key: GLOBAL_KILL, item: undefined, expected: basis.kill === null ? undefined : store.versions.atVersion(basis.kill) },
   ];
+  // The content the step used must be what the basis was sealed with: else nothing is written, as for a changed item.
+  const sealed = store.versions.seal(runId, { run: basis.run, kill: basis.kill, content: basis.content });
   const attempt = (tries: number): Maybe<R> => {
     // Each attempt authorized as the engine makes it: a Put per item written, a ConditionCheck per item checked.
     const put = writes.filter((write) => write.item);
@@ -114,12 +131,25 @@ function writeOnBasis<R>(store: HandedStore, writes: readonly ItemWrite[], runId
       return answer;
     });
   };
-  return attempt(1);
+  return andThen(sealed, (seal) => {
+    if (basis.content === undefined || !sameSecret(seal, basis.mac)) throw new StepChangedError(`run ${runId}: the state handed is not the one sealed with its versions`);
+    return attempt(1);
+  });
 }
 
-/** The versions of the run item written and the kill item checked (absent: null), when the engine marks both. */
-export function basisOf(engine: Pick<EngineVersions, 'versionOf'>, [run, kill]: readonly [Stored | undefined, Stored | undefined]): { basis?: StepBasis } {
-  const runMark = run && engine.versionOf(run);
+/**
+ * What a turn's write saw (TurnSeen): the run item as it wrote it (`run`), the global kill item as
+ * it checked it or as the engine knew it (`kill`, absent: none), and their versions (`basis`: the
+ * kill's null when absent), sealed with what its calls are handed — no basis when the engine marks
+ * no version of either.
+ */
+export async function seenWith(engine: Pick<EngineVersions, 'versionOf' | 'seal'>, run: Stored, kill: Stored | undefined, turn: TurnRecord): Promise<TurnSeen> {
+  const record = run.record as unknown as RunRecord;
+  const globalKill = (kill?.record as { flag?: KillFlag } | undefined)?.flag;
+  const seen = { run: record, ...(globalKill && { globalKill }) };
+  const runMark = engine.versionOf(run);
   const killMark = kill ? engine.versionOf(kill) : null;
-  return runMark === undefined || killMark === undefined ? {} : { basis: { run: runMark, kill: killMark } };
+  if (runMark === undefined || killMark === undefined) return seen;
+  const mac = await engine.seal(record.runId, { run: runMark, kill: killMark, content: handedContent(record, globalKill, turn) });
+  return { ...seen, basis: { run: runMark, kill: killMark, mac } };
 }

@@ -222,10 +222,26 @@ export type TurnSeen = { run: RunRecord; globalKill?: KillFlag; basis?: StepBasi
  * given them holds only while both items are still those versions (ConditionChecks: nothing is
  * read, nothing of theirs rewritten). Opaque: only the engine that made them compares them.
  */
-export type StepBasis = { readonly run: string; readonly kill: string | null };
+export type StepBasis = {
+  readonly run: string;
+  readonly kill: string | null;
+  /**
+   * The engine's seal over the two versions and what the step was handed with them (handed-versions.ts
+   * `handedContent`): a write given the basis holds only if `content` is what was sealed — a state
+   * made up elsewhere (a payload forged by whoever may invoke the function) is refused, as a changed one.
+   */
+  readonly mac: string;
+  /** What the step's checks were made on (handed-versions.ts `handedContent`), given with the basis to a write. */
+  readonly content?: unknown;
+};
 
-/** A turn's count (TurnLedger `recordTurn`), and who is told what its write saw. */
-export type TurnCount = StepCount & { readonly seen?: (seen: TurnSeen) => void };
+/**
+ * A turn's count (TurnLedger `recordTurn`), and who is told what its write saw: `seen` with the
+ * global kill item checked in the write (the decision after a final answer is made from it);
+ * `handing` without (a turn's calls are handed it, and check the kill item at their own write,
+ * on the version the engine knows of it without a request: the step's own read).
+ */
+export type TurnCount = StepCount & { readonly seen?: (seen: TurnSeen) => void; readonly handing?: (seen: TurnSeen) => void };
 
 /**
  * The tool calls: claimed before their outside call, completed once. CallTool records a call

@@ -4,7 +4,7 @@ import * as protocol from './protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
 import { allOf as all, andThen as then, type Maybe } from './maybe.js';
 import type { ItemWrite, StorageCall } from './storage-call.js';
-import { basisOf, claimOnBasis, recordOnBasis, type EngineVersions, type HandedStore } from './handed-versions.js';
+import { claimOnBasis, recordOnBasis, seenWith, type EngineVersions, type HandedStore } from './handed-versions.js';
 import { openCalls, openTurnCalls } from './open-turn.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
@@ -319,19 +319,24 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly recordTurn: Ledger['recordTurn'] = (turn, count) => {
     const key = turnKey(turn.runId, turn.turn);
     if (!count) return this.update(key, (current) => protocol.recordTurn(current, turn, new Date()), true);
-    const { seen: tell, ...stepCount } = count;
-    if (!tell) return this.updateItems([key, runKey(turn.runId)], ([current, run]) => protocol.recordTurnCounted(current, run, turn, new Date(), stepCount), { likelyAbsent: [true, false] });
-    // The kill item's basis is the step's own read of it (loadStep): checked, no request more.
-    // The run item as written and the kill item as checked, kept to name their versions once the write stands.
+    const { seen: tell, handing, ...stepCount } = count;
+    // With `seen`, the kill item is checked in the write too (its basis the step's own read: no
+    // request more); with `handing`, it is not (the turn's calls check it at their own write).
+    const keys = [key, runKey(turn.runId), ...(tell ? [GLOBAL_KILL] : [])];
     let items: readonly [Stored | undefined, Stored | undefined] = [undefined, undefined];
     const transition = ([current, run, kill]: (Stored<never> | undefined)[]) => {
-      const step = recordTurnSeen([current, run, kill], turn, new Date(), stepCount);
-      if ('writes' in step) items = [step.writes[1] ?? undefined, kill];
+      const step = tell ? recordTurnSeen([current, run, kill], turn, new Date(), stepCount) : protocol.recordTurnCounted(current, run, turn, new Date(), stepCount);
+      items = ['writes' in step ? (step.writes[1] ?? undefined) : undefined, kill];
       return step;
     };
-    return this.updateItems([key, runKey(turn.runId), GLOBAL_KILL], transition, { likelyAbsent: [true, false, false] }).then(({ turn: stored, seen }) => {
-      if (seen) tell({ ...seen, ...basisOf(this.versions, items) });
-      return stored;
+    const stored = this.updateItems(keys, transition, { likelyAbsent: [true, false, false] });
+    const told = tell ?? handing;
+    if (!told) return stored;
+    // Told by the write that counted the turn: the kill item as checked, or as known without a request.
+    return stored.then(async (record) => {
+      const [run, kill] = items;
+      if (run) told(await seenWith(this.versions, run, tell ? kill : await this.readForUpdate(GLOBAL_KILL, false, true), record));
+      return record;
     });
   };
   readonly getTurn: Ledger['getTurn'] = (runId, turn) => this.record(turnKey(runId, turn));

@@ -1,4 +1,4 @@
-import type { StepCount, TurnSeen } from './ledger.js';
+import type { StepCount } from './ledger.js';
 import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.js';
 import { recordTurnCounted, type Current, type ItemsStep } from './protocol.js';
 
@@ -39,19 +39,16 @@ import { recordTurnCounted, type Current, type ItemsStep } from './protocol.js';
  * `recordTurnCounted` with the global kill item checked too (written together, on the condition
  * that none of the three changed since read): the run item as counted and the kill flag are then
  * what a read right after the write would find, so the decision after a final answer is made from
- * them, with no read of its own (steps/call-model.ts). `seen` only when this write recorded the
- * turn and counted it; a turn found recorded, or counted already, leaves the decision to a read.
+ * them, with no read of its own (steps/call-model.ts; storage-ledger.ts tells them, with their
+ * versions: handed-versions.ts `seenWith`). Only a write that recorded the turn and counted it
+ * tells them; a turn found recorded, or counted already, leaves the decision to a read.
  */
 export function recordTurnSeen(
-  [current, run, kill]: readonly [Current<TurnRecord>, Current<RunRecord>, Current<{ flag?: KillFlag }>],
+  [current, run]: readonly [Current<TurnRecord>, Current<RunRecord>, Current<{ flag?: KillFlag }>],
   turn: TurnRecord,
   now: Date,
   count: StepCount,
-): ItemsStep<{ turn: TurnRecord; seen?: TurnSeen }> {
+): ItemsStep<TurnRecord> {
   const step = recordTurnCounted(current, run, turn, now, count);
-  if (!('writes' in step)) return 'keep' in step ? { keep: { turn: step.keep } } : step;
-  const counted = step.writes[1];
-  const globalKill = kill?.record.flag;
-  const seen = counted ? { run: counted.record as unknown as RunRecord, ...(globalKill && { globalKill }) } : undefined;
-  return { writes: [...step.writes, undefined], answer: { turn: step.answer, ...(seen && { seen }) } };
+  return 'writes' in step ? { writes: [...step.writes, undefined], answer: step.answer } : step;
 }

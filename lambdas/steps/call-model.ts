@@ -311,11 +311,12 @@ async function callModel(
     // Which code made this step: a run's turns show the version it ran on, turn by turn.
     fingerprint: step.fingerprint,
   };
-  // The turn's write checks the kill flag too, and says what it saw: the decision after a final
-  // answer needs no read, and a turn's calls are handed it (handed-step.ts).
+  // The turn's write says what it saw: a final answer's checks the kill flag too, and the decision
+  // after it needs no read; a turn's calls are handed it, and check the kill flag at their own write (handed-step.ts).
   let seen: TurnSeen | undefined;
   const count = settlement(turnRecord, step.reservation);
-  const stored = await deps.ledger.recordTurn(turnRecord, { ...count, seen: (saw) => (seen = saw) });
+  const tell = (saw: TurnSeen) => (seen = saw);
+  const stored = await deps.ledger.recordTurn(turnRecord, isFinalAnswer(turnRecord) ? { ...count, seen: tell } : { ...count, handing: tell });
   // Another attempt's turn came back (the first recording stands): this write counted nothing.
   return { record: stored, counted: stored.recordedAt === turnRecord.recordedAt, ...(seen && { seen }) };
 }

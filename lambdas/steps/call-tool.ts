@@ -17,7 +17,7 @@ import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
 import { rememberLineage } from '../runs/fork.js';
 import { atPosition } from '../ledger/open-turn.js';
-import { isStepChanged } from '../ledger/handed-versions.js';
+import { handedContent, isStepChanged } from '../ledger/handed-versions.js';
 import { handedTo } from './handed-step.js';
 import type { StepBasis, StepRead } from '../ledger/ledger.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
@@ -119,7 +119,8 @@ export function createCallTool(deps: CallToolDeps) {
     const handed = taskToken === undefined && !isWaited(waited) && handedAttempts.first(runId, turn, call) ? handedTo(parsed.made, runId, turn, deps.clock.now()) : undefined;
     if (handed) {
       const read: StepRead = { run: handed.run, ...(handed.globalKill && { globalKill: handed.globalKill }), turns: [handed.turn], calls: [], ...(handed.breaker && { breaker: handed.breaker }) };
-      const made = await makeCall(parsed, read, signal, handed.basis);
+      // The basis with what the checks are made on: the ledger's write holds only if it is what was sealed.
+      const made = await makeCall(parsed, read, signal, { ...handed.basis, content: handedContent(handed.run, handed.globalKill, handed.turn) });
       if (made !== READ_FIRST) return made;
     }
     // One batched read: the run, the kill flag, the turn that asked for the call, the call's record, the breaker.

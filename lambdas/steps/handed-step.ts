@@ -72,7 +72,7 @@ export function handOn(seen: TurnSeen | undefined, turn: TurnRecord, breaker: { 
 // it is used (a malformed one reads instead), not re-validated field by field here.
 const record = z.object({ runId: z.string(), kind: z.string() }).passthrough();
 const Handed = z.object({
-  basis: z.object({ run: z.string().min(1), kill: z.string().min(1).nullable() }),
+  basis: z.object({ run: z.string().min(1), kill: z.string().min(1).nullable(), mac: z.string().min(1) }).strict(),
   run: record.extend({ kind: z.literal('run') }),
   globalKill: z.object({}).passthrough().optional(),
   turn: record.extend({ kind: z.literal('turn'), turn: z.number().int().positive(), content: z.array(z.unknown()), recordedAt: z.string() }),

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import type { TurnSeen } from '../../lambdas/ledger/ledger.js';
+import { handedContent } from '../../lambdas/ledger/handed-versions.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import type { ToolCallRecord } from '../../lambdas/records/ledger-records.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
@@ -33,8 +34,9 @@ async function table() {
   const ledger = new DynamoDbLedger(dynamo.client, name, sealer);
   await ledger.createRun(run('r1'));
   let seen: TurnSeen | undefined;
-  await ledger.recordTurn(turn(3), { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1 }, seen: (saw) => (seen = saw) });
-  return { name, ledger, sealer, seen: seen!, requests: () => sent.filter((request) => request.startsWith(`${name}:`)).map((request) => request.slice(name.length + 1)) };
+  await ledger.recordTurn(turn(3), { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1 }, handing: (saw) => (seen = saw) });
+  const basis = { ...seen!.basis!, content: handedContent(seen!.run, seen!.globalKill, turn(3)) };
+  return { name, ledger, sealer, seen: { ...seen!, basis }, requests: () => sent.filter((request) => request.startsWith(`${name}:`)).map((request) => request.slice(name.length + 1)) };
 }
 
 const completed = { ...call({ effect: 'read' }), status: 'completed', outcome: 'ok', result: '{"order":1}', latencyMs: 2, recordedAt: at(1).toISOString() } as ToolCallRecord & { status: 'completed' };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ToolCallRecord } from '../../../lambdas/records/ledger-records.js';
 import type { StepBasis, TurnSeen } from '../../../lambdas/ledger/ledger.js';
+import { handedContent } from '../../../lambdas/ledger/handed-versions.js';
 import { at, call, holder, kill, releasedAt, run, turn } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
@@ -110,13 +111,13 @@ export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean }
         ({ ...call({ effect: 'read', ...overrides }), status: 'completed', outcome: 'ok', result: '{"order":1}', latencyMs: 2, recordedAt: at(1).toISOString() }) as ToolCallRecord & {
           status: 'completed';
         };
-      /** Run r1 with turn 3 recorded and counted, and what the turn's write saw. */
+      /** Run r1 with turn 3 recorded and counted, and the basis its write hands its calls, given back with what was handed. */
       const handedTurn = async (): Promise<TurnSeen & { basis: StepBasis }> => {
         await ledger.createRun(run('r1'));
         let seen: TurnSeen | undefined;
-        await ledger.recordTurn(turn(3), { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1 }, seen: (saw) => (seen = saw) });
-        expect(seen?.basis).toEqual({ run: expect.any(String), kill: null });
-        return seen as TurnSeen & { basis: StepBasis };
+        await ledger.recordTurn(turn(3), { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1 }, handing: (saw) => (seen = saw) });
+        expect(seen?.basis).toEqual({ run: expect.any(String), kill: null, mac: expect.any(String) });
+        return { ...seen!, basis: { ...seen!.basis!, content: handedContent(seen!.run, seen!.globalKill, turn(3)) } };
       };
       const changed = /Ledger\.StepChanged|handed changed/;
 
@@ -189,8 +190,17 @@ export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean }
       });
 
       it('writes nothing on versions it never named', async () => {
-        await handedTurn();
-        await expect(ledger.recordCall(completed(), at(2), undefined, { run: 'not-a-version', kill: null })).rejects.toThrow(changed);
+        const seen = await handedTurn();
+        await expect(ledger.recordCall(completed(), at(2), undefined, { ...seen.basis, run: 'not-a-version' })).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('writes nothing for a state other than the one its versions were sealed with (one made up elsewhere)', async () => {
+        const seen = await handedTurn();
+        const forged = { ...turn(3), content: [{ type: 'tool_use', id: 'toolu_003_1', name: 'issue_refund', input: { amountCents: 99_999 } }] };
+        await expect(ledger.claimCall(call(), at(0), undefined, { ...seen.basis, content: handedContent(seen.run, undefined, forged as never) })).rejects.toThrow(changed);
+        await expect(ledger.recordCall(completed(), at(2), undefined, { ...seen.basis, mac: 'not-its-seal' })).rejects.toThrow(changed);
+        await expect(ledger.recordCall(completed(), at(2), undefined, { ...seen.basis, content: undefined })).rejects.toThrow(changed);
         expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
       });
     });
