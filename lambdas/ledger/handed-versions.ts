@@ -11,14 +11,17 @@ import { sameSecret } from '../shared/same-secret.js';
  * items put, the run item and the global kill item only checked — ConditionChecks on the versions
  * handed, never a rewrite from what was handed (a DynamoDB condition compares the seal attribute, not
  * the content it covers: a rewrite would seal over an alteration made behind the ledger's back; left
- * alone, the next read names it). One write: any condition failed is the caller's to read and decide
- * on (StepChangedError).
+ * alone, the next read names it). What was handed is sealed with its versions by the write that
+ * named them (`seenWith`), under the ledger's seal key: a write holds only for that state, so a
+ * payload made up by whoever may invoke the step is refused like a changed item. One write: any
+ * condition failed is the caller's to read and decide on (StepChangedError).
  */
 
 /**
  * A write given the versions its step's checks were made on found one of them changed, or its
- * record there already: nothing was written. The step reads, and decides again (steps/call-tool.ts).
- * The same name on every engine, and across the loopback ledger.
+ * record there already, or was given a state other than the one sealed with them: nothing was
+ * written. The step reads, and decides again (steps/call-tool.ts). The same name on every engine,
+ * and across the loopback ledger.
  */
 export class StepChangedError extends Error {
   override readonly name = 'Ledger.StepChanged';
