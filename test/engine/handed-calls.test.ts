@@ -4,7 +4,7 @@ import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { isStepChanged } from '../../lambdas/ledger/handed-versions.js';
 import { toolUses } from '../../lambdas/conversation/turns.js';
 import type { LedgerKind } from '../../local/runtime/local-stack.js';
-import { startHarness, type Harness } from '../support/refund-harness.js';
+import { duplicatePayments, startHarness, type Harness } from '../support/refund-harness.js';
 
 /**
  * A turn's calls handed what its write left (lambdas/steps/handed-step.ts), end to end on both
@@ -98,5 +98,31 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a turn’s calls handed its
     expect(refused).toHaveLength(1);
     expect(isStepChanged(refused[0])).toBe(true);
     expect(await harness.stack.ledger.getCall('retried-read', retried!.turn, retried!.call)).toMatchObject({ status: 'completed', recordedAt: retried!.recordedAt, attempts: 1 });
+  }, 60_000);
+
+  it('a handed state other than the one sealed with its versions (made up on the way) is refused at each write: the calls read, and the run goes on as recorded', async () => {
+    const refused: string[] = [];
+    const noting = <T>(written: Promise<T>, what: string) =>
+      written.catch((error: unknown) => {
+        if (isStepChanged(error)) refused.push(what);
+        throw error;
+      });
+    harness = await start({
+      // What the turn's calls are handed says the run may take far more steps than it may.
+      recordTurn: (target, turn, count) => {
+        const handing = count?.handing;
+        return target.recordTurn(turn, handing ? { ...count, handing: (seen) => handing({ ...seen, run: { ...seen.run, config: { ...seen.run.config, maxSteps: 1_000_000 } } }) } : count);
+      },
+      recordCall: (target, call, now, count, basis) => noting(target.recordCall(call, now, count, basis), `record ${call.name}`),
+      claimCall: (target, call, now, effect, basis) => noting(target.claimCall(call, now, effect, basis), `claim ${call.name}`),
+    });
+    const finished = await harness.run({ runId: 'made-up', input: { date: day.date } });
+    expect(JSON.parse(finished.output!)).toMatchObject({ status: 'succeeded' });
+    // Every call that acted on it was refused before anything of it was written (a write's before it was sent), and read instead.
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.some((what) => what.startsWith('claim '))).toBe(true);
+    const { calls } = await harness.stack.ledger.listConversation('made-up');
+    expect(calls.every((call) => call.status === 'completed')).toBe(true);
+    expect(duplicatePayments(harness.stack)).toEqual([]);
   }, 60_000);
 });
