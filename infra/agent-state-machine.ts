@@ -323,7 +323,9 @@ export class AgentStateMachine extends Construct {
     // a call that needs a person's approval throws Agent.ApprovalNeeded before it sends anything,
     // caught into RequestApproval, which goes back to CallTool with the wait's end in `$.approval`
     // (false until then: the item seeds it), where CallTool reads the recorded decision.
-    const callTool = step(States.CallTool, fns.callTool, { ...thisCall, approval: JsonPath.objectAt('$.approval') }, '$.step');
+    // `made`: CallModel's result for the turn, which may hand the call what the turn's write left
+    // (lambdas/steps/handed-step.ts): a read call then reads nothing of its own.
+    const callTool = step(States.CallTool, fns.callTool, { ...thisCall, approval: JsonPath.objectAt('$.approval'), made: JsonPath.objectAt('$.made') }, '$.step');
     callTool.addRetry(RETRY.leaseHeld);
     callTool.addRetry(RETRY.circuitOpen);
     // A send of unknown outcome whose settle time is not over (protocol.ts takeoverAfter): caught
@@ -383,7 +385,9 @@ export class AgentStateMachine extends Construct {
     callTool.addCatch(awaitChildRun, { errors: [ErrorNames.ChildRunPending], resultPath: '$.child' });
     const toolCalls = new MapState(this, States.ToolCalls, {
       itemsPath: '$.budget.result.calls',
-      itemSelector: { runId, 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', approval: false },
+      // `made`: the whole of CallModel's result (always there, unlike its `handed`, which a path that
+      // does not exist would fail on: a resumed turn's decision hands nothing).
+      itemSelector: { runId, 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', approval: false, 'made.$': '$.budget.result' },
       maxConcurrency: toolConcurrency,
       // The results are in the ledger (the model reads them from there, in call order): the
       // execution's state keeps none of them.

@@ -140,6 +140,8 @@ export interface ConversationStep {
   globalKill?: KillFlag;
   /** The breaker asked for, as read (absent when never saved). */
   breaker: { state?: BreakerState };
+  /** The breaker read to hand on, when asked for (steps/handed-step.ts). */
+  handedBreaker?: { state?: BreakerState };
   /** Every recorded turn of the run, in order. */
   turns: TurnRecord[];
   /** Every completed tool call of those turns. */
@@ -154,7 +156,7 @@ export interface ConversationStep {
  * partition from the first unsettled turn is queried. `unrecordedTurn`: the turn the caller is
  * about to record (NEXT_TURN: the one after those known), whose calls are then not guessed.
  */
-export async function loadConversationStep(ledger: TurnLedger & BlobStore, runId: string, breaker?: string, unrecordedTurn?: number | typeof NEXT_TURN): Promise<ConversationStep> {
+export async function loadConversationStep(ledger: TurnLedger & BlobStore, runId: string, breaker?: string, unrecordedTurn?: number | typeof NEXT_TURN, handedBreaker?: string): Promise<ConversationStep> {
   const known = knownOf(ledger, runId);
   const next = known.turns.length + 1;
   const open = unsettledCalls(known);
@@ -163,7 +165,7 @@ export async function loadConversationStep(ledger: TurnLedger & BlobStore, runId
   // with calls, reads them with the query below.
   const guessed = next === unrecordedTurn || unrecordedTurn === NEXT_TURN ? [] : Array.from({ length: GUESSED_CALLS }, (_, index) => ({ turn: next, call: index + 1 }));
   const batched = open.length + guessed.length + 5 <= MAX_STEP_KEYS;
-  const read = await ledger.loadStep(runId, { turns: [next, next + 1], calls: batched ? [...open, ...guessed] : [], ...(breaker !== undefined && { breaker }) });
+  const read = await ledger.loadStep(runId, { turns: [next, next + 1], calls: batched ? [...open, ...guessed] : [], ...(breaker !== undefined && { breaker }), ...(handedBreaker !== undefined && { handedBreaker }) });
   if (!read.run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
   // Results stored by reference are read once, when first learned (they never change).
   learn(known, read.turns, await resolveResults(ledger, read.calls));
@@ -177,6 +179,7 @@ export async function loadConversationStep(ledger: TurnLedger & BlobStore, runId
     run: read.run,
     ...(read.globalKill && { globalKill: read.globalKill }),
     breaker: { ...(read.breaker && { state: read.breaker }) },
+    ...(handedBreaker !== undefined && { handedBreaker: { ...(read.handedBreaker && { state: read.handedBreaker }) } }),
     turns: [...known.turns],
     calls: [...known.calls.values()],
   };

@@ -25,6 +25,7 @@ import { blobKey, expiresAt, type Key, type Stored } from './protocol.js';
 import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './pruning.js';
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 import type { LedgerSealer } from './seal.js';
+import { handedKey, type EngineVersions } from './handed-versions.js';
 import { StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { DYNAMODB_BATCH_WRITE_MAX_ITEMS } from '../shared/limits.js';
@@ -141,6 +142,24 @@ export class DynamoDbLedger extends StorageLedger {
    * dynamodb:ConditionCheckItem on the table (infra/ledger-table.ts).
    */
   protected async putItems(writes: readonly ItemWrite[]): Promise<boolean> {
+    const outcome = await this.transact(writes);
+    if (outcome === 'written') return true;
+    for (const { key } of writes) this.basis.delete(id(key));
+    // Only a conflict waits: a failed condition means the item changed, and is read again at once.
+    if (outcome === 'conflict') await this.sleep(conflictWait());
+    return false;
+  }
+
+  // A write on handed versions (EngineVersions `putChecked`): the items remembered are left as they
+  // are on a refusal (the versions were handed, not read here); a conflict waits as putItems' does.
+  private async putChecked(writes: readonly ItemWrite[]): Promise<'written' | 'changed' | 'conflict'> {
+    const outcome = await this.transact(writes);
+    if (outcome === 'conflict') await this.sleep(conflictWait());
+    return outcome;
+  }
+
+  /** The TransactWriteItems of `putItems`: written, refused on a condition (`changed`), or cancelled by another transaction on one of its items (`conflict`). */
+  private async transact(writes: readonly ItemWrite[]): Promise<'written' | 'changed' | 'conflict'> {
     const items = await Promise.all(writes.map(async ({ key, item }) => item && (await this.sealed(key, item))));
     const TransactItems = writes.map(({ key, expected }, index) => {
       const item = items[index];
@@ -150,15 +169,31 @@ export class DynamoDbLedger extends StorageLedger {
       await this.client.send(new TransactWriteItemsCommand({ TransactItems }));
     } catch (error) {
       const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []).map((reason) => reason.Code) : [];
-      if (!reasons.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) throw error;
-      for (const { key } of writes) this.basis.delete(id(key));
-      // Only a conflict waits: a failed condition means the item changed, and is read again at once.
-      if (!reasons.includes('ConditionalCheckFailed')) await this.sleep(conflictWait());
-      return false;
+      if (reasons.includes('ConditionalCheckFailed')) return 'changed';
+      if (reasons.includes('TransactionConflict')) return 'conflict';
+      throw error;
     }
-    for (const item of items) if (item) this.remember(item);
-    return true;
+    items.forEach((item, index) => {
+      if (!item) return;
+      this.remember(item);
+      this.writtenSeals.set(writes[index]!.item!, item['seal'] as string);
+    });
+    return 'written';
   }
+
+  /** The seal each item given to `putItems` was written with (`versionOf`), while the caller holds the item. */
+  private readonly writtenSeals = new WeakMap<Stored, string>();
+
+  // A version is the item's seal attribute (what a condition compares: `ifSeal`).
+  protected readonly versions: EngineVersions = {
+    versionOf: (stored) => {
+      const seal = this.writtenSeals.get(stored) ?? stored.basis;
+      return typeof seal === 'string' ? seal : undefined;
+    },
+    atVersion: (mark) => ({ record: {}, meta: {}, basis: mark }),
+    putChecked: (writes) => this.putChecked(writes),
+    seal: async (runId, sealed) => (await this.seals()).seal(handedKey(runId), sealed),
+  };
 
   /**
    * A contended update's wait before it reads again (storage-ledger.ts `contended`): "full jitter"

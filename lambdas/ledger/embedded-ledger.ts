@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { AppendLog, LogReader } from './append-log.js';
 import { COLD_DIR, ColdStore } from './cold-store.js';
 import { openLedgerDir, readColdItems } from './embedded-files.js';
@@ -12,6 +13,7 @@ import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './prun
 import { line, type Item, type LogEntry } from './sealed-log.js';
 import { ephemeralSealer, type LedgerSealer } from './seal.js';
 import type { ItemWrite } from './storage-ledger.js';
+import { handedKey, type EngineVersions } from './handed-versions.js';
 import { runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 import { byCodeUnits } from '../shared/text.js';
 
@@ -196,10 +198,46 @@ export class EmbeddedLedger extends TieredStore {
   }
 
   protected put(key: Key, item: Stored, expected: Stored | undefined | 'any'): boolean {
-    if (expected !== 'any' && !sameItem(this.get(key), expected?.basis as Item | undefined)) return false;
+    if (expected !== 'any' && !this.still(key, expected)) return false;
     this.storeItem(key, item);
     return true;
   }
+
+  /** Whether the item at `key` is still `expected`'s (absent, the same item, or the version a handed mark names). */
+  private still(key: Key, expected: Stored | undefined): boolean {
+    const basis = expected?.basis;
+    if (basis instanceof HandedVersion) {
+      const current = this.get(key);
+      return current !== undefined && this.markOf(current) === basis.mark;
+    }
+    return sameItem(this.get(key), basis as Item | undefined);
+  }
+
+  // A version mark (StorageLedger `versionOf`): a sealed item's seal, which covers its key and
+  // content (a ledger on disk: any instance opened on it names the same version alike); an item in
+  // memory, unsealed, is a new object at every write, never changed, so its identity is its version,
+  // marked by this instance alone (another knows none of its marks: a write given one fails its
+  // condition, and the step reads).
+  private readonly marks = new WeakMap<Item, string>();
+  private readonly writtenItems = new WeakMap<Stored, Item>();
+  private marked = 0;
+  private readonly instance = randomUUID();
+  private markOf(item: Item): string {
+    if (item.seal !== '') return `seal:${item.seal}`;
+    let mark = this.marks.get(item);
+    if (mark === undefined) this.marks.set(item, (mark = `${this.instance}:${++this.marked}`));
+    return mark;
+  }
+  protected readonly versions: EngineVersions = {
+    versionOf: (stored) => {
+      const item = this.writtenItems.get(stored) ?? (stored.basis as Item | undefined);
+      return item && typeof item === 'object' && !(item instanceof HandedVersion) ? this.markOf(item) : undefined;
+    },
+    atVersion: (mark) => ({ record: {}, meta: {}, basis: new HandedVersion(mark) }),
+    // One synchronous section: no transaction of another writer is ever in flight.
+    putChecked: (writes) => (this.putItems(writes) ? 'written' : 'changed'),
+    seal: (runId, sealed) => this.sealer.seal(handedKey(runId), sealed),
+  };
 
   // Every condition checked, then every item stored, in one synchronous section: no other write
   // lands in between. On disk each item is its own line, in the order given (a call before its
@@ -207,7 +245,7 @@ export class EmbeddedLedger extends TieredStore {
   // a crash between the two lines leaves the first alone, a state the rules of protocol.ts take up
   // on the retry.
   protected putItems(writes: readonly ItemWrite[]): boolean {
-    if (!writes.every(({ key, expected }) => sameItem(this.get(key), expected?.basis as Item | undefined))) return false;
+    if (!writes.every(({ key, expected }) => this.still(key, expected))) return false;
     for (const { key, item } of writes) if (item) this.storeItem(key, item);
     return true;
   }
@@ -219,6 +257,8 @@ export class EmbeddedLedger extends TieredStore {
       ...(guardReasons && { guardReasons }),
       ...(isPendingApproval(item.record) && { pendingApproval: true }),
     });
+    const stored = this.get(key);
+    if (stored) this.writtenItems.set(item, stored);
   }
 
   // Every item was verified when it was read into memory.
@@ -342,4 +382,9 @@ export class EmbeddedLedger extends TieredStore {
     if (this.log) this.rewriteLive();
     return deleted;
   }
+}
+
+/** The basis of an item only checked, at a version handed to the step (StorageLedger `atVersion`). */
+class HandedVersion {
+  constructor(readonly mark: string) {}
 }

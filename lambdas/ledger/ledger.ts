@@ -44,6 +44,8 @@ export interface StepWant {
   calls?: readonly { turn: number; call: number }[];
   /** A circuit breaker's name. */
   breaker?: string;
+  /** Another breaker's name, read in the same request to be handed on (CallModel reads its turn's calls' tools breaker: handed-step.ts). */
+  handedBreaker?: string;
 }
 
 export interface StepRead {
@@ -52,6 +54,8 @@ export interface StepRead {
   turns: TurnRecord[];
   calls: ToolCallRecord[];
   breaker?: BreakerState;
+  /** The `handedBreaker` asked for, as read (absent when never saved). */
+  handedBreaker?: BreakerState;
 }
 
 /** The most keys `loadStep` reads at once (BatchGetItem's limit is 100). */
@@ -59,7 +63,7 @@ export const MAX_STEP_KEYS = DYNAMODB_BATCH_GET_MAX_KEYS;
 
 /** Refuses a `loadStep` request over the limit, the same way in every implementation. */
 export function checkStepWant(want: StepWant): void {
-  const keys = 2 + (want.turns?.length ?? 0) + (want.calls?.length ?? 0) + (want.breaker === undefined ? 0 : 1);
+  const keys = 2 + (want.turns?.length ?? 0) + (want.calls?.length ?? 0) + (want.breaker === undefined ? 0 : 1) + (want.handedBreaker === undefined ? 0 : 1);
   if (keys > MAX_STEP_KEYS) throw new RangeError(`loadStep: ${keys} keys asked for, at most ${MAX_STEP_KEYS}`);
 }
 
@@ -205,11 +209,39 @@ export const callStepKey = (turn: number, call: number) => `call:${turn}:${call}
 /** What a tool call adds to the run's counters. */
 export const CALL_DELTAS = { steps: 1, toolCalls: 1 } as const satisfies Partial<Counters>;
 
-/** What a turn's counted write saw (turn-seen.ts `recordTurnSeen`): the run item as it wrote it, and the global kill flag it checked unchanged. */
-export type TurnSeen = { run: RunRecord; globalKill?: KillFlag };
+/**
+ * What a turn's counted write saw (turn-seen.ts `recordTurnSeen`): the run item as it wrote it, and
+ * the global kill flag it checked unchanged; `basis`, where the engine can name them, the versions
+ * of those two items then (what a later write's ConditionChecks compare: handed-step.ts).
+ */
+export type TurnSeen = { run: RunRecord; globalKill?: KillFlag; basis?: StepBasis };
 
-/** A turn's count (TurnLedger `recordTurn`), and who is told what its write saw. */
-export type TurnCount = StepCount & { readonly seen?: (seen: TurnSeen) => void };
+/**
+ * The versions of the run item and the global kill item a step's checks were made on, as the
+ * engine marks them (DynamoDB: each item's seal attribute; `kill` null: the item absent). A write
+ * given them holds only while both items are still those versions (ConditionChecks: nothing is
+ * read, nothing of theirs rewritten). Opaque: only the engine that made them compares them.
+ */
+export type StepBasis = {
+  readonly run: string;
+  readonly kill: string | null;
+  /**
+   * The engine's seal over the two versions and what the step was handed with them (handed-versions.ts
+   * `handedContent`): a write given the basis holds only if `content` is what was sealed — a state
+   * made up elsewhere (a payload forged by whoever may invoke the function) is refused, as a changed one.
+   */
+  readonly mac: string;
+  /** What the step's checks were made on (handed-versions.ts `handedContent`), given with the basis to a write. */
+  readonly content?: unknown;
+};
+
+/**
+ * A turn's count (TurnLedger `recordTurn`), and who is told what its write saw: `seen` with the
+ * global kill item checked in the write (the decision after a final answer is made from it);
+ * `handing` without (a turn's calls are handed it, and check the kill item at their own write,
+ * on the version the engine knows of it without a request: the step's own read).
+ */
+export type TurnCount = StepCount & { readonly seen?: (seen: TurnSeen) => void; readonly handing?: (seen: TurnSeen) => void };
 
 /**
  * The tool calls: claimed before their outside call, completed once. CallTool records a call
@@ -226,18 +258,29 @@ export interface ToolCallLedger {
    * With `effect`, the call's business-key effect (EffectLedger) is claimed with it, in the same
    * write (protocol.ts `claimCallEffect`): both, or neither — and when the effect is completed, or
    * in flight in a live call, its record is returned (`effect`) and nothing is written.
+   *
+   * With `basis`, the claim is written unread (the call taken as absent), on the condition too that
+   * the run item and the global kill item are still the versions `basis` names (ConditionChecks):
+   * when any condition fails, nothing is written and `StepChangedError` is thrown — the caller
+   * reads, and decides again, before anything is sent.
    */
-  claimCall(call: ToolCallRecord, now: Date, effect?: EffectHolder): Promise<CallClaim>;
+  claimCall(call: ToolCallRecord, now: Date, effect?: EffectHolder, basis?: StepBasis): Promise<CallClaim>;
   /**
    * Records a call that needs no claim (a read: repeating it changes nothing outside) with its
    * outcome, in one write: succeeds where `claimCall` would; otherwise returns the record in the
    * way (completed: the first outcome stands). With `count`, the call's step is counted in the same
    * write (protocol.ts `recordCallCounted`), only when this write records it.
+   *
+   * With `basis` (and no `count`), the record is written unread, on the conditions that no record
+   * of the call exists and that the run item and the global kill item are still the versions
+   * `basis` names (ConditionChecks, one TransactWriteItems on DynamoDB): when any of them fails,
+   * nothing is written and `StepChangedError` is thrown — the caller reads, and decides again.
    */
   recordCall(
     call: ToolCallRecord & { status: 'completed' },
     now: Date,
     count?: StepCount,
+    basis?: StepBasis,
   ): Promise<{ recorded: true; record: ToolCallRecord } | { recorded: false; existing: ToolCallRecord }>;
   /**
    * Records the outcome of a claimed call; only an in-flight record can be completed. With

@@ -2,6 +2,9 @@ import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
+import { allOf as all, andThen as then, type Maybe } from './maybe.js';
+import type { ItemWrite, StorageCall } from './storage-call.js';
+import { claimOnBasis, recordOnBasis, seenWith, type EngineVersions, type HandedStore } from './handed-versions.js';
 import { openCalls, openTurnCalls } from './open-turn.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
@@ -17,22 +20,7 @@ import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } 
 
 type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
 
-/**
- * A storage call as the engine is about to make it, in the terms of the table both engines keep:
- * the items a read or a put touches, the partition (or index) a query reads, a scan. What a guard
- * outside the ledger checks (`StorageLedger.guardStorage`; the local twin's IAM maps each to the
- * DynamoDB action it stands for), so that the embedded engine, which makes no DynamoDB call, is
- * held to the same grants as the DynamoDB one.
- */
-export type StorageCall =
-  | { readonly read: readonly Key[] }
-  | { readonly put: readonly Key[]; /** The records put, where the call writes records (not a blob's chunks or a task token). */ readonly items?: readonly Stored[] }
-  /** Items a multi-item write only checks, writing nothing to them (`putItems`: DynamoDB's ConditionCheck). */
-  | { readonly check: readonly Key[] }
-  | { readonly query: { readonly pk: string } | { readonly index: string; readonly partition: string } }
-  | { readonly scan: true }
-  /** Items a prune removes (`deleteItems`, pruning.ts): one BatchWriteItem of DeleteRequests with `batch`, else a conditional DeleteItem per key. */
-  | { readonly delete: readonly Key[]; readonly batch?: true };
+export type { ItemWrite, StorageCall } from './storage-call.js';
 
 /** Index names and partitions the engines query (the DynamoDB GSIs; the embedded engine's maps). */
 const INDEX_QUERIES = {
@@ -125,6 +113,11 @@ export abstract class StorageLedger implements Ledger, Pruning {
    */
   protected backoff(_attempt: number): Maybe<void> {
     return undefined;
+  }
+  /** How this engine names and checks an item's version, for writes on the versions a step was handed (handed-versions.ts). */
+  protected abstract readonly versions: EngineVersions;
+  private handedStore(): HandedStore {
+    return { versions: this.versions, guard: (call) => this.guard?.(call), known: (key) => this.readForUpdate(key, false, true) };
   }
 
   // async: a refused call is a rejected promise, as the engine's own failure would be.
@@ -326,12 +319,24 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly recordTurn: Ledger['recordTurn'] = (turn, count) => {
     const key = turnKey(turn.runId, turn.turn);
     if (!count) return this.update(key, (current) => protocol.recordTurn(current, turn, new Date()), true);
-    const { seen: tell, ...stepCount } = count;
-    if (!tell) return this.updateItems([key, runKey(turn.runId)], ([current, run]) => protocol.recordTurnCounted(current, run, turn, new Date(), stepCount), { likelyAbsent: [true, false] });
-    // The kill item's basis is the step's own read of it (loadStep): checked, no request more.
-    return this.updateItems([key, runKey(turn.runId), GLOBAL_KILL], ([current, run, kill]) => recordTurnSeen([current, run, kill], turn, new Date(), stepCount), { likelyAbsent: [true, false, false] }).then(({ turn: stored, seen }) => {
-      if (seen) tell(seen);
-      return stored;
+    const { seen: tell, handing, ...stepCount } = count;
+    // With `seen`, the kill item is checked in the write too (its basis the step's own read: no
+    // request more); with `handing`, it is not (the turn's calls check it at their own write).
+    const keys = [key, runKey(turn.runId), ...(tell ? [GLOBAL_KILL] : [])];
+    let items: readonly [Stored | undefined, Stored | undefined] = [undefined, undefined];
+    const transition = ([current, run, kill]: (Stored<never> | undefined)[]) => {
+      const step = tell ? recordTurnSeen([current, run, kill], turn, new Date(), stepCount) : protocol.recordTurnCounted(current, run, turn, new Date(), stepCount);
+      items = ['writes' in step ? (step.writes[1] ?? undefined) : undefined, kill];
+      return step;
+    };
+    const stored = this.updateItems(keys, transition, { likelyAbsent: [true, false, false] });
+    const told = tell ?? handing;
+    if (!told) return stored;
+    // Told by the write that counted the turn: the kill item as checked, or as known without a request.
+    return stored.then(async (record) => {
+      const [run, kill] = items;
+      if (run) told(await seenWith(this.versions, run, tell ? kill : await this.readForUpdate(GLOBAL_KILL, false, true), record));
+      return record;
     });
   };
   readonly getTurn: Ledger['getTurn'] = (runId, turn) => this.record(turnKey(runId, turn));
@@ -356,32 +361,39 @@ export abstract class StorageLedger implements Ledger, Pruning {
     checkStepWant(want);
     const turns = (want.turns ?? []).map((turn) => turnKey(runId, turn));
     const calls = (want.calls ?? []).map(({ turn, call }) => callKey(runId, turn, call));
-    const keys = [runKey(runId), GLOBAL_KILL, ...turns, ...calls, ...(want.breaker === undefined ? [] : [breakerKey(want.breaker)])];
+    const keys = [runKey(runId), GLOBAL_KILL, ...turns, ...calls, ...(want.breaker === undefined ? [] : [breakerKey(want.breaker)]), ...(want.handedBreaker === undefined ? [] : [breakerKey(want.handedBreaker)])];
     const found = (await this.readGuarded(keys)).map((item) => item?.record);
     const [run, kill] = found;
     const present = <T>(records: unknown[]) => records.filter((record) => record !== undefined) as T[];
     const globalKill = (kill as { flag?: KillFlag } | undefined)?.flag;
-    const breaker = want.breaker === undefined ? undefined : protocol.breakerOf(found.at(-1));
+    const at = 2 + turns.length + calls.length;
+    const breaker = want.breaker === undefined ? undefined : protocol.breakerOf(found[at]);
+    const handedBreaker = want.handedBreaker === undefined ? undefined : protocol.breakerOf(found.at(-1));
     return {
       ...(run && { run: run as unknown as RunRecord }),
       ...(globalKill && { globalKill }),
       turns: present<TurnRecord>(found.slice(2, 2 + turns.length)),
       calls: present<ToolCallRecord>(found.slice(2 + turns.length, 2 + turns.length + calls.length)),
       ...(breaker && { breaker }),
+      ...(handedBreaker && { handedBreaker }),
     };
   };
 
   // ── tool calls ──────────────────────────────────────────────────────────────────────────
 
   readonly getCall: Ledger['getCall'] = (runId, turn, call) => this.record(callKey(runId, turn, call));
-  readonly claimCall: Ledger['claimCall'] = (call, now, effect) => {
+  readonly claimCall: Ledger['claimCall'] = (call, now, effect, basis) => {
     const key = callKey(call.runId, call.turn, call.call);
+    if (basis) return this.inTurn(runKey(call.runId), () => claimOnBasis(this.handedStore(), call, now, effect, basis));
     if (!effect) return this.update(key, (current) => protocol.claimCall(current, call, now));
     // The effect is likely unclaimed: put at once (a failed condition reads it).
     return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.claimCallEffect(current, held, call, effect, now), { likelyAbsent: [false, true] });
   };
-  readonly recordCall: Ledger['recordCall'] = (call, now, count) => {
+  readonly recordCall: Ledger['recordCall'] = (call, now, count, basis) => {
     const key = callKey(call.runId, call.turn, call.call);
+    // On the versions a step was handed (handed-versions.ts). The turn's calls in this instance take
+    // turns on the run item they all check: one transaction each, not conflicts to try again.
+    if (!count && basis) return this.inTurn(runKey(call.runId), () => recordOnBasis(this.handedStore(), call, now, basis));
     if (!count) return this.update(key, (current) => protocol.recordCall(current, call, now));
     // The run item's line after the call's (the embedded log): a crash between them leaves a recorded call that the retry counts.
     return this.updateItems([key, runKey(call.runId)], ([current, run]) => protocol.recordCallCounted(current, run, call, now, count));
@@ -542,7 +554,6 @@ export abstract class StorageLedger implements Ledger, Pruning {
   }
 }
 
-type Maybe<T> = T | Promise<T>;
 /** The attempts of a contended update before it fails as transient (`ItemsOptions.contended`). */
 const CONTENDED_ATTEMPTS = 40;
 /** `never`: each transition reads the record type of its own rule. */
@@ -567,18 +578,7 @@ type PairOptions = {
   /** The order an engine that writes the items one after the other writes them in (the embedded log's lines). */
   readonly order?: 'first first' | 'second first';
 };
-/** One item of a multi-item write (`putItems`): put `item`, or (without one) only check, if the item there is still `expected`. */
-export type ItemWrite = { readonly key: Key; readonly item: Stored | undefined; readonly expected: Stored | undefined };
 
-/** All the values, at once when all are there already. */
-function all<T>(values: readonly Maybe<T>[]): Maybe<T[]> {
-  return values.some((value) => value instanceof Promise) ? Promise.all(values) : (values as T[]);
-}
-
-/** `next(value)`, at once when `value` is there already (so a synchronous engine stays synchronous). */
-function then<T, R>(value: Maybe<T>, next: (value: T) => Maybe<R>): Maybe<R> {
-  return value instanceof Promise ? value.then(next) : next(value);
-}
 
 function newestFirst(runs: RunRecord[]): RunRecord[] {
   return runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt));

@@ -1,4 +1,4 @@
-import type { StepCount, TurnSeen } from './ledger.js';
+import type { StepCount } from './ledger.js';
 import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.js';
 import { recordTurnCounted, type Current, type ItemsStep } from './protocol.js';
 
@@ -11,50 +11,44 @@ import { recordTurnCounted, type Current, type ItemsStep } from './protocol.js';
  * Under the rules here, a step pays one round trip per item set it must read fresh and one per
  * write that must come before something outside happens:
  *
- *   model turn  read (run, kill, the last turn's calls) ─ reserve + count the last turn's calls (run) ─ model ─ record + count (turn, run)   3
- *   read call   read (run, kill, turn, call)            ─ tool ─ record (call)                                2
- *   write call  read ─ claim (call, effect) ─ send ─ complete (call, effect)                                3
+ *   model turn  read (run, kill, the last turn's calls, the breakers) ─ reserve + count the last turn's calls (run) ─ model ─ record + count (turn, run; kill checked)   3
+ *   read call   (handed) ─ tool ─ record + ConditionChecks (run, kill)                                              1
+ *   write call  (handed) ─ claim (call, effect) + ConditionChecks (run, kill) ─ send ─ complete (call, effect)     2
  *
- * Fewer needs a step to skip its read, its checks made on what it was handed and confirmed by its
- * write's condition (the run item and the kill item still the ones handed: ConditionChecks), a read
- * only when that fails. That holds only while nothing else writes the run item between a step and
- * the next; until 2026-12-06 every step's count did (a turn's sibling calls in parallel too), so first:
- *   1. (done: open-turn.ts) counts off the run item between model turns: a call recorded without its
- *      count (recordCall's `count` kept, unused), the turn's calls counted by the next model turn's
- *      reservation (the write it makes anyway) or the run's end, each call budgeted by position
- *      (call c of a turn: the run's count plus c - 1), getRun's counters lagging by the open turn;
- *   2. the run item's seal handed on the payload (never the record: the state machine's 256 KiB),
- *      the record from the function's own cache when it holds that seal, else read; the turn's
- *      tool_use blocks where small;
- *   3. a read call: its checks on that run, its record + ConditionChecks (run, kill) in one write —
- *      1 request; a write call's claim the same way — 2.
- * Its costs: a kill reaches a call one transition later than today (confirmed at its write, not
- * before the tool runs: for a read only); a run item altered outside the ledger is found at the
- * next step that reads, not the next step (ConditionChecks compare seals, not content:
- * test/engine/integrity.test.ts, what the 2.30 attempt of 2026-12-05 broke). Even then a model turn
- * keeps 3 (its reservation must be written before the call goes out): CI's 20-step form (8 turns,
- * 9 reads, 3 writes) would come to (24 + 9 + 6 + 4 at the run's start and end) / 20 ≈ 2.15, the
- * 100-step day (28, 49, 23) to about 1.83. What is done: the decision after a final answer is made
- * from that turn's own write (recordTurnSeen), not from a read of its own.
+ * A call skips its read because nothing of the loop writes the run item between a model turn and
+ * the next (open-turn.ts: a turn's calls are counted by the next turn's reservation): what the
+ * turn's write left — the run item as counted, the kill checked, their versions (TurnSeen `basis`)
+ * — is handed to its calls on the payload (steps/handed-step.ts), which make their checks on it,
+ * and the write that must come first anyway (a read's record, a write's claim) holds only while
+ * the run item and the kill item are still those versions (ledger/handed-versions.ts). When
+ * either changed (a kill, a stop, an approval's wait counted, a recovery), the write is refused,
+ * nothing is written, and the call reads and decides as before: a read's result of a run killed
+ * meanwhile is not kept, a write is refused before it is sent. A retry, a call that waited for a
+ * person or a child run, or one that starts late reads first. Its costs: a kill reaches a read
+ * call at its record, not before its tool runs (a write's claim is refused as before); a run item
+ * altered outside the ledger with its seal attribute left is named at the next read (the next model
+ * turn's), not the next call's (a condition compares the seal attribute, not the content it covers,
+ * so the run item is only ever checked, never rewritten from what was handed:
+ * test/engine/handed-record.test.ts); a transaction bills its items twice, the checks included
+ * (write units per step rise). A model turn keeps 3: its reservation must be written before the
+ * call goes out. The decision after a final answer is made from that turn's own write
+ * (recordTurnSeen), not from a read of its own.
  */
 
 /**
  * `recordTurnCounted` with the global kill item checked too (written together, on the condition
  * that none of the three changed since read): the run item as counted and the kill flag are then
  * what a read right after the write would find, so the decision after a final answer is made from
- * them, with no read of its own (steps/call-model.ts). `seen` only when this write recorded the
- * turn and counted it; a turn found recorded, or counted already, leaves the decision to a read.
+ * them, with no read of its own (steps/call-model.ts; storage-ledger.ts tells them, with their
+ * versions: handed-versions.ts `seenWith`). Only a write that recorded the turn and counted it
+ * tells them; a turn found recorded, or counted already, leaves the decision to a read.
  */
 export function recordTurnSeen(
-  [current, run, kill]: readonly [Current<TurnRecord>, Current<RunRecord>, Current<{ flag?: KillFlag }>],
+  [current, run]: readonly [Current<TurnRecord>, Current<RunRecord>, Current<{ flag?: KillFlag }>],
   turn: TurnRecord,
   now: Date,
   count: StepCount,
-): ItemsStep<{ turn: TurnRecord; seen?: TurnSeen }> {
+): ItemsStep<TurnRecord> {
   const step = recordTurnCounted(current, run, turn, now, count);
-  if (!('writes' in step)) return 'keep' in step ? { keep: { turn: step.keep } } : step;
-  const counted = step.writes[1];
-  const globalKill = kill?.record.flag;
-  const seen = counted ? { run: counted.record as unknown as RunRecord, ...(globalKill && { globalKill }) } : undefined;
-  return { writes: [...step.writes, undefined], answer: { turn: step.answer, ...(seen && { seen }) } };
+  return 'writes' in step ? { writes: [...step.writes, undefined], answer: step.answer } : step;
 }

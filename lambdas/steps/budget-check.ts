@@ -134,11 +134,11 @@ export function createBudgetCheck(deps: DecisionDeps) {
  * record that turn (`read.recording`). Records what the decision found (a guard's trip or warning,
  * a parent's kill, an approved extension applied) before it returns.
  */
-export async function check(deps: DecisionDeps, runId: string, read: { breaker?: string; recording?: boolean; held?: ConversationStep } = {}): Promise<Checked> {
+export async function check(deps: DecisionDeps, runId: string, read: { breaker?: string; handedBreaker?: string; recording?: boolean; held?: ConversationStep } = {}): Promise<Checked> {
   const now = deps.clock.now();
   // One batched read (usually): the run, the kill flag and what is new in the conversation — or
   // none, when the caller holds what that read would find (`held`: a final turn's own write saw it).
-  const step = read.held ?? (await loadConversationStep(deps.ledger, runId, read.breaker, read.recording ? NEXT_TURN : undefined));
+  const step = read.held ?? (await loadConversationStep(deps.ledger, runId, read.breaker, read.recording ? NEXT_TURN : undefined, read.handedBreaker));
   const { globalKill, turns, calls } = step;
   // A child run (defineAgentTool) is killed with its parent: the kill is recorded on it here.
   const stored = (await parentKill(deps.ledger, step.run, now)) ?? step.run;

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { inputTokensOf, type Message, type ToolResultBlock } from '../records/messages.js';
 import { toolNames, toolSpecs, type AgentDefinition } from '../define.js';
-import { modelBreaker, type CircuitBreaker } from '../guards/breaker.js';
+import { modelBreaker, toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { budgetHint, wallClockEnd, type Reservation } from '../guards/budgets.js';
 import { HistoryBound } from '../guards/history.js';
 import { nextCallReservation } from '../guards/request-size.js';
@@ -24,6 +24,7 @@ import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { check, isFinalAnswer, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
 import { counted } from '../shared/text.js';
 import { closing } from '../ledger/open-turn.js';
+import { handOn, type HandedStep } from './handed-step.js';
 
 /** `history`: the execution's history bound at the last decision (StartRun's at the execution's start: lambdas/guards/history.ts). */
 export const CallModelInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
@@ -55,6 +56,8 @@ export interface ModelTurn {
   dollars?: number;
   /** `false` when a retry found the turn counted already (metrics count a turn once). */
   counted?: boolean;
+  /** What the turn's write left, handed to its calls (handed-step.ts): absent when it has no calls, or nothing could be handed. */
+  handed?: HandedStep;
 }
 
 export interface CallModelDeps extends DecisionDeps {
@@ -146,9 +149,10 @@ export function createCallModel(deps: CallModelDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<CallModelResult> => {
     const { runId, history } = parseOrThrow(CallModelInput, input, 'CallModel input');
     // One batched read for the decision and the call: the run, the kill flag, the breaker of the
-    // agent's model (the model of most runs), and what is new in the conversation.
+    // agent's model (the model of most runs), and what is new in the conversation; the tools'
+    // breaker too, in the same request, to hand on to the turn's calls (handed-step.ts).
     const breakerName = modelBreaker(deps.agent.model);
-    const checked = await check(deps, runId, { breaker: breakerName, recording: true });
+    const checked = await check(deps, runId, { breaker: breakerName, handedBreaker: toolsBreaker(deps.agent), recording: true });
     const decided = withHistoryBound(checked, history, 'CallModel');
     if (!decided.continue || decided.pending || decided.compact || decided.handoff) return decided;
     const { made, final, held } = await modelTurn(deps, { ...checked.step, run: checked.run, breakerName, open: checked.open }, decided.nextTurn, signal);
@@ -231,6 +235,9 @@ async function modelTurn(
   };
   const final = isFinalAnswer(record);
   const seen = 'seen' in called ? called.seen : undefined;
+  // The turn's calls are handed what its write saw (the run as counted, the kill, their versions): a read call needs no read of its own.
+  const handed = calls.length > 0 ? handOn(seen, record, step.handedBreaker) : undefined;
+  if (handed) made.handed = handed;
   const held: ConversationStep | undefined = final && seen ? { run: seen.run, ...(seen.globalKill && { globalKill: seen.globalKill }), breaker: step.breaker, turns: [...previous, record], calls: step.calls } : undefined;
   return { made, final, ...(held && { held }) };
 }
@@ -304,10 +311,12 @@ async function callModel(
     // Which code made this step: a run's turns show the version it ran on, turn by turn.
     fingerprint: step.fingerprint,
   };
-  // A final answer's write checks the kill flag too, and says what it saw: the decision after it needs no read.
+  // The turn's write says what it saw: a final answer's checks the kill flag too, and the decision
+  // after it needs no read; a turn's calls are handed it, and check the kill flag at their own write (handed-step.ts).
   let seen: TurnSeen | undefined;
   const count = settlement(turnRecord, step.reservation);
-  const stored = await deps.ledger.recordTurn(turnRecord, isFinalAnswer(turnRecord) ? { ...count, seen: (saw) => (seen = saw) } : count);
+  const tell = (saw: TurnSeen) => (seen = saw);
+  const stored = await deps.ledger.recordTurn(turnRecord, isFinalAnswer(turnRecord) ? { ...count, seen: tell } : { ...count, handing: tell });
   // Another attempt's turn came back (the first recording stands): this write counted nothing.
   return { record: stored, counted: stored.recordedAt === turnRecord.recordedAt, ...(seen && { seen }) };
 }

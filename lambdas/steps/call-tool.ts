@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { noToolSecrets, type ToolSecrets } from '../tools/secrets.js';
-import { guaranteeOf, settleMsOf, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
+import { findTool, guaranteeOf, settleMsOf, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { takeSharedDecision } from '../approvals/shared.js';
@@ -17,6 +17,9 @@ import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
 import { rememberLineage } from '../runs/fork.js';
 import { atPosition } from '../ledger/open-turn.js';
+import { handedContent, isStepChanged } from '../ledger/handed-versions.js';
+import { handedTo } from './handed-step.js';
+import type { StepBasis, StepRead } from '../ledger/ledger.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
 import { claimRefused, effectGate, recordEscalation, undecided, unknownEarlierSend } from '../tools/effects.js';
 import { reserveAmount } from '../tools/aggregates.js';
@@ -37,6 +40,11 @@ export const CallToolInput = z.object({
   taskToken: z.string().min(1).optional(),
   /** What the child's wait ended with, once it has waited (read again from the child's record, never trusted). */
   child: z.unknown().optional(),
+  /**
+   * CallModel's result for the turn, which may hand the call what the turn's write left
+   * (handed-step.ts): the call then makes its checks on that, and reads nothing.
+   */
+  made: z.unknown().optional(),
 });
 
 export interface CallToolResult {
@@ -99,15 +107,42 @@ type Attempted = { kind: 'ok'; outcome: Outcome } | Failure;
  * record returns the recorded outcome.
  */
 export function createCallTool(deps: CallToolDeps) {
+  const handedAttempts = new HandedAttempts();
   return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult | ChildWaitResult> => {
-    const { runId, turn, call, approval: waited, taskToken } = parseOrThrow(CallToolInput, input, 'CallTool input');
+    const parsed = parseOrThrow(CallToolInput, input, 'CallTool input');
+    const { runId, turn, call, approval: waited, taskToken } = parsed;
+    // Handed what the turn's write left (handed-step.ts), a first attempt with no wait behind it is
+    // checked on that, reads nothing, and writes first (a read's record, a write's claim) on the
+    // condition that the run item and the kill item are still as handed; any other — a retry, which
+    // must find its record first, one a person must approve, one whose handed items changed — reads
+    // first, as every call did.
+    const handed = taskToken === undefined && !isWaited(waited) && handedAttempts.first(runId, turn, call) ? handedTo(parsed.made, runId, turn, deps.clock.now()) : undefined;
+    if (handed) {
+      const read: StepRead = { run: handed.run, ...(handed.globalKill && { globalKill: handed.globalKill }), turns: [handed.turn], calls: [], ...(handed.breaker && { breaker: handed.breaker }) };
+      // The basis with what the checks are made on: the ledger's write holds only if it is what was sealed.
+      const made = await makeCall(parsed, read, signal, { ...handed.basis, content: handedContent(handed.run, handed.globalKill, handed.turn) });
+      if (made !== READ_FIRST) return made;
+    }
     // One batched read: the run, the kill flag, the turn that asked for the call, the call's record, the breaker.
     const read = await deps.ledger.loadStep(runId, { turns: [turn], calls: [{ turn, call }], breaker: toolsBreaker(deps.agent) });
+    return (await makeCall(parsed, read, signal)) as CallToolResult | ChildWaitResult;
+  };
+
+  /**
+   * The call, on `read`: the step's own read, or (with `basis`) what it was handed — then
+   * READ_FIRST wherever it would need more than that (its checks tripped, an agent tool, a person
+   * to ask, a mistake to answer, a fork, a first write refused on its conditions), before anything
+   * is sent or written.
+   */
+  async function makeCall(input: z.infer<typeof CallToolInput>, read: StepRead, signal: AbortSignal | undefined, basis?: StepBasis): Promise<CallToolResult | ChildWaitResult | typeof READ_FIRST> {
+    const { runId, turn, call, approval: waited, taskToken } = input;
     const run = read.run;
     if (!run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
-    checkVersion(run, deps.agent, deps.fingerprint);
     const turnRecord = read.turns[0];
     const block = turnRecord && toolUses(turnRecord)[call - 1];
+    // What was handed is refused nothing on its own word: a read decides (the run may have moved on).
+    if (basis && (!block || !onItsVersion(run, deps))) return READ_FIRST;
+    checkVersion(run, deps.agent, deps.fingerprint);
     if (!turnRecord || !block) throw new InvalidInputError(`call: run ${runId} has no tool call ${call} in turn ${turn}`);
     // This function's own cache of the conversation (not another function's: each has its own on AWS),
     // and the run's lineage, which its tools ask for as a fork runs them (runs/fork.ts): no read of the run again.
@@ -132,6 +167,8 @@ export function createCallTool(deps: CallToolDeps) {
     const recorded = read.calls[0];
     // Budgeted by its position in the turn: the run's count, and the calls before it (open-turn.ts).
     const trip = budgetTrip(atPosition(run, turn, call), deps.clock.now(), read.globalKill);
+    // Handed a run that stops, or a call of an agent tool: decided on a read of its own.
+    if (basis && (trip || !handedTool(deps.agent, block.name))) return READ_FIRST;
     // AwaitChildRun, its wait already over (the call recorded, or the run stopping): woken at once, CallTool answers.
     if (taskToken && (recorded?.status === 'completed' || trip)) {
       await deps.callbacks?.succeed(taskToken, { settled: true });
@@ -166,16 +203,35 @@ export function createCallTool(deps: CallToolDeps) {
       ...(tool && { guarantee: guaranteeOf(tool) }),
     };
     // A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands).
-    const recordAtOnce = async (outcome: Outcome) => {
-      const result = await deps.ledger.recordCall({ ...entry, ...outcome, status: 'completed', recordedAt: deps.clock.now().toISOString() }, deps.clock.now());
+    const recordAtOnce = async (outcome: Outcome): Promise<{ record: ToolCallRecord; counted: boolean } | { skipped: string }> => {
+      const completed = { ...entry, ...outcome, status: 'completed' as const, recordedAt: deps.clock.now().toISOString() };
+      if (basis) {
+        try {
+          const handedRecord = await deps.ledger.recordCall(completed, deps.clock.now(), undefined, basis);
+          if (handedRecord.recorded) return { record: handedRecord.record, counted: true };
+        } catch (error) {
+          if (!isStepChanged(error)) throw error;
+          // The run item or the kill changed while the call ran (or a retry's record is there): the
+          // run decides at this read whether it takes the result — a run killed or stopped since
+          // keeps none (the call answered skipped, as a call refused before it sent).
+          const again = await deps.ledger.loadStep(runId, { calls: [{ turn, call }] });
+          if (!again.run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
+          if (again.calls[0]?.status === 'completed') return { record: again.calls[0], counted: false };
+          const stopped = budgetTrip(atPosition(again.run, turn, call), deps.clock.now(), again.globalKill);
+          if (stopped) return { skipped: stopped.reason };
+        }
+      }
+      const result = await deps.ledger.recordCall(completed, deps.clock.now());
       if (result.recorded) return { record: result.record, counted: true };
       if (result.existing.status === 'completed') return { record: result.existing, counted: false };
       throw claimRefused(result.existing, `tool call ${turn}/${call} of run ${runId} is in flight`, deps.clock.now());
     };
     const doneAtOnce = async (outcome: Outcome) => {
-      const { record, counted } = await recordAtOnce(outcome);
-      return done(record, counted);
+      const recordedNow = await recordAtOnce(outcome);
+      return 'skipped' in recordedNow ? skipped(recordedNow.skipped) : done(recordedNow.record, recordedNow.counted);
     };
+    // A call handed its state that a person must approve, answers a mistake, or runs in a fork, reads first.
+    if (basis && (!tool || derived.mistake || derived.approval || run.forkedFrom)) return READ_FIRST;
     // The model's mistake (a tool that does not exist, arguments its schema refuses, no business
     // key) is answered to the model, naming what is wrong, and recorded like any result: replay
     // sends the same answer.
@@ -240,9 +296,11 @@ export function createCallTool(deps: CallToolDeps) {
           return skipped(tried.reason);
         case 'release':
           throw tried.error;
-        case 'fail':
-          await recordAtOnce(tried.outcome);
+        case 'fail': {
+          const failed = await recordAtOnce(tried.outcome);
+          if ('skipped' in failed) return skipped(failed.skipped);
           throw tried.error;
+        }
         default:
           return doneAtOnce(await byReference(tried.outcome));
       }
@@ -256,6 +314,8 @@ export function createCallTool(deps: CallToolDeps) {
     if (!refusal && run.forkedFrom?.effects !== 'dry' && !derived.reused) {
       const holder = { runId, turn, call, ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }) };
       if (!(await reserveAmount(deps.ledger, deps.agent, { tool, args }, { ...holder, approved: derived.approval !== undefined }, now))) {
+        // Past the threshold (nothing reserved): a person decides, which a call handed its state reads for.
+        if (basis) return READ_FIRST;
         const refused = await approvalRefusal(deps, run, turn, call, isWaited(waited));
         if (refused) return doneAtOnce(refused);
         await reserveAmount(deps.ledger, deps.agent, { tool, args }, { ...holder, approved: true }, now);
@@ -270,7 +330,16 @@ export function createCallTool(deps: CallToolDeps) {
       entry.effectKey !== undefined && !refusal
         ? { key: entry.effectKey, runId, turn, call, name: entry.name, args: entry.args, leaseUntil: entry.leaseUntil, ...(entry.settleMs !== undefined && { settleMs: entry.settleMs }), ...(entry.sentAt !== undefined && { sentAt: entry.sentAt }) }
         : undefined;
-    const claim = await deps.ledger.claimCall(entry, now, holder);
+    // Handed its turn's state, the claim is also conditioned on the run item and the kill item it
+    // was checked on (handed-step.ts): refused when either changed — nothing written, nothing sent —
+    // and the call reads, and decides again.
+    let claim: Awaited<ReturnType<typeof deps.ledger.claimCall>>;
+    try {
+      claim = await deps.ledger.claimCall(entry, now, holder, basis);
+    } catch (error) {
+      if (basis && isStepChanged(error)) return READ_FIRST;
+      throw error;
+    }
     const gate = await effectGate(deps.ledger, tool, claim, runId);
     if (gate && 'done' in gate) return doneAtOnce(gate.done);
     if (gate && 'wait' in gate) throw claimRefused(gate.held, gate.wait, deps.clock.now());
@@ -329,7 +398,49 @@ export function createCallTool(deps: CallToolDeps) {
       default:
         return done(await complete(await byReference(tried.outcome)), true);
     }
-  };
+  }
+}
+
+/** Whether the run is bound to this code (checkVersion passes). */
+function onItsVersion(run: RunRecord, deps: Pick<CallToolDeps, 'agent' | 'fingerprint'>): boolean {
+  try {
+    checkVersion(run, deps.agent, deps.fingerprint);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The calls this function was handed a state for. A Retry invokes it again with the same input
+ * (`$$.State.RetryCount` would say so, but the local engine does not set it): a second attempt
+ * this instance sees reads first, and so finds its record, and the breaker as it stands (a breaker
+ * handed closed would let every retry through to a provider that has failed since). A retry in
+ * another instance is held off by the handed state's age instead (handed-step.ts HANDED_FRESH_MS).
+ */
+class HandedAttempts {
+  private readonly seen = new Set<string>();
+  /** Whether this is the first attempt this instance sees of the call. */
+  first(runId: string, turn: number, call: number): boolean {
+    const key = `${runId}\u0000${turn}\u0000${call}`;
+    if (this.seen.has(key)) return false;
+    // A bound, not a cache policy: a retry comes within moments of its attempt.
+    if (this.seen.size >= 10_000) this.seen.clear();
+    this.seen.add(key);
+    return true;
+  }
+}
+
+/** What a handed call answers where it must read first (createCallTool `makeCall`): nothing sent or written yet. */
+const READ_FIRST = Symbol('read first');
+
+/**
+ * A call a handed state may suffice for (handed-step.ts): of a tool the agent has, not an agent
+ * tool (whose child run's wait reads). Whether its derivation asks a person is seen next.
+ */
+function handedTool(agent: AgentDefinition, name: string): boolean {
+  const tool = findTool(agent, name);
+  return tool !== undefined && !tool.child;
 }
 
 /** Runs the outside call once: the tool's answer as the model will see it, or what its failure comes to. */

@@ -108,8 +108,8 @@ export function tracingCalls(calls: ToolCallLedger, options: TracingOptions): Pi
       await emit([callSpan(completed, spanOptions(options))], callMeasurements(completed));
       return completed;
     },
-    async recordCall(call, now, count) {
-      const recorded = await calls.recordCall(call, now, count);
+    async recordCall(call, now, count, basis) {
+      const recorded = await calls.recordCall(call, now, count, basis);
       if (recorded.recorded) await emit([callSpan(recorded.record, spanOptions(options))], callMeasurements(recorded.record));
       // A retry found its call recorded (CallTool writes it again, and the first stands): it did nothing.
       else if (recorded.existing.status === 'completed') await emit([replaySpan(recorded.existing, options.clock.now().getTime(), spanOptions(options))]);

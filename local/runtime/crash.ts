@@ -152,9 +152,9 @@ export function crashingLedger(ledger: Ledger, crash: CrashPoints): Ledger {
  */
 export function crashingToolCalls(calls: ToolCallLedger, crash: CrashPoints): Pick<ToolCallLedger, 'claimCall' | 'completeCall' | 'recordCall'> {
   return {
-    async claimCall(call, now, effect) {
+    async claimCall(call, now, effect, basis) {
       crash.reached(CrashPoint.BeforeClaim, [call.name]);
-      const claim = await calls.claimCall(call, now, effect);
+      const claim = await calls.claimCall(call, now, effect, basis);
       if (claim.claimed) crash.reached(CrashPoint.AfterClaim, [call.name]);
       return claim;
     },
@@ -166,9 +166,9 @@ export function crashingToolCalls(calls: ToolCallLedger, crash: CrashPoints): Pi
       crash.reached(CrashPoint.AfterRecord, tools);
       return completed;
     },
-    async recordCall(call, now, count) {
+    async recordCall(call, now, count, basis) {
       crash.reached(CrashPoint.AfterCommit, [call.name]);
-      const recorded = await calls.recordCall(call, now, count);
+      const recorded = await calls.recordCall(call, now, count, basis);
       crash.reached(CrashPoint.AfterRecord, [call.name]);
       return recorded;
     },

@@ -27,14 +27,15 @@ export type { LedgerUnderTest } from './spec/support.js';
  * `sharesStore`: it can open a second ledger on the same store (`LedgerUnderTest.another`);
  * `prunes: false`: the ledger keeps no prune records (the remote one: the engine serving it owns them).
  * `sharedReads`: reads hand out the stored records frozen, not copies (EmbeddedLedgerOptions
- * `sharedReads`): a caller's change throws instead of going unseen.
+ * `sharedReads`): a caller's change throws instead of going unseen. `tellsSeen: false`: the ledger
+ * cannot call a turn's `seen` back (the remote one), so it hands no versions on.
  */
-export function describeLedgerContract(name: string, makeLedger: MakeLedger, options: { damageable?: boolean; sharesStore?: boolean; prunes?: boolean; sharedReads?: boolean } = {}): void {
+export function describeLedgerContract(name: string, makeLedger: MakeLedger, options: { damageable?: boolean; sharesStore?: boolean; prunes?: boolean; sharedReads?: boolean; tellsSeen?: boolean } = {}): void {
   describe(`ledger contract: ${name}`, () => {
     runsSpec(makeLedger, options);
     guardsSpec(makeLedger);
     turnsSpec(makeLedger, options);
-    toolCallsSpec(makeLedger);
+    toolCallsSpec(makeLedger, options);
     effectsSpec(makeLedger);
     aggregatesSpec(makeLedger);
     fleetSpec(makeLedger);

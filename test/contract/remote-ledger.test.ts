@@ -19,7 +19,7 @@ describeLedgerContract('remote, served from an embedded ledger in memory', async
       await endpoint.close();
     },
   };
-}, { sharesStore: true, prunes: false });
+}, { sharesStore: true, prunes: false, tellsSeen: false });
 
 describe('the ledger endpoint', () => {
   const closers: (() => Promise<void> | void)[] = [];

@@ -52,7 +52,8 @@ describe.each([
     const before = requests();
     await ledger.recordTurn(turn(1), { ...count, seen: (saw) => (seen = saw) });
     if (kind === 'dynalite') expect(requests() - before).toBe(1);
-    expect(seen).toEqual({ run: await ledger.getRun('r1') });
+    // With the versions of the run item written and of the kill item checked (absent: null), which its calls are handed (steps/handed-step.ts).
+    expect(seen).toEqual({ run: await ledger.getRun('r1'), basis: { run: expect.any(String), kill: null, mac: expect.any(String) } });
     expect(seen!.run).toMatchObject({ steps: 1, modelTurns: 1, inputTokens: 100 });
   });
 
@@ -64,7 +65,7 @@ describe.each([
     await another.setGlobalKill(flag);
     let seen: TurnSeen | undefined;
     await ledger.recordTurn(turn(1), { ...count, seen: (saw) => (seen = saw) });
-    expect(seen).toMatchObject({ globalKill: flag, run: { steps: 1, modelTurns: 1 } });
+    expect(seen).toMatchObject({ globalKill: flag, run: { steps: 1, modelTurns: 1 }, basis: { run: expect.any(String), kill: expect.any(String), mac: expect.any(String) } });
     expect(await another.getRun('r1')).toMatchObject({ steps: 1, modelTurns: 1 });
   });
 

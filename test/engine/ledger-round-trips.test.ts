@@ -30,7 +30,24 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledg
       absentCalls += (want?.calls?.length ?? 0) - read.calls.length;
       return read;
     };
-    const guessing = (inner: Ledger): Ledger => new Proxy(inner, { get: (target, property, receiver) => (property === 'loadStep' ? loadStep(target) : Reflect.get(target, property, receiver)) });
+    // The calls recorded (a read) or claimed (a write) on what their turn's write handed them
+    // (steps/handed-step.ts), and the writes on handed versions refused (an item changed).
+    const handed = { recordCall: 0, claimCall: 0 };
+    let changed = 0;
+    const onBasis = <M extends 'recordCall' | 'claimCall'>(method: M, basisAt: number) => (inner: Ledger) => async (...args: unknown[]) => {
+      const write = () => (inner[method] as (...a: unknown[]) => Promise<unknown>)(...args);
+      if (args[basisAt] === undefined) return write();
+      try {
+        const written = await write();
+        handed[method] += 1;
+        return written;
+      } catch (error) {
+        changed += 1;
+        throw error;
+      }
+    };
+    const wrapped: Partial<Record<keyof Ledger, (inner: Ledger) => unknown>> = { loadStep, recordCall: onBasis('recordCall', 3), claimCall: onBasis('claimCall', 3) };
+    const guessing = (inner: Ledger): Ledger => new Proxy(inner, { get: (target, property, receiver) => wrapped[property as keyof Ledger]?.(target) ?? Reflect.get(target, property, receiver) });
     harness = await startHarness({ day, ledger, decorateLedger: (inner) => (counter = countingLedger(guessing(inner))).ledger });
     const finished = await harness.run({ runId: 'round-trips', input: { date: day.date } });
     expect(finished.status).toBe('SUCCEEDED');
@@ -50,10 +67,14 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('ledger round trips, %s ledg
     // 2.59 here (2.62 while the decision after the final answer read the run again): a call more a run fails.
     expect((calls - firstReads) / report.steps, JSON.stringify(counts)).toBeLessThanOrEqual(2.6);
     // One read a step, before its work: the decision after the final answer reads nothing (what the
-    // turn's own write saw, turn-seen.ts), nor does a step after its write.
-    expect(counts['loadStep']).toBe(report.modelTurns + report.toolCalls);
+    // turn's own write saw, turn-seen.ts), nor does a step after its write — nor a call handed what
+    // its turn's write left (handed-step.ts): every read here, and every write no person approves
+    // (none does on this day), none of whose items changed.
+    const reads = counts['recordCall'] ?? 0;
+    const writes = report.toolCalls - reads;
+    expect({ handed, changed }, JSON.stringify(counts)).toEqual({ handed: { recordCall: reads, claimCall: writes }, changed: 0 });
+    expect(counts['loadStep']).toBe(report.modelTurns);
     // Every side effect is still claimed and recorded; every read recorded once.
-    const writes = report.toolCalls - (counts['recordCall'] ?? 0);
     expect(counts['claimCall']).toBe(writes);
     expect(counts['completeCall']).toBe(writes);
     // The refunds and the review are effects (the report is the run's own), each completed by this run's call.

@@ -116,7 +116,8 @@ describe('the state machine', () => {
   it("runs a turn's tool calls concurrently, up to the agent's toolConcurrency, keeping no result in the state", () => {
     const map = states['ToolCalls']!;
     expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.budget.result.calls', MaxConcurrency: 10, ResultPath: null });
-    expect(map.ItemSelector).toEqual({ 'runId.$': '$.run.result.runId', 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', approval: false });
+    // Each call is a pointer, with CallModel's result for the turn: what its write hands the calls (lambdas/steps/handed-step.ts).
+    expect(map.ItemSelector).toEqual({ 'runId.$': '$.run.result.runId', 'turn.$': '$$.Map.Item.Value.turn', 'call.$': '$$.Map.Item.Value.call', approval: false, 'made.$': '$.budget.result' });
   });
 
   it('refuses a toolConcurrency an inline Map cannot run, naming it', () => {

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { type ToolCallRecord } from '../../../lambdas/records/ledger-records.js';
-import { at, call, releasedAt } from '../fixtures.js';
+import type { StepBasis, TurnSeen } from '../../../lambdas/ledger/ledger.js';
+import { handedContent } from '../../../lambdas/ledger/handed-versions.js';
+import { at, call, holder, kill, releasedAt, run, turn } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
 /** The tool calls role (`ToolCallLedger`): claims, leases, records and completions. */
-export function toolCallsSpec(make: MakeLedger): void {
+export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean } = {}): void {
   describe('tool calls', () => {
     const { ledger } = useLedger(make);
 
@@ -98,6 +100,108 @@ export function toolCallsSpec(make: MakeLedger): void {
         await ledger.claimCall(call(), at(0));
         expect(await ledger.recordCall(completed(), at(30))).toMatchObject({ recorded: false, existing: { status: 'in_flight' } });
         expect(await ledger.recordCall(completed(), at(31))).toMatchObject({ recorded: true, record: { status: 'completed', attempts: 2 } });
+      });
+    });
+
+    // A read call handed what its turn's write left (steps/handed-step.ts): recorded unread, on the
+    // versions of the run item and the kill item that write named (TurnSeen `basis`). A ledger
+    // reached over loopback cannot call `seen` back: its callers read, and are handed nothing.
+    describe.skipIf(options.tellsSeen === false)('recording a read on the versions a turn handed its calls', () => {
+      const completed = (overrides: Partial<ToolCallRecord> = {}) =>
+        ({ ...call({ effect: 'read', ...overrides }), status: 'completed', outcome: 'ok', result: '{"order":1}', latencyMs: 2, recordedAt: at(1).toISOString() }) as ToolCallRecord & {
+          status: 'completed';
+        };
+      /** Run r1 with turn 3 recorded and counted, and the basis its write hands its calls, given back with what was handed. */
+      const handedTurn = async (): Promise<TurnSeen & { basis: StepBasis }> => {
+        await ledger.createRun(run('r1'));
+        let seen: TurnSeen | undefined;
+        await ledger.recordTurn(turn(3), { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1 }, handing: (saw) => (seen = saw) });
+        expect(seen?.basis).toEqual({ run: expect.any(String), kill: null, mac: expect.any(String) });
+        return { ...seen!, basis: { ...seen!.basis!, content: handedContent(seen!.run, seen!.globalKill, turn(3)) } };
+      };
+      const changed = /Ledger\.StepChanged|handed changed/;
+
+      it('records the call, and leaves the run item as the turn wrote it', async () => {
+        const seen = await handedTurn();
+        expect(await ledger.recordCall(completed(), at(2), undefined, seen.basis)).toEqual({ recorded: true, record: { ...completed(), attempts: 1 } });
+        expect(await ledger.getCall('r1', 3, 1)).toEqual({ ...completed(), attempts: 1 });
+        expect(await ledger.getRun('r1')).toEqual(seen.run);
+        // Nothing it wrote is another version of either item: the turn's next call records on the same.
+        expect(await ledger.recordCall(completed({ call: 2, toolCallId: 'toolu_003_2' }), at(2), undefined, seen.basis)).toMatchObject({ recorded: true });
+      });
+
+      it('writes nothing once the run item changed since (a kill of the run): its caller reads', async () => {
+        const seen = await handedTurn();
+        await ledger.killRun('r1', kill('operator'));
+        await expect(ledger.recordCall(completed(), at(2), undefined, seen.basis)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('writes nothing once the kill of all runs was set since', async () => {
+        const seen = await handedTurn();
+        await ledger.setGlobalKill(kill('operator'));
+        await expect(ledger.recordCall(completed(), at(2), undefined, seen.basis)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('writes nothing over a record there already (a retry): the first stands, found by its read', async () => {
+        const seen = await handedTurn();
+        await ledger.recordCall(completed(), at(2), undefined, seen.basis);
+        await expect(ledger.recordCall({ ...completed(), result: 'other' }, at(3), undefined, seen.basis)).rejects.toThrow(changed);
+        expect((await ledger.getCall('r1', 3, 1))!.result).toBe('{"order":1}');
+      });
+
+      it('claims a write with its effect, and leaves the run item as the turn wrote it', async () => {
+        const seen = await handedTurn();
+        expect(await ledger.claimCall(call(), at(0), holder(), seen.basis)).toMatchObject({ claimed: true, record: { status: 'in_flight', attempts: 1 }, effect: { status: 'in_flight', attempts: 1 } });
+        expect(await ledger.getEffect(holder().key)).toMatchObject({ status: 'in_flight', runId: 'r1', turn: 3, call: 1 });
+        expect(await ledger.claimCall(call({ call: 2, toolCallId: 'toolu_003_2', name: 'post_report' }), at(0), undefined, seen.basis)).toMatchObject({ claimed: true });
+        expect(await ledger.getRun('r1')).toEqual(seen.run);
+      });
+
+      it('claims nothing once the run item changed since (a kill of the run): neither the call nor its effect', async () => {
+        const seen = await handedTurn();
+        await ledger.killRun('r1', kill('operator'));
+        await expect(ledger.claimCall(call(), at(0), holder(), seen.basis)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+        expect(await ledger.getEffect(holder().key)).toBeUndefined();
+      });
+
+      it('claims nothing once the kill of all runs was set since', async () => {
+        const seen = await handedTurn();
+        await ledger.setGlobalKill(kill('operator'));
+        await expect(ledger.claimCall(call(), at(0), undefined, seen.basis)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('claims nothing over a claim there already (a retry): its caller reads, and the lease rules decide', async () => {
+        const seen = await handedTurn();
+        await ledger.claimCall(call(), at(0), holder(), seen.basis);
+        await expect(ledger.claimCall(call(), at(40), holder(), seen.basis)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'in_flight', attempts: 1 });
+      });
+
+      it('answers an effect another run completed with its record, and writes nothing', async () => {
+        const seen = await handedTurn();
+        await ledger.claimCall(call({ runId: 'r2' }), at(0), holder({ runId: 'r2' }));
+        await ledger.completeCall({ runId: 'r2', turn: 3, call: 1, outcome: { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 1 }, now: at(1), effect: { key: holder().key } });
+        expect(await ledger.claimCall(call(), at(2), holder(), seen.basis)).toMatchObject({ claimed: false, effect: { status: 'completed', runId: 'r2', result: '{"id":"re_1"}' } });
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('writes nothing on versions it never named', async () => {
+        const seen = await handedTurn();
+        await expect(ledger.recordCall(completed(), at(2), undefined, { ...seen.basis, run: 'not-a-version' })).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
+      it('writes nothing for a state other than the one its versions were sealed with (one made up elsewhere)', async () => {
+        const seen = await handedTurn();
+        const forged = { ...turn(3), content: [{ type: 'tool_use', id: 'toolu_003_1', name: 'issue_refund', input: { amountCents: 99_999 } }] };
+        await expect(ledger.claimCall(call(), at(0), undefined, { ...seen.basis, content: handedContent(seen.run, undefined, forged as never) })).rejects.toThrow(changed);
+        await expect(ledger.recordCall(completed(), at(2), undefined, { ...seen.basis, mac: 'not-its-seal' })).rejects.toThrow(changed);
+        await expect(ledger.recordCall(completed(), at(2), undefined, { ...seen.basis, content: undefined })).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
       });
     });
 

@@ -1,0 +1,158 @@
+import type { CallClaim, EffectHolder, StepBasis, TurnSeen } from './ledger.js';
+import { andThen, type Maybe } from './maybe.js';
+import * as protocol from './protocol.js';
+import { callKey, effectKey, GLOBAL_KILL, type Key, type Recorded, type Stored } from './protocol.js';
+import type { ItemWrite, StorageCall } from './storage-call.js';
+import { runKey, type EffectRecord, type KillFlag, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
+import { sameSecret } from '../shared/same-secret.js';
+
+/**
+ * A write on the versions a step was handed (ledger.ts `StepBasis`; steps/handed-step.ts): its own
+ * items put, the run item and the global kill item only checked — ConditionChecks on the versions
+ * handed, never a rewrite from what was handed (a DynamoDB condition compares the seal attribute, not
+ * the content it covers: a rewrite would seal over an alteration made behind the ledger's back; left
+ * alone, the next read names it). What was handed is sealed with its versions by the write that
+ * named them (`seenWith`), under the ledger's seal key: a write holds only for that state, so a
+ * payload made up by whoever may invoke the step is refused like a changed item. One write: any
+ * condition failed is the caller's to read and decide on (StepChangedError).
+ */
+
+/**
+ * A write given the versions its step's checks were made on found one of them changed, or its
+ * record there already, or was given a state other than the one sealed with them: nothing was
+ * written. The step reads, and decides again (steps/call-tool.ts). The same name on every engine,
+ * and across the loopback ledger.
+ */
+export class StepChangedError extends Error {
+  override readonly name = 'Ledger.StepChanged';
+  constructor(what: string) {
+    super(`the items a step was handed changed, or its record is there: ${what}`);
+  }
+}
+
+/** Whether `error` is a `StepChangedError`, by name (the loopback ledger throws its own class under the same name). */
+export const isStepChanged = (error: unknown): boolean => error instanceof Error && error.name === 'Ledger.StepChanged';
+
+/** The attempts of a write on handed versions that meets its siblings' transactions before it reads instead. */
+const CONFLICT_ATTEMPTS = 8;
+
+/** How an engine names and checks an item's version (StorageLedger `versions`). */
+export interface EngineVersions {
+  /**
+   * The version mark of an item: `stored` as the engine read it, or as it wrote it (an item it was
+   * given to write, once written); undefined when it has none. DynamoDB: its seal attribute.
+   */
+  versionOf(stored: Stored): string | undefined;
+  /** An item that stands for the version `mark` names: the `expected` of a ConditionCheck, its record unknown. */
+  atVersion(mark: string): Stored;
+  /**
+   * `putItems` for a write on handed versions, all or nothing: `changed` when a condition failed,
+   * `conflict` when another writer's transaction held one of its items (nothing of them changed:
+   * it may go again); the items the engine remembers are left alone.
+   */
+  putChecked(writes: readonly ItemWrite[]): Maybe<'written' | 'changed' | 'conflict'>;
+  /** The engine's seal (its ledger seal key) over what a step is handed: its versions and content (StepBasis `mac`). */
+  seal(runId: string, sealed: { run: string; kill: string | null; content: unknown }): Maybe<string>;
+}
+
+/** The key a handed state's seal is made under (no item: a seal key apart from every item's). */
+export const handedKey = (runId: string): Key => ({ pk: `HANDED#${runId}`, sk: 'HANDED' });
+
+/**
+ * What a step is handed with a basis, as sealed (StepBasis `mac`) and as given back to a write: the
+ * run as written, the global kill flag (absent: none), the turn. One shape on both sides, so the
+ * seal's canonical JSON is the same.
+ */
+export function handedContent(run: RunRecord, globalKill: KillFlag | undefined, turn: TurnRecord): unknown {
+  return { run, ...(globalKill && { globalKill }), turn };
+}
+
+/** A storage engine as a write on handed versions uses it (StorageLedger `handedStore`). */
+export interface HandedStore {
+  readonly versions: EngineVersions;
+  /** The check each storage call passes first (StorageLedger `guardStorage`). */
+  guard(call: StorageCall): void;
+  /** The item at `key` as the engine knows it without a request: remembered from its last read or write, else taken as absent. */
+  known(key: Key): Maybe<Stored | undefined>;
+}
+
+/**
+ * A read call's record on handed versions (TurnLedger `recordCall` with a basis): unread, the record
+ * taken as absent (a retry's record there fails its condition: its caller reads and finds it).
+ */
+export function recordOnBasis(store: HandedStore, call: ToolCallRecord & { status: 'completed' }, now: Date, basis: StepBasis): Maybe<Recorded> {
+  const step = protocol.recordCall(undefined, call, now) as { write: Stored; answer: Recorded };
+  return writeOnBasis(store, [{ key: callKey(call.runId, call.turn, call.call), item: step.write, expected: undefined }], call.runId, basis, step.answer);
+}
+
+/**
+ * A write call's claim on handed versions (ToolCallLedger `claimCall` with a basis): the call taken
+ * as absent, its effect as the engine knows it (a request only if a condition fails), by the same
+ * rules (protocol.ts `claimCall`, `claimCallEffect`). An effect held elsewhere writes nothing and
+ * answers its record, as without a basis (what the call does with it is written on the same checks).
+ */
+export function claimOnBasis(store: HandedStore, call: ToolCallRecord, now: Date, effect: EffectHolder | undefined, basis: StepBasis): Maybe<CallClaim> {
+  const key = callKey(call.runId, call.turn, call.call);
+  if (!effect) {
+    const step = protocol.claimCall(undefined, call, now) as { write: Stored; answer: CallClaim };
+    return writeOnBasis(store, [{ key, item: step.write, expected: undefined }], call.runId, basis, step.answer);
+  }
+  const held = effectKey(effect.key);
+  return andThen(store.known(held), (current) => {
+    const step = protocol.claimCallEffect(undefined, current as Stored<EffectRecord> | undefined, call, effect, now);
+    if ('fail' in step) throw step.fail;
+    if ('keep' in step) return step.keep as CallClaim;
+    // The call's line before its effect's (the embedded log), as a claim without a basis writes them.
+    const writes = [{ key, item: step.writes[0], expected: undefined }, { key: held, item: step.writes[1], expected: current }];
+    return writeOnBasis(store, writes, call.runId, basis, step.answer as CallClaim);
+  });
+}
+
+/**
+ * Puts `writes` (each on its own condition) with the run item of `runId` and the global kill item
+ * checked on the versions `basis` names (kill null: the item absent); `answer` once written.
+ */
+function writeOnBasis<R>(store: HandedStore, writes: readonly ItemWrite[], runId: string, basis: StepBasis, answer: R): Maybe<R> {
+  const checked = [runKey(runId), GLOBAL_KILL];
+  const all: ItemWrite[] = [
+    ...writes,
+    { key: checked[0]!, item: undefined, expected: store.versions.atVersion(basis.run) },
+    { key: GLOBAL_KILL, item: undefined, expected: basis.kill === null ? undefined : store.versions.atVersion(basis.kill) },
+  ];
+  // The content the step used must be what the basis was sealed with: else nothing is written, as for a changed item.
+  const sealed = store.versions.seal(runId, { run: basis.run, kill: basis.kill, content: basis.content });
+  const attempt = (tries: number): Maybe<R> => {
+    // Each attempt authorized as the engine makes it: a Put per item written, a ConditionCheck per item checked.
+    const put = writes.filter((write) => write.item);
+    store.guard({ put: put.map((write) => write.key), items: put.map((write) => write.item!) });
+    store.guard({ check: checked });
+    return andThen(store.versions.putChecked(all), (outcome) => {
+      // The turn's other calls record beside this one, each checking the same two items: a
+      // transaction of theirs in flight is no change, and this one goes again.
+      if (outcome === 'conflict' && tries < CONFLICT_ATTEMPTS) return attempt(tries + 1);
+      if (outcome !== 'written') throw new StepChangedError(`${writes.map(({ key }) => `${key.pk}/${key.sk}`).join(' and ')}, on the run item and the global kill as handed`);
+      return answer;
+    });
+  };
+  return andThen(sealed, (seal) => {
+    if (basis.content === undefined || !sameSecret(seal, basis.mac)) throw new StepChangedError(`run ${runId}: the state handed is not the one sealed with its versions`);
+    return attempt(1);
+  });
+}
+
+/**
+ * What a turn's write saw (TurnSeen): the run item as it wrote it (`run`), the global kill item as
+ * it checked it or as the engine knew it (`kill`, absent: none), and their versions (`basis`: the
+ * kill's null when absent), sealed with what its calls are handed — no basis when the engine marks
+ * no version of either.
+ */
+export async function seenWith(engine: Pick<EngineVersions, 'versionOf' | 'seal'>, run: Stored, kill: Stored | undefined, turn: TurnRecord): Promise<TurnSeen> {
+  const record = run.record as unknown as RunRecord;
+  const globalKill = (kill?.record as { flag?: KillFlag } | undefined)?.flag;
+  const seen = { run: record, ...(globalKill && { globalKill }) };
+  const runMark = engine.versionOf(run);
+  const killMark = kill ? engine.versionOf(kill) : null;
+  if (runMark === undefined || killMark === undefined) return seen;
+  const mac = await engine.seal(record.runId, { run: runMark, kill: killMark, content: handedContent(record, globalKill, turn) });
+  return { ...seen, basis: { run: runMark, kill: killMark, mac } };
+}

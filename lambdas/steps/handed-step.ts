@@ -1,0 +1,94 @@
+import * as z from 'zod';
+import type { BreakerState } from '../records/breaker-state.js';
+import type { StepBasis, TurnSeen } from '../ledger/ledger.js';
+import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.js';
+
+/**
+ * What CallModel hands each tool call of its turn (issue 38: a read call in one request). Between
+ * a model turn's write and the next turn's reservation nothing of the loop writes the run item
+ * (ledger/open-turn.ts), so what that write left — the run item as counted, the global kill it
+ * checked unchanged — is what a read call's own read would find, unless something outside the
+ * loop changed it (a kill, a stop, an approval's wait counted, a recovery, tampering):
+ *
+ *   CallModel: read ─ reserve ─ model ─ record the turn (+ kill checked) ─► handed: the run as written, the kill as checked, their versions, the turn, the tools breaker as read
+ *   CallTool (a read): checks on what it was handed ─ tool ─ record + ConditionChecks (run, kill on the versions handed)   1 request
+ *                      └─ any condition failed (an item changed, the record there): read, decide, act as before         (no second send)
+ *
+ * The checks are the same as a read's (the kill, the budget by the call's place in its turn): the
+ * ConditionChecks prove the items are still the versions they were made on. The run item is only
+ * checked, never rewritten from what was handed (a DynamoDB condition compares its seal attribute,
+ * not its content: a rewrite would seal over an alteration made behind the ledger's back). The
+ * payload is the execution's own state (CallModel's result through the ToolCalls Map's
+ * ItemSelector), so it is kept small: nothing is handed past HANDED_STEP_MAX_BYTES, and a call
+ * handed nothing reads as before.
+ */
+export interface HandedStep {
+  /** The versions of the run item and the global kill item the checks are made on. */
+  basis: StepBasis;
+  /** The run item as the turn's write left it. */
+  run: RunRecord;
+  /** The global kill flag as that write checked it. */
+  globalKill?: KillFlag;
+  /** The turn as recorded (the calls' tool_use blocks). */
+  turn: TurnRecord;
+  /** The tools' breaker as CallModel's read found it: absent when never saved. */
+  breaker?: BreakerState;
+}
+
+/**
+ * The most a handed state may weigh, as JSON: each of the Map's iterations gets a copy (with the
+ * rest of CallModel's small result), well under Step Functions' 256 KiB a state; a run whose input
+ * or turn is larger hands nothing, and its calls read.
+ */
+export const HANDED_STEP_MAX_BYTES = 32 * 1024;
+
+/**
+ * How long after its turn was recorded a call takes what it was handed: a first attempt starts
+ * within moments (its Map iteration is scheduled as CallModel returns; a cold function's start
+ * included), while a retry comes after its failed attempt — a Task that timed out, a function that
+ * died after its record — and must find its record, and the breaker as it stands, before it sends
+ * again (`$$.State.RetryCount` would tell a retry apart, but the local engine does not set it; an
+ * instance knows the retries it sees itself: steps/call-tool.ts HandedAttempts). A retry elsewhere
+ * within this time re-sends a read that took less than it (its record's condition finds the first)
+ * past a breaker that opened meanwhile, as a call that read it a moment before; a call that starts
+ * later (queued behind the Map's MaxConcurrency) reads first, as every call did.
+ */
+export const HANDED_FRESH_MS = 10_000;
+
+/** Whether a handed state is fresh enough to act on at `now` (HANDED_FRESH_MS from its turn's record). */
+export const freshAt = (handed: HandedStep, now: Date): boolean => {
+  const age = now.getTime() - Date.parse(handed.turn.recordedAt);
+  return age >= 0 && age <= HANDED_FRESH_MS;
+};
+
+/** What a turn's write saw, handed on to its calls; undefined when the engine named no versions or it is too large. */
+export function handOn(seen: TurnSeen | undefined, turn: TurnRecord, breaker: { state?: BreakerState } | undefined): HandedStep | undefined {
+  if (!seen?.basis || !breaker) return undefined;
+  const handed: HandedStep = { basis: seen.basis, run: seen.run, ...(seen.globalKill && { globalKill: seen.globalKill }), turn, ...(breaker.state && { breaker: breaker.state }) };
+  return Buffer.byteLength(JSON.stringify(handed), 'utf8') <= HANDED_STEP_MAX_BYTES ? handed : undefined;
+}
+
+// The records are the ledger's own, handed back by the state machine: their shape is checked where
+// it is used (a malformed one reads instead), not re-validated field by field here.
+const record = z.object({ runId: z.string(), kind: z.string() }).passthrough();
+const Handed = z.object({
+  basis: z.object({ run: z.string().min(1), kill: z.string().min(1).nullable(), mac: z.string().min(1) }).strict(),
+  run: record.extend({ kind: z.literal('run') }),
+  globalKill: z.object({}).passthrough().optional(),
+  turn: record.extend({ kind: z.literal('turn'), turn: z.number().int().positive(), content: z.array(z.unknown()), recordedAt: z.string() }),
+  breaker: z.object({ name: z.string() }).passthrough().optional(),
+});
+
+/**
+ * The state CallTool was handed for call `turn`/`call` of `runId` (its input's `made`: CallModel's
+ * whole result), or undefined: none handed, another run's or turn's, not in the expected shape, or
+ * no longer fresh at `now` (HANDED_FRESH_MS).
+ */
+export function handedTo(made: unknown, runId: string, turn: number, now: Date): HandedStep | undefined {
+  const handed = (made as { handed?: unknown } | null | undefined)?.handed;
+  if (handed === undefined || handed === null) return undefined;
+  const parsed = Handed.safeParse(handed);
+  if (!parsed.success || parsed.data.run.runId !== runId || parsed.data.turn.runId !== runId || parsed.data.turn.turn !== turn) return undefined;
+  const handedStep = parsed.data as unknown as HandedStep;
+  return freshAt(handedStep, now) ? handedStep : undefined;
+}

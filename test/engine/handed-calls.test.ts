@@ -1,0 +1,128 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import { isStepChanged } from '../../lambdas/ledger/handed-versions.js';
+import { toolUses } from '../../lambdas/conversation/turns.js';
+import type { LedgerKind } from '../../local/runtime/local-stack.js';
+import { duplicatePayments, startHarness, type Harness } from '../support/refund-harness.js';
+
+/**
+ * A turn's calls handed what its write left (lambdas/steps/handed-step.ts), end to end on both
+ * ledgers: a read call reads nothing, and records on the versions of the run item and the kill item
+ * it was handed. Whatever changed those since — a kill while the call ran, a retry's record there
+ * already — its write refuses, and the call reads and decides as every call did: a killed run keeps
+ * no result, a write is refused before the provider is called, a retry finds its record.
+ */
+const day = makeSampleDay(5, { plain: 2, already_refunded: 0, mismatch: 0, large: 0 });
+const flag = { by: 'alice', at: '2026-11-29T03:00:00.000Z', reason: 'wrong day' };
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.stack.close();
+  harness = undefined;
+});
+
+/** The ledger the steps use, with `around` in front of the methods it names. */
+function decorated(around: Partial<{ [M in keyof Ledger]: (target: Ledger, ...args: Parameters<Ledger[M]>) => ReturnType<Ledger[M]> }>) {
+  return (ledger: Ledger): Ledger =>
+    new Proxy(ledger, {
+      get: (target, method: keyof Ledger) => {
+        const wrap = around[method] as ((target: Ledger, ...args: unknown[]) => unknown) | undefined;
+        return wrap ? (...args: unknown[]) => wrap(target, ...args) : (target[method] as (...args: unknown[]) => unknown).bind(target);
+      },
+    });
+}
+
+describe.each<LedgerKind>(['embedded', 'dynalite'])('a turn’s calls handed its write’s state, %s ledger', (ledger) => {
+  const start = (around: Parameters<typeof decorated>[0]) => startHarness({ day, ledger, decorateLedger: decorated(around) });
+  it('a run killed while a read call runs keeps no result: its write on the handed run item is refused, the call reads and answers skipped', async () => {
+    let killedAt: { turn: number; call: number } | undefined;
+    const refused: unknown[] = [];
+    harness = await start({
+      recordCall: async (target, call, now, count, basis) => {
+        // The first read recorded on what it was handed: the run is killed as its result comes back.
+        if (basis && !killedAt) {
+          killedAt = { turn: call.turn, call: call.call };
+          await target.killRun(call.runId, flag);
+        }
+        return target.recordCall(call, now, count, basis).catch((error: unknown) => {
+          if (isStepChanged(error)) refused.push(error);
+          throw error;
+        });
+      },
+    });
+    const finished = await harness.run({ runId: 'killed-mid-read', input: { date: day.date } });
+    expect(killedAt).toBeDefined();
+    expect(refused).toHaveLength(1);
+    expect(JSON.parse(finished.output!)).toMatchObject({ status: 'killed', reason: `killed by alice at ${flag.at}: wrong day` });
+    // The result that came back after the kill is not the run's.
+    expect(await harness.stack.ledger.getCall('killed-mid-read', killedAt!.turn, killedAt!.call)).toBeUndefined();
+  }, 60_000);
+
+  it('a write of a run killed after its turn was recorded is refused before the provider is called, handed state or not', async () => {
+    let paidAtKill: number | undefined;
+    harness = await start({
+      recordTurn: async (target, turn, count) => {
+        const stored = await target.recordTurn(turn, count);
+        // The first turn that asks for a refund: killed as soon as it is recorded (its calls are handed the run as it stood before).
+        if (paidAtKill === undefined && toolUses(stored).some((use) => use.name === 'issue_refund')) {
+          paidAtKill = harness!.stack.world.payments.refunds().length;
+          await target.killRun(turn.runId, flag);
+        }
+        return stored;
+      },
+    });
+    const finished = await harness.run({ runId: 'killed-before-write', input: { date: day.date } });
+    expect(paidAtKill).toBeDefined();
+    expect(JSON.parse(finished.output!)).toMatchObject({ status: 'killed' });
+    expect(harness.stack.world.payments.refunds()).toHaveLength(paidAtKill!);
+  }, 60_000);
+
+  it('a retry of a read call whose record is there finds it: its handed write is refused, its read answers the first record', async () => {
+    let retried: { turn: number; call: number; recordedAt: string } | undefined;
+    const refused: unknown[] = [];
+    harness = await start({
+      recordCall: async (target, call, now, count, basis) => {
+        if (!basis || retried) return target.recordCall(call, now, count, basis);
+        // The first attempt recorded the call, and died before it answered: the retry records again.
+        const first = await target.recordCall(call, now, count, basis);
+        retried = { turn: call.turn, call: call.call, recordedAt: first.recorded ? first.record.recordedAt! : '' };
+        return target.recordCall({ ...call, recordedAt: new Date(Date.parse(call.recordedAt!) + 1).toISOString() }, now, count, basis).catch((error: unknown) => {
+          refused.push(error);
+          throw error;
+        });
+      },
+    });
+    const finished = await harness.run({ runId: 'retried-read', input: { date: day.date } });
+    expect(JSON.parse(finished.output!)).toMatchObject({ status: 'succeeded' });
+    expect(refused).toHaveLength(1);
+    expect(isStepChanged(refused[0])).toBe(true);
+    expect(await harness.stack.ledger.getCall('retried-read', retried!.turn, retried!.call)).toMatchObject({ status: 'completed', recordedAt: retried!.recordedAt, attempts: 1 });
+  }, 60_000);
+
+  it('a handed state other than the one sealed with its versions (made up on the way) is refused at each write: the calls read, and the run goes on as recorded', async () => {
+    const refused: string[] = [];
+    const noting = <T>(written: Promise<T>, what: string) =>
+      written.catch((error: unknown) => {
+        if (isStepChanged(error)) refused.push(what);
+        throw error;
+      });
+    harness = await start({
+      // What the turn's calls are handed says the run may take far more steps than it may.
+      recordTurn: (target, turn, count) => {
+        const handing = count?.handing;
+        return target.recordTurn(turn, handing ? { ...count, handing: (seen) => handing({ ...seen, run: { ...seen.run, config: { ...seen.run.config, maxSteps: 1_000_000 } } }) } : count);
+      },
+      recordCall: (target, call, now, count, basis) => noting(target.recordCall(call, now, count, basis), `record ${call.name}`),
+      claimCall: (target, call, now, effect, basis) => noting(target.claimCall(call, now, effect, basis), `claim ${call.name}`),
+    });
+    const finished = await harness.run({ runId: 'made-up', input: { date: day.date } });
+    expect(JSON.parse(finished.output!)).toMatchObject({ status: 'succeeded' });
+    // Every call that acted on it was refused before anything of it was written (a write's before it was sent), and read instead.
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.some((what) => what.startsWith('claim '))).toBe(true);
+    const { calls } = await harness.stack.ledger.listConversation('made-up');
+    expect(calls.every((call) => call.status === 'completed')).toBe(true);
+    expect(duplicatePayments(harness.stack)).toEqual([]);
+  }, 60_000);
+});

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
+import type { TurnSeen } from '../../lambdas/ledger/ledger.js';
+import { handedContent } from '../../lambdas/ledger/handed-versions.js';
+import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
+import type { ToolCallRecord } from '../../lambdas/records/ledger-records.js';
+import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
+import { cachedTemplate } from '../../local/template/cache.js';
+import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
+import { at, call, run, turn } from '../contract/fixtures.js';
+
+/**
+ * A read call's record on the versions its turn handed it (TurnLedger `recordCall` with a basis,
+ * steps/handed-step.ts), on DynamoDB: one request — the record put, the run item and the kill item
+ * ConditionChecked on their seals — and never a rewrite of the run item. A DynamoDB condition
+ * compares the seal attribute, not the content it covers, so a run item altered behind the ledger
+ * with its seal left is not seen by the check: it is left as it is, and the next read names it
+ * (the next model turn's, where the call's own read named it before: test/engine/integrity.test.ts).
+ */
+let dynamo: LocalDynamo;
+let tables = 0;
+beforeAll(async () => {
+  dynamo = await startDynamo();
+});
+afterAll(async () => dynamo.close());
+
+async function table() {
+  const name = `handed-${++tables}`;
+  await ensureTable(dynamo.client, ledgerTableFromTemplate(await cachedTemplate('agent'), name));
+  const sent: string[] = [];
+  dynamo.client.middlewareStack.add((next, context) => (args) => (sent.push(`${name}:${context.commandName}`), next(args)), { step: 'initialize', name: `count-${name}` });
+  const sealer = ephemeralSealer();
+  const ledger = new DynamoDbLedger(dynamo.client, name, sealer);
+  await ledger.createRun(run('r1'));
+  let seen: TurnSeen | undefined;
+  await ledger.recordTurn(turn(3), { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1 }, handing: (saw) => (seen = saw) });
+  const basis = { ...seen!.basis!, content: handedContent(seen!.run, seen!.globalKill, turn(3)) };
+  return { name, ledger, sealer, seen: { ...seen!, basis }, requests: () => sent.filter((request) => request.startsWith(`${name}:`)).map((request) => request.slice(name.length + 1)) };
+}
+
+const completed = { ...call({ effect: 'read' }), status: 'completed', outcome: 'ok', result: '{"order":1}', latencyMs: 2, recordedAt: at(1).toISOString() } as ToolCallRecord & { status: 'completed' };
+
+describe('a read recorded on handed versions, DynamoDB', () => {
+  it('is one TransactWriteItems, with no read', async () => {
+    const { ledger, seen, requests } = await table();
+    const before = requests().length;
+    expect(await ledger.recordCall(completed, at(2), undefined, seen.basis)).toMatchObject({ recorded: true });
+    expect(requests().slice(before)).toEqual(['TransactWriteItemsCommand']);
+  });
+
+  it('leaves a run item altered behind the ledger (its seal kept) as it is: the next read names it', async () => {
+    const { name, ledger, sealer, seen } = await table();
+    await dynamo.client.send(
+      new UpdateItemCommand({ TableName: name, Key: { pk: { S: 'RUN#r1' }, sk: { S: 'RUN' } }, UpdateExpression: 'SET config.maxDollars = :lots', ExpressionAttributeValues: { ':lots': { N: '9999' } } }),
+    );
+    // The seal attribute is the one handed: the check cannot tell, and the record goes in.
+    expect(await ledger.recordCall(completed, at(2), undefined, seen.basis)).toMatchObject({ recorded: true });
+    // Nothing wrote the run item from what was handed (which would seal the alteration over, or restore it unseen).
+    await expect(new DynamoDbLedger(dynamo.client, name, sealer).getRun('r1')).rejects.toThrow(/ledger integrity: run r1, record RUN fails verification/);
+    await expect(ledger.loadStep('r1')).rejects.toThrow(/record RUN fails verification/);
+  });
+});
