@@ -90,6 +90,26 @@ const OverheadRow = z.object({
 });
 const Money = z.object({ dollars: figure.nonnegative() });
 
+/**
+ * Issue 38's DynamoDB target on the sample day (`--overhead --ledgers dynalite --steps 100 --runs 1`):
+ * at most DYNAMODB_REQUESTS_PER_STEP.target requests a step over the nightly day's length, where
+ * CI's 20-step form (held at its bound above) weighs the run's start and end over fewer steps. The
+ * requests are counts, the same at any load: a plain bound, held at the target itself.
+ */
+const DynamoDbDay = z.object({
+  steps: count.min(100, { error: (issue) => `${String(issue.input)} steps: the sample day's target is held over 100 steps or more (--steps 100)` }),
+  results: z.array(z.object({ target: z.string(), dynamodb: z.object({ requestsPerStep: figure.positive() }).optional() }).passthrough()).refine(
+    (rows) => rows.some((row) => row.dynamodb),
+    { message: 'no row measured DynamoDB (--ledgers dynalite)' },
+  ).superRefine((rows, context) => {
+    for (const row of rows) {
+      const requests = row.dynamodb?.requestsPerStep;
+      if (requests !== undefined && requests > DYNAMODB_REQUESTS_PER_STEP.target)
+        context.addIssue({ code: 'custom', message: `${requests} DynamoDB requests per agent step on the sample day (${row.target}): over the target of ${DYNAMODB_REQUESTS_PER_STEP.target}` });
+    }
+  }),
+});
+
 const Overhead = z.object({
   results: z
     .array(OverheadRow)
@@ -784,7 +804,7 @@ const Deploy = z.object({
 });
 
 /** Each mode of bench/main.ts, the schema its `--json` must satisfy. */
-export const REPORTS = { waste: Waste, overhead: Overhead, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet, 'fleet-model': FleetModel, 'fleet-agree': FleetAgreement, 'cold-start': ColdStart, growth: Growth, replay: Replay, tracing: Tracing, events: Events, deploy: Deploy } as const;
+export const REPORTS = { waste: Waste, overhead: Overhead, 'dynamodb-day': DynamoDbDay, cost: Cost, longruns: Longruns, ledger: Ledger, fleet: Fleet, 'fleet-model': FleetModel, 'fleet-agree': FleetAgreement, 'cold-start': ColdStart, growth: Growth, replay: Replay, tracing: Tracing, events: Events, deploy: Deploy } as const;
 export type Mode = keyof typeof REPORTS;
 
 /** The problems with one benchmark's `--json` output, each naming the figure; empty when it measured. */
@@ -841,6 +861,10 @@ function summary(mode: Mode, report: any): string {
       const dynamodb = report.results.find((row: any) => row.dynamodb)?.dynamodb;
       const requests = dynamodb ? `, DynamoDB ${fixed(dynamodb.requestsPerStep)} requests/step (bound ${DYNAMODB_REQUESTS_PER_STEP.bound}, target ${DYNAMODB_REQUESTS_PER_STEP.target})` : '';
       return `${report.results.length} rows, ${fixed(report.aws.transitionsPerStep)} transitions/step${requests}, AWS $${fixed(report.aws.per100StepRun.dollars, 5)} per 100-step run, a ${report.parallelTurn.calls}-call turn in ${report.parallelTurn.turnMs} ms`;
+    }
+    case 'dynamodb-day': {
+      const dynamodb = report.results.find((row: any) => row.dynamodb)?.dynamodb;
+      return `${report.steps} steps, DynamoDB ${fixed(dynamodb.requestsPerStep)} requests/step (target ${DYNAMODB_REQUESTS_PER_STEP.target}), ${fixed(dynamodb.readUnitsPerStep)} read and ${fixed(dynamodb.writeUnitsPerStep)} write units/step`;
     }
     case 'cost':
       return `$${fixed(report.uncached.dollars, 4)} uncached, $${fixed(report.cached.dollars, 4)} cached (${fixed(report.ratio * 100, 1)}%)`;

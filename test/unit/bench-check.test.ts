@@ -358,6 +358,20 @@ describe('bench/check.ts speed limits', () => {
     expect(withRequests(undefined)).toEqual(['results: the DynamoDB row has no DynamoDB figures (requests, read and write units per step)']);
   });
 
+  it('holds the sample day to 2 DynamoDB requests a step, and fails a day over it or one too short', () => {
+    // bench/main.ts --overhead --ledgers dynalite --steps 100 --runs 1: the rows without DynamoDB figures are the memory row and the floor.
+    const day = (requestsPerStep: number, steps = 100) => ({
+      steps,
+      results: [{ target: 'DynamoDB ledger on dynalite', dynamodb: dynamoFigures(requestsPerStep) }, { target: 'embedded ledger, in memory, wire-format simulated model' }, { target: 'floor: bare interpreter, stub tasks' }],
+    });
+    // Measured on 2026-12-06: 1.82 (2.54 before a call was handed its turn's state).
+    expect(checkReport('dynamodb-day', text(day(1.82)))).toEqual([]);
+    expect(checkReport('dynamodb-day', text(day(2.54)))).toEqual(['results: 2.54 DynamoDB requests per agent step on the sample day (DynamoDB ledger on dynalite): over the target of 2']);
+    expect(checkReport('dynamodb-day', text(day(2 * 1.82)))).toHaveLength(1);
+    expect(checkReport('dynamodb-day', text(day(1.82, 20)))).toEqual(["steps: 20 steps: the sample day's target is held over 100 steps or more (--steps 100)"]);
+    expect(checkReport('dynamodb-day', text({ steps: 100, results: [{ target: 'floor: bare interpreter, stub tasks' }] }))).toEqual(['results: no row measured DynamoDB (--ledgers dynalite)']);
+  });
+
   it('fails a report without a held row, naming it', () => {
     const { 'embedded ledger, on disk': _gone, ...rest } = MEASURED.overhead;
     expect(checkReport('overhead', text(overhead(rest)))).toEqual(["results: no figure (× the floor's CPU) for the row \"embedded ledger, on disk\""]);
