@@ -55,15 +55,15 @@ const Waste = z
  * bound, not a ratio, held just above what the code makes so that a request added to every write
  * call (+0.15), turn (+0.40) or read call (+0.45) fails. A model turn reads, writes its reservation
  * (which counts the last turn's calls) and records its turn (3 requests); a call is handed what its
- * turn's write left and reads nothing (lambdas/steps/handed-step.ts): a read records with
- * ConditionChecks of the run and kill items (1), a write claims with them and completes (2). The
+ * turn's write left and reads nothing (lambdas/steps/handed-step.ts): a read records, a put of its
+ * own item (1), a write claims with ConditionChecks of the run and kill items and completes (2). The
  * target is met on the 100-step day (1.82); CI's 20-step form measures more (the run's start and end
  * over fewer steps, and 8 turns to 12 calls).
  */
 export const DYNAMODB_REQUESTS_PER_STEP = {
   bound: 2.2,
   target: 2,
-  measured: "CI's 20-step form 2.10 (the 100-step day 1.82), its write units 9.95 a step (5.1 before: each call's first write is a transaction with ConditionChecks of the run and kill items, billed twice) since a call is handed its turn's state and reads nothing (2026-12-06); 2.70 (the 100-step day 2.54) since a call counts no step of its own, its write units 5.1 (8.1 before); 2.70 since the decision after a final answer is made from what its turn's write saw, not a read (2026-12-05); 2.75 since Finalize and a fork's tools read no run of their own and the benchmark meters before its own read of the run; 2.90 since 0.8.0 (no BudgetCheck read at an execution's start), 2.95 in 0.7.0 (3.30 while BudgetCheck read between turns)",
+  measured: "CI's 20-step form 2.10 (the 100-step day 1.82), its write units 6.05 a step (5.1 before: a write's claim is a transaction with ConditionChecks of the run and kill items, billed twice; 9.25 while a read's record was one too) since a call is handed its turn's state and reads nothing (2026-12-06); 2.70 (the 100-step day 2.54) since a call counts no step of its own, its write units 5.1 (8.1 before); 2.70 since the decision after a final answer is made from what its turn's write saw, not a read (2026-12-05); 2.75 since Finalize and a fork's tools read no run of their own and the benchmark meters before its own read of the run; 2.90 since 0.8.0 (no BudgetCheck read at an execution's start), 2.95 in 0.7.0 (3.30 while BudgetCheck read between turns)",
 } as const;
 
 const OverheadRow = z.object({

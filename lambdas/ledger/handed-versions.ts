@@ -77,12 +77,16 @@ export interface HandedStore {
 }
 
 /**
- * A read call's record on handed versions (TurnLedger `recordCall` with a basis): unread, the record
- * taken as absent (a retry's record there fails its condition: its caller reads and finds it).
+ * What a read call acted on checked against its seal (TurnLedger `recordCall` with a basis): the
+ * state its turn's write sealed, or a StepChangedError (a state made up on the way). A read's record
+ * is then written as any read's is, a conditional put of its own item: a read changes nothing
+ * outside, so no condition on the run or kill item is worth a transaction with them, which each of
+ * a turn's parallel reads (its own Lambda instance on AWS) would meet the others' in.
  */
-export function recordOnBasis(store: HandedStore, call: ToolCallRecord & { status: 'completed' }, now: Date, basis: StepBasis): Maybe<Recorded> {
-  const step = protocol.recordCall(undefined, call, now) as { write: Stored; answer: Recorded };
-  return writeOnBasis(store, [{ key: callKey(call.runId, call.turn, call.call), item: step.write, expected: undefined }], call.runId, basis, step.answer);
+export function sealedAsHanded(store: HandedStore, runId: string, basis: StepBasis): Maybe<void> {
+  return andThen(store.versions.seal(runId, { run: basis.run, kill: basis.kill, content: basis.content }), (seal) => {
+    if (basis.content === undefined || !sameSecret(seal, basis.mac)) throw new StepChangedError(`run ${runId}: the state handed is not the one sealed with its versions`);
+  });
 }
 
 /**
@@ -119,8 +123,6 @@ function writeOnBasis<R>(store: HandedStore, writes: readonly ItemWrite[], runId
     { key: checked[0]!, item: undefined, expected: store.versions.atVersion(basis.run) },
     { key: GLOBAL_KILL, item: undefined, expected: basis.kill === null ? undefined : store.versions.atVersion(basis.kill) },
   ];
-  // The content the step used must be what the basis was sealed with: else nothing is written, as for a changed item.
-  const sealed = store.versions.seal(runId, { run: basis.run, kill: basis.kill, content: basis.content });
   const attempt = (tries: number): Maybe<R> => {
     // Each attempt authorized as the engine makes it: a Put per item written, a ConditionCheck per item checked.
     const put = writes.filter((write) => write.item);
@@ -134,10 +136,8 @@ function writeOnBasis<R>(store: HandedStore, writes: readonly ItemWrite[], runId
       return answer;
     });
   };
-  return andThen(sealed, (seal) => {
-    if (basis.content === undefined || !sameSecret(seal, basis.mac)) throw new StepChangedError(`run ${runId}: the state handed is not the one sealed with its versions`);
-    return attempt(1);
-  });
+  // The content the step used must be what the basis was sealed with: else nothing is written, as for a changed item.
+  return andThen(sealedAsHanded(store, runId, basis), () => attempt(1));
 }
 
 /**

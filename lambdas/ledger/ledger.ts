@@ -266,15 +266,24 @@ export interface ToolCallLedger {
    */
   claimCall(call: ToolCallRecord, now: Date, effect?: EffectHolder, basis?: StepBasis): Promise<CallClaim>;
   /**
+   * Checks what a call was handed against the seal its turn's write made over it (`basis.mac`,
+   * under the ledger's seal key; no request): resolves when `basis.content` is that state, rejects
+   * with `StepChangedError` when it is another (made up on the way). A read handed its state is
+   * checked so before it is sent: its record (`recordCall`) holds no condition on what it was sent on.
+   */
+  checkHanded(runId: string, basis: StepBasis): Promise<void>;
+  /**
    * Records a call that needs no claim (a read: repeating it changes nothing outside) with its
    * outcome, in one write: succeeds where `claimCall` would; otherwise returns the record in the
    * way (completed: the first outcome stands). With `count`, the call's step is counted in the same
    * write (protocol.ts `recordCallCounted`), only when this write records it.
    *
-   * With `basis` (and no `count`), the record is written unread, on the conditions that no record
-   * of the call exists and that the run item and the global kill item are still the versions
-   * `basis` names (ConditionChecks, one TransactWriteItems on DynamoDB): when any of them fails,
-   * nothing is written and `StepChangedError` is thrown — the caller reads, and decides again.
+   * With `basis` (and no `count`), what the call acted on is first checked against the seal its
+   * turn's write made (a state other than that one: nothing written, `StepChangedError`, the
+   * caller reads and decides again); the record is then written unread, as without it (the call
+   * taken as absent: a record in the way is read and returned). No condition on the run or kill
+   * item: a read changes nothing outside, and a kill while it ran keeps its result, as for any call
+   * in flight.
    */
   recordCall(
     call: ToolCallRecord & { status: 'completed' },

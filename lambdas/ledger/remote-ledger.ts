@@ -35,7 +35,7 @@ const DATE_ARGS = {
   // TurnLedger
   recordTurn: [], getTurn: [], listConversation: [], loadStep: [],
   // ToolCallLedger
-  getCall: [], claimCall: [1], recordCall: [1], completeCall: ['now'], releaseCall: [3], renewCall: ['now', 'leaseUntil'],
+  getCall: [], claimCall: [1], checkHanded: [], recordCall: [1], completeCall: ['now'], releaseCall: [3], renewCall: ['now', 'leaseUntil'],
   // EffectLedger
   getEffect: [],
   // AggregateLedger

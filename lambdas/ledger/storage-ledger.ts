@@ -4,7 +4,7 @@ import * as protocol from './protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
 import { allOf as all, andThen as then, type Maybe } from './maybe.js';
 import type { ItemWrite, StorageCall } from './storage-call.js';
-import { claimOnBasis, recordOnBasis, seenWith, type EngineVersions, type HandedStore } from './handed-versions.js';
+import { claimOnBasis, sealedAsHanded, seenWith, type EngineVersions, type HandedStore } from './handed-versions.js';
 import { openCalls, openTurnCalls } from './open-turn.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
@@ -389,11 +389,11 @@ export abstract class StorageLedger implements Ledger, Pruning {
     // The effect is likely unclaimed: put at once (a failed condition reads it).
     return this.updatePair([key, effectKey(effect.key)], (current, held) => protocol.claimCallEffect(current, held, call, effect, now), { likelyAbsent: [false, true] });
   };
+  readonly checkHanded: Ledger['checkHanded'] = async (runId, basis) => sealedAsHanded(this.handedStore(), runId, basis);
   readonly recordCall: Ledger['recordCall'] = (call, now, count, basis) => {
     const key = callKey(call.runId, call.turn, call.call);
-    // On the versions a step was handed (handed-versions.ts). The turn's calls in this instance take
-    // turns on the run item they all check: one transaction each, not conflicts to try again.
-    if (!count && basis) return this.inTurn(runKey(call.runId), () => recordOnBasis(this.handedStore(), call, now, basis));
+    // Handed its turn's state: checked against its seal, then put as any read's record, unread.
+    if (!count && basis) return this.checkHanded(call.runId, basis).then(() => this.update(key, (current) => protocol.recordCall(current, call, now), true));
     if (!count) return this.update(key, (current) => protocol.recordCall(current, call, now));
     // The run item's line after the call's (the embedded log): a crash between them leaves a recorded call that the retry counts.
     return this.updateItems([key, runKey(call.runId)], ([current, run]) => protocol.recordCallCounted(current, run, call, now, count));

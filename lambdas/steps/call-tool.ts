@@ -112,15 +112,17 @@ export function createCallTool(deps: CallToolDeps) {
     const parsed = parseOrThrow(CallToolInput, input, 'CallTool input');
     const { runId, turn, call, approval: waited, taskToken } = parsed;
     // Handed what the turn's write left (handed-step.ts), a first attempt with no wait behind it is
-    // checked on that, reads nothing, and writes first (a read's record, a write's claim) on the
-    // condition that the run item and the kill item are still as handed; any other — a retry, which
-    // must find its record first, one a person must approve, one whose handed items changed — reads
-    // first, as every call did.
+    // checked on that and reads nothing: a read is sent and recorded (one put of its own item), a
+    // write is claimed on the condition that the run item and the kill item are still as handed;
+    // any other — a retry, which must find its record first, one a person must approve, a write
+    // whose handed items changed — reads first, as every call did.
     const handed = taskToken === undefined && !isWaited(waited) && handedAttempts.first(runId, turn, call) ? handedTo(parsed.made, runId, turn, deps.clock.now()) : undefined;
-    if (handed) {
+    // The basis with what the checks are made on, checked against its seal first (a state made up on
+    // the way reads instead): nothing of it is sent otherwise.
+    const basis = handed && (await sealedBasis(deps.ledger, runId, { ...handed.basis, content: handedContent(handed.run, handed.globalKill, handed.turn) }));
+    if (handed && basis) {
       const read: StepRead = { run: handed.run, ...(handed.globalKill && { globalKill: handed.globalKill }), turns: [handed.turn], calls: [], ...(handed.breaker && { breaker: handed.breaker }) };
-      // The basis with what the checks are made on: the ledger's write holds only if it is what was sealed.
-      const made = await makeCall(parsed, read, signal, { ...handed.basis, content: handedContent(handed.run, handed.globalKill, handed.turn) });
+      const made = await makeCall(parsed, read, signal, basis);
       if (made !== READ_FIRST) return made;
     }
     // One batched read: the run, the kill flag, the turn that asked for the call, the call's record, the breaker.
@@ -205,23 +207,9 @@ export function createCallTool(deps: CallToolDeps) {
     // A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands).
     const recordAtOnce = async (outcome: Outcome): Promise<{ record: ToolCallRecord; counted: boolean } | { skipped: string }> => {
       const completed = { ...entry, ...outcome, status: 'completed' as const, recordedAt: deps.clock.now().toISOString() };
-      if (basis) {
-        try {
-          const handedRecord = await deps.ledger.recordCall(completed, deps.clock.now(), undefined, basis);
-          if (handedRecord.recorded) return { record: handedRecord.record, counted: true };
-        } catch (error) {
-          if (!isStepChanged(error)) throw error;
-          // The run item or the kill changed while the call ran (or a retry's record is there): the
-          // run decides at this read whether it takes the result — a run killed or stopped since
-          // keeps none (the call answered skipped, as a call refused before it sent).
-          const again = await deps.ledger.loadStep(runId, { calls: [{ turn, call }] });
-          if (!again.run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);
-          if (again.calls[0]?.status === 'completed') return { record: again.calls[0], counted: false };
-          const stopped = budgetTrip(atPosition(again.run, turn, call), deps.clock.now(), again.globalKill);
-          if (stopped) return { skipped: stopped.reason };
-        }
-      }
-      const result = await deps.ledger.recordCall(completed, deps.clock.now());
+      // Handed its turn's state (checked against its seal before it was sent), unread: a record in the
+      // way (a retry's) is read then. A kill while it ran keeps its result, as for any call in flight.
+      const result = await deps.ledger.recordCall(completed, deps.clock.now(), undefined, basis);
       if (result.recorded) return { record: result.record, counted: true };
       if (result.existing.status === 'completed') return { record: result.existing, counted: false };
       throw claimRefused(result.existing, `tool call ${turn}/${call} of run ${runId} is in flight`, deps.clock.now());
@@ -428,6 +416,17 @@ class HandedAttempts {
     if (this.seen.size >= 10_000) this.seen.clear();
     this.seen.add(key);
     return true;
+  }
+}
+
+/** `basis` when it is the state its turn's write sealed (Ledger `checkHanded`), else undefined: the call reads. */
+async function sealedBasis(ledger: Pick<CallToolDeps['ledger'], 'checkHanded'>, runId: string, basis: StepBasis): Promise<StepBasis | undefined> {
+  try {
+    await ledger.checkHanded(runId, basis);
+    return basis;
+  } catch (error) {
+    if (isStepChanged(error)) return undefined;
+    throw error;
   }
 }
 

@@ -4,23 +4,29 @@ import type { StepBasis, TurnSeen } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.js';
 
 /**
- * What CallModel hands each tool call of its turn (issue 38: a read call in one request). Between
- * a model turn's write and the next turn's reservation nothing of the loop writes the run item
- * (ledger/open-turn.ts), so what that write left — the run item as counted, the global kill it
- * checked unchanged — is what a read call's own read would find, unless something outside the
- * loop changed it (a kill, a stop, an approval's wait counted, a recovery, tampering):
+ * What CallModel hands each tool call of its turn (issue 38: a tool call without a read of its
+ * own). Between a model turn's write and the next turn's reservation nothing of the loop writes the
+ * run item (ledger/open-turn.ts), so what that write left — the run item as counted, the global kill
+ * it checked unchanged — is what a call's own read would find, unless something outside the loop
+ * changed it (a kill, a stop, an approval's wait counted, a recovery, tampering):
  *
- *   CallModel: read ─ reserve ─ model ─ record the turn (+ kill checked) ─► handed: the run as written, the kill as checked, their versions, the turn, the tools breaker as read
- *   CallTool (a read): checks on what it was handed ─ tool ─ record + ConditionChecks (run, kill on the versions handed)   1 request
- *                      └─ any condition failed (an item changed, the record there): read, decide, act as before         (no second send)
+ *   CallModel: read ─ reserve ─ model ─ record the turn ─► handed: the run as written, the kill as read, their versions, the turn, the tools breaker as read, sealed
+ *   CallTool, a read:  seal checked ─ checks on what it was handed ─ tool ─ record (a put of its own item)                          1 request
+ *   CallTool, a write: seal checked ─ checks ─ claim + ConditionChecks (run, kill on the versions handed) ─ provider ─ outcome         2 requests
+ *                                                 └─ a condition failed (an item changed, the claim there): read, decide, act as before (nothing sent)
  *
- * The checks are the same as a read's (the kill, the budget by the call's place in its turn): the
- * ConditionChecks prove the items are still the versions they were made on. The run item is only
+ * The checks are the same as a read's (the kill, the budget by the call's place in its turn). A
+ * read's record carries no condition on the run or kill item: a read changes nothing outside, so a
+ * kill that lands while it runs keeps its result, as for any call in flight, and the turn's parallel
+ * reads (each in its own Lambda instance on AWS) meet no transaction of each other's. A write's
+ * claim does, so a write is never sent for a run killed since its turn. The run item is only
  * checked, never rewritten from what was handed (a DynamoDB condition compares its seal attribute,
  * not its content: a rewrite would seal over an alteration made behind the ledger's back). The
  * payload is the execution's own state (CallModel's result through the ToolCalls Map's
  * ItemSelector), so it is kept small: nothing is handed past HANDED_STEP_MAX_BYTES, and a call
- * handed nothing reads as before.
+ * handed nothing reads as before. Whoever may invoke CallTool could hand it a state of their own:
+ * what is handed is checked against the seal the turn's write made over it before anything of it
+ * is sent (Ledger `checkHanded`).
  */
 export interface HandedStep {
   /** The versions of the run item and the global kill item the checks are made on. */

@@ -24,7 +24,7 @@ const REACH = {
   // TurnLedger
   recordTurn: 'run', getTurn: 'run', listConversation: 'run', loadStep: 'run',
   // ToolCallLedger
-  getCall: 'run', claimCall: 'run', recordCall: 'run', completeCall: 'run', releaseCall: 'run', renewCall: 'run',
+  getCall: 'run', claimCall: 'run', checkHanded: 'run', recordCall: 'run', completeCall: 'run', releaseCall: 'run', renewCall: 'run',
   // EffectLedger, AggregateLedger, EffectApprovalLedger: keyed by effect, found where it was written
   getEffect: 'found', reserveAggregate: 'first', getAggregate: 'found', shareApproval: 'first', getEffectApproval: 'found',
   // FleetLedger: a run's lease is its own ledger's; a day counter is found where it was written

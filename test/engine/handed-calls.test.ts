@@ -8,10 +8,11 @@ import { duplicatePayments, startHarness, type Harness } from '../support/refund
 
 /**
  * A turn's calls handed what its write left (lambdas/steps/handed-step.ts), end to end on both
- * ledgers: a read call reads nothing, and records on the versions of the run item and the kill item
- * it was handed. Whatever changed those since — a kill while the call ran, a retry's record there
- * already — its write refuses, and the call reads and decides as every call did: a killed run keeps
- * no result, a write is refused before the provider is called, a retry finds its record.
+ * ledgers: a call reads nothing. A read records its result as any read does (a kill while it ran
+ * keeps it, as for any call in flight); a write claims on the versions of the run item and the kill
+ * item it was handed, and whatever changed those since, its claim refuses, and the call reads and
+ * decides as every call did: a write of a killed run is refused before the provider is called; a
+ * retry finds its record.
  */
 const day = makeSampleDay(5, { plain: 2, already_refunded: 0, mismatch: 0, large: 0 });
 const flag = { by: 'alice', at: '2026-11-29T03:00:00.000Z', reason: 'wrong day' };
@@ -35,9 +36,8 @@ function decorated(around: Partial<{ [M in keyof Ledger]: (target: Ledger, ...ar
 
 describe.each<LedgerKind>(['embedded', 'dynalite'])('a turn’s calls handed its write’s state, %s ledger', (ledger) => {
   const start = (around: Parameters<typeof decorated>[0]) => startHarness({ day, ledger, decorateLedger: decorated(around) });
-  it('a run killed while a read call runs keeps no result: its write on the handed run item is refused, the call reads and answers skipped', async () => {
+  it('a run killed while a handed read call runs keeps its result, as any call in flight, and ends killed', async () => {
     let killedAt: { turn: number; call: number } | undefined;
-    const refused: unknown[] = [];
     harness = await start({
       recordCall: async (target, call, now, count, basis) => {
         // The first read recorded on what it was handed: the run is killed as its result comes back.
@@ -45,18 +45,13 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a turn’s calls handed its
           killedAt = { turn: call.turn, call: call.call };
           await target.killRun(call.runId, flag);
         }
-        return target.recordCall(call, now, count, basis).catch((error: unknown) => {
-          if (isStepChanged(error)) refused.push(error);
-          throw error;
-        });
+        return target.recordCall(call, now, count, basis);
       },
     });
     const finished = await harness.run({ runId: 'killed-mid-read', input: { date: day.date } });
     expect(killedAt).toBeDefined();
-    expect(refused).toHaveLength(1);
     expect(JSON.parse(finished.output!)).toMatchObject({ status: 'killed', reason: `killed by alice at ${flag.at}: wrong day` });
-    // The result that came back after the kill is not the run's.
-    expect(await harness.stack.ledger.getCall('killed-mid-read', killedAt!.turn, killedAt!.call)).toBeUndefined();
+    expect(await harness.stack.ledger.getCall('killed-mid-read', killedAt!.turn, killedAt!.call)).toMatchObject({ status: 'completed', outcome: 'ok' });
   }, 60_000);
 
   it('a write of a run killed after its turn was recorded is refused before the provider is called, handed state or not', async () => {
@@ -78,49 +73,49 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a turn’s calls handed its
     expect(harness.stack.world.payments.refunds()).toHaveLength(paidAtKill!);
   }, 60_000);
 
-  it('a retry of a read call whose record is there finds it: its handed write is refused, its read answers the first record', async () => {
+  it('a retry of a read call whose record is there finds it: its handed record is refused, and answered the first', async () => {
     let retried: { turn: number; call: number; recordedAt: string } | undefined;
-    const refused: unknown[] = [];
+    const answered: unknown[] = [];
     harness = await start({
       recordCall: async (target, call, now, count, basis) => {
         if (!basis || retried) return target.recordCall(call, now, count, basis);
         // The first attempt recorded the call, and died before it answered: the retry records again.
         const first = await target.recordCall(call, now, count, basis);
         retried = { turn: call.turn, call: call.call, recordedAt: first.recorded ? first.record.recordedAt! : '' };
-        return target.recordCall({ ...call, recordedAt: new Date(Date.parse(call.recordedAt!) + 1).toISOString() }, now, count, basis).catch((error: unknown) => {
-          refused.push(error);
-          throw error;
-        });
+        const again = await target.recordCall({ ...call, recordedAt: new Date(Date.parse(call.recordedAt!) + 1).toISOString() }, now, count, basis);
+        answered.push(again);
+        return again;
       },
     });
     const finished = await harness.run({ runId: 'retried-read', input: { date: day.date } });
     expect(JSON.parse(finished.output!)).toMatchObject({ status: 'succeeded' });
-    expect(refused).toHaveLength(1);
-    expect(isStepChanged(refused[0])).toBe(true);
+    // The retry's record is refused, and answered the first: that is what the call returns.
+    expect(answered).toEqual([{ recorded: false, existing: expect.objectContaining({ recordedAt: retried!.recordedAt }) }]);
     expect(await harness.stack.ledger.getCall('retried-read', retried!.turn, retried!.call)).toMatchObject({ status: 'completed', recordedAt: retried!.recordedAt, attempts: 1 });
   }, 60_000);
 
-  it('a handed state other than the one sealed with its versions (made up on the way) is refused at each write: the calls read, and the run goes on as recorded', async () => {
+  it('a handed state other than the one sealed with its versions (made up on the way) is refused before anything of it is sent: the calls read, and the run goes on as recorded', async () => {
     const refused: string[] = [];
-    const noting = <T>(written: Promise<T>, what: string) =>
-      written.catch((error: unknown) => {
-        if (isStepChanged(error)) refused.push(what);
-        throw error;
-      });
+    const written: string[] = [];
     harness = await start({
       // What the turn's calls are handed says the run may take far more steps than it may.
       recordTurn: (target, turn, count) => {
         const handing = count?.handing;
         return target.recordTurn(turn, handing ? { ...count, handing: (seen) => handing({ ...seen, run: { ...seen.run, config: { ...seen.run.config, maxSteps: 1_000_000 } } }) } : count);
       },
-      recordCall: (target, call, now, count, basis) => noting(target.recordCall(call, now, count, basis), `record ${call.name}`),
-      claimCall: (target, call, now, effect, basis) => noting(target.claimCall(call, now, effect, basis), `claim ${call.name}`),
+      checkHanded: (target, runId, basis) =>
+        target.checkHanded(runId, basis).catch((error: unknown) => {
+          if (isStepChanged(error)) refused.push(runId);
+          throw error;
+        }),
+      recordCall: (target, call, now, count, basis) => (basis && written.push(`record ${call.name}`), target.recordCall(call, now, count, basis)),
+      claimCall: (target, call, now, effect, basis) => (basis && written.push(`claim ${call.name}`), target.claimCall(call, now, effect, basis)),
     });
     const finished = await harness.run({ runId: 'made-up', input: { date: day.date } });
     expect(JSON.parse(finished.output!)).toMatchObject({ status: 'succeeded' });
-    // Every call that acted on it was refused before anything of it was written (a write's before it was sent), and read instead.
+    // Every call handed it was refused at its seal's check, read instead, and wrote nothing on it.
     expect(refused.length).toBeGreaterThan(0);
-    expect(refused.some((what) => what.startsWith('claim '))).toBe(true);
+    expect(written).toEqual([]);
     const { calls } = await harness.stack.ledger.listConversation('made-up');
     expect(calls.every((call) => call.status === 'completed')).toBe(true);
     expect(duplicatePayments(harness.stack)).toEqual([]);

@@ -12,11 +12,11 @@ import { at, call, run, turn } from '../contract/fixtures.js';
 
 /**
  * A read call's record on the versions its turn handed it (TurnLedger `recordCall` with a basis,
- * steps/handed-step.ts), on DynamoDB: one request — the record put, the run item and the kill item
- * ConditionChecked on their seals — and never a rewrite of the run item. A DynamoDB condition
- * compares the seal attribute, not the content it covers, so a run item altered behind the ledger
- * with its seal left is not seen by the check: it is left as it is, and the next read names it
- * (the next model turn's, where the call's own read named it before: test/engine/integrity.test.ts).
+ * steps/handed-step.ts), on DynamoDB: one request — a conditional put of the record alone, no
+ * transaction with the run or kill item (a turn's parallel reads, each in its own Lambda instance
+ * on AWS, would meet each other's) — and never a write of the run item. A run item altered behind
+ * the ledger is left as it is, and the next read names it (the next model turn's, where the call's
+ * own read named it before: test/engine/integrity.test.ts).
  */
 let dynamo: LocalDynamo;
 let tables = 0;
@@ -42,11 +42,11 @@ async function table() {
 const completed = { ...call({ effect: 'read' }), status: 'completed', outcome: 'ok', result: '{"order":1}', latencyMs: 2, recordedAt: at(1).toISOString() } as ToolCallRecord & { status: 'completed' };
 
 describe('a read recorded on handed versions, DynamoDB', () => {
-  it('is one TransactWriteItems, with no read', async () => {
+  it('is one PutItem, with no read', async () => {
     const { ledger, seen, requests } = await table();
     const before = requests().length;
     expect(await ledger.recordCall(completed, at(2), undefined, seen.basis)).toMatchObject({ recorded: true });
-    expect(requests().slice(before)).toEqual(['TransactWriteItemsCommand']);
+    expect(requests().slice(before)).toEqual(['PutItemCommand']);
   });
 
   it('leaves a run item altered behind the ledger (its seal kept) as it is: the next read names it', async () => {
@@ -54,7 +54,7 @@ describe('a read recorded on handed versions, DynamoDB', () => {
     await dynamo.client.send(
       new UpdateItemCommand({ TableName: name, Key: { pk: { S: 'RUN#r1' }, sk: { S: 'RUN' } }, UpdateExpression: 'SET config.maxDollars = :lots', ExpressionAttributeValues: { ':lots': { N: '9999' } } }),
     );
-    // The seal attribute is the one handed: the check cannot tell, and the record goes in.
+    // The record's put checks nothing of the run item: the record goes in.
     expect(await ledger.recordCall(completed, at(2), undefined, seen.basis)).toMatchObject({ recorded: true });
     // Nothing wrote the run item from what was handed (which would seal the alteration over, or restore it unseen).
     await expect(new DynamoDbLedger(dynamo.client, name, sealer).getRun('r1')).rejects.toThrow(/ledger integrity: run r1, record RUN fails verification/);

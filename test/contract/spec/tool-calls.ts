@@ -130,25 +130,34 @@ export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean }
         expect(await ledger.recordCall(completed({ call: 2, toolCallId: 'toolu_003_2' }), at(2), undefined, seen.basis)).toMatchObject({ recorded: true });
       });
 
-      it('writes nothing once the run item changed since (a kill of the run): its caller reads', async () => {
+      it('records it all the same once the run item changed since (a kill of the run while it ran): a read keeps its result, as any call in flight', async () => {
         const seen = await handedTurn();
         await ledger.killRun('r1', kill('operator'));
-        await expect(ledger.recordCall(completed(), at(2), undefined, seen.basis)).rejects.toThrow(changed);
-        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+        expect(await ledger.recordCall(completed(), at(2), undefined, seen.basis)).toMatchObject({ recorded: true });
+        expect(await ledger.getCall('r1', 3, 1)).toEqual({ ...completed(), attempts: 1 });
+        expect(await ledger.getRun('r1')).toMatchObject({ killed: { by: 'operator' } });
       });
 
-      it('writes nothing once the kill of all runs was set since', async () => {
+      it('records it all the same once the kill of all runs was set since', async () => {
         const seen = await handedTurn();
         await ledger.setGlobalKill(kill('operator'));
-        await expect(ledger.recordCall(completed(), at(2), undefined, seen.basis)).rejects.toThrow(changed);
-        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+        expect(await ledger.recordCall(completed(), at(2), undefined, seen.basis)).toMatchObject({ recorded: true });
+        expect(await ledger.getCall('r1', 3, 1)).toEqual({ ...completed(), attempts: 1 });
       });
 
-      it('writes nothing over a record there already (a retry): the first stands, found by its read', async () => {
+      it('answers the record there already (a retry) and writes nothing over it: the first stands', async () => {
         const seen = await handedTurn();
         await ledger.recordCall(completed(), at(2), undefined, seen.basis);
-        await expect(ledger.recordCall({ ...completed(), result: 'other' }, at(3), undefined, seen.basis)).rejects.toThrow(changed);
+        expect(await ledger.recordCall({ ...completed(), result: 'other' }, at(3), undefined, seen.basis)).toEqual({ recorded: false, existing: { ...completed(), attempts: 1 } });
         expect((await ledger.getCall('r1', 3, 1))!.result).toBe('{"order":1}');
+      });
+
+      it('checks a handed state against its seal without writing anything: the one sealed passes, one made up is refused', async () => {
+        const seen = await handedTurn();
+        await expect(ledger.checkHanded('r1', seen.basis)).resolves.toBeUndefined();
+        await expect(ledger.checkHanded('r1', { ...seen.basis, content: handedContent({ ...seen.run, config: { ...seen.run.config, maxSteps: 1_000_000 } }, undefined, turn(3)) })).rejects.toThrow(changed);
+        await expect(ledger.checkHanded('r1', { ...seen.basis, mac: 'not-its-seal' })).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
       });
 
       it('claims a write with its effect, and leaves the run item as the turn wrote it', async () => {
