@@ -9,7 +9,9 @@
  * stack — the synthesized definition on the in-process engine, the step handlers, the ledger —
  * runs once to warm up and then `runs` times, and each figure is the median over the runs:
  *   - ms per agent step: the run's wall time / N (and the process's CPU time / N, steadier when
- *     other work shares the machine);
+ *     other work shares the machine, and the main thread's alone, steadier still: the process's
+ *     counts V8's background threads, whose concurrent marking of the row's garbage lands in
+ *     whichever run is going on, the floor's included);
  *   - ledger calls per agent step: every call through the ledger (a counting decorator) / N;
  *   - state transitions per agent step: states entered / N;
  *   - peak RSS: the row's process's, after its first run (what one N-step run needs, startup
@@ -441,6 +443,7 @@ export async function measureFloor(template: CfnTemplateJson, turns: RecordedTur
       model: 'none',
       msPerStep: median(samples.map((sample) => sample.ms)),
       cpuMsPerStep: median(samples.map((sample) => sample.cpuMs)),
+      ...(samples.every((sample) => sample.threadCpuMs !== undefined) && { threadCpuMsPerStep: median(samples.map((sample) => sample.threadCpuMs!)) }),
       transitionsPerStep: median(samples.map((sample) => sample.transitions)),
       peakRssMb: oneRunRssMb,
       peakRssAllRunsMb: peakRssMb(),
@@ -531,13 +534,15 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
     process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results, cliRuns, aws, parallelTurn }, null, 2)}\n`);
     return;
   }
-  const header = ['', 'ms/step', '× floor', 'CPU ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
+  const header = ['', 'ms/step', '× floor', 'CPU ms/step', '× floor', 'main thread', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
   const rows = results.map((result) => [
     result.target,
     result.msPerStep.toFixed(3),
     result.ratioToFloor === undefined ? '1' : result.ratioToFloor.toFixed(1),
     result.cpuMsPerStep.toFixed(3),
     result.cpuRatioToFloor === undefined ? '1' : result.cpuRatioToFloor.toFixed(1),
+    result.threadCpuMsPerStep === undefined ? '–' : result.threadCpuMsPerStep.toFixed(3),
+    result.threadCpuRatioToFloor === undefined ? (result.cpuRatioToFloor === undefined ? '1' : '–') : result.threadCpuRatioToFloor.toFixed(1),
     result.ledgerCallsPerStep === undefined ? '–' : result.ledgerCallsPerStep.toFixed(2),
     result.transitionsPerStep.toFixed(2),
     String(result.peakRssMb),
@@ -549,6 +554,7 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   console.log('model: the ledger rows replay the warm-up run\'s recorded turns (a scripted model that does no work);');
   console.log('       the wire-format row calls the simulated model through the HTTP client, as `savepoint run` does; the floor has no model');
   console.log(`× floor: the median over the row's runs of each run against the floor measured in the row's own process around it (${FLOOR_RUNS_PER_BATCH} floor runs before it and ${FLOOR_RUNS_PER_BATCH} after)`);
+  console.log("main thread: its CPU alone, without V8's background threads (what CI holds: bench/check.ts)");
   console.log(`peak RSS: the row's process after its first ${steps}-step run (startup included), and after all ${WARM_UP_RUNS + runs} runs`);
   console.log(line(header));
   for (const row of rows) console.log(line(row));
