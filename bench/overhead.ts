@@ -57,7 +57,7 @@ import { benchStack, runOnce } from './pipeline.js';
 import { benchProcess } from './processes.js';
 import { scriptedModel } from './scripted-model.js';
 import { cliRun, type CliRun } from './cli-rss.js';
-import { median, pairedRatio, threadCpuMs } from './stats.js';
+import { median, pairedRatio, threadCpuClock } from './stats.js';
 import { dayWithSteps } from './workload.js';
 import { parallelTurnLatency } from './parallel-turn.js';
 
@@ -412,16 +412,16 @@ function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: nu
     once: async (name: string) => {
       const started = performance.now();
       const cpuBefore = process.cpuUsage();
-      const threadBefore = threadCpuMs();
+      const threadCpu = threadCpuClock();
       const { executionArn } = engine.startExecution({ name, input: { runId: name, input: {} } });
       const done = await engine.waitForExecution(executionArn);
       const cpu = process.cpuUsage(cpuBefore);
-      const threadAfter = threadCpuMs();
+      const threadCpuMs = threadCpu();
       if (done.status !== 'SUCCEEDED') throw new Error(`the floor's run ${name} ${done.status}: ${done.error} ${done.cause}`);
       return {
         ms: (performance.now() - started) / steps,
         cpuMs: (cpu.user + cpu.system) / 1000 / steps,
-        threadCpuMs: threadBefore === undefined || threadAfter === undefined ? undefined : (threadAfter - threadBefore) / steps,
+        threadCpuMs: threadCpuMs === undefined ? undefined : threadCpuMs / steps,
         transitions: transitions(summarizeHistory(engine.getExecutionHistory(executionArn))) / steps,
       };
     },

@@ -6,7 +6,7 @@ import type { CfnTemplateJson } from '../local/template/asl.js';
 import { summarizeHistory, type HistoryEvent, type StateSummary } from '../local/engine/local-engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
 import { madeTurn } from './call-model-turns.js';
-import { threadCpuMs } from './stats.js';
+import { threadCpuClock } from './stats.js';
 
 /**
  * The real local pipeline as the benchmark runs it: the synthesized definition on the in-process
@@ -119,13 +119,13 @@ export async function runOnce(stack: BenchStack, runId: string, day: Day, ended?
   stack.world.payments.resetWorld(day);
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
-  const threadBefore = threadCpuMs();
+  const threadCpu = threadCpuClock();
   const { executionArn } = stack.engine.startExecution({ name: runId, input: { runId, input: { date: day.date }, config: BENCH_CONFIG } });
   const done = await stack.engine.waitForExecution(executionArn);
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const cpuMs = (cpu.user + cpu.system) / 1000;
-  const threadAfter = threadCpuMs();
+  const threadCpuMs = threadCpu();
   ended?.();
   const history = stack.engine.getExecutionHistory(executionArn);
   const states = summarizeHistory(history);
@@ -139,7 +139,7 @@ export async function runOnce(stack: BenchStack, runId: string, day: Day, ended?
     invocations: allInvocations(states),
     wallMs,
     cpuMs,
-    threadCpuMs: threadBefore === undefined || threadAfter === undefined ? undefined : threadAfter - threadBefore,
+    threadCpuMs,
     sideEffects: paid.length + stack.world.payments.reviews().length + stack.world.payments.reports().length,
     duplicatePayments: paid.length - new Set(paid).size,
   };

@@ -50,6 +50,15 @@ export function threadCpuMs(): number | undefined {
   return used && (used.user + used.system) / 1000;
 }
 
+/** Starts a main-thread CPU clock: the function it returns says the ms spent since (undefined where Node cannot say). */
+export function threadCpuClock(): () => number | undefined {
+  const before = threadCpuMs();
+  return () => {
+    const now = threadCpuMs();
+    return before === undefined || now === undefined ? undefined : now - before;
+  };
+}
+
 /** The background's model: N steps, each failing independently with probability p. */
 export const theory = {
   /** Checkpoint after every step: only the failed step is repeated. */
