@@ -72,6 +72,7 @@ const OverheadRow = z.object({
   cpuMsPerStep: figure,
   ratioToFloor: figure.optional(),
   cpuRatioToFloor: figure.positive().optional(),
+  threadCpuRatioToFloor: figure.positive().optional(),
   ledgerCallsPerStep: figure.optional(),
   transitionsPerStep: figure.positive(),
   lambda: z.object({ invocationsPerStep: figure.positive(), billedMsPerStep: figure.positive(), gbSecondsPerStep: figure.positive() }).optional(),
@@ -524,17 +525,34 @@ export const CLI_START_CPU = { ms: 24, nodeMajor: 22, measured: 'startCpuMs 22.9
 // that make system calls (the disk, dynalite's loopback HTTP) slow more than they do: those ratios
 // still move 2–4× with load, and their bounds carry it.
 export const SPEED_LIMITS = {
-  /** bench/overhead.ts: a row's CPU per agent step over the bare interpreter's (cpuRatioToFloor), each in the row's own process. */
+  /**
+   * bench/overhead.ts: a row's CPU per agent step over the bare interpreter's, each in the row's own
+   * process, on the main thread (threadCpuRatioToFloor): each of the row's runs against the floor
+   * runs just before and after it, the median of the runs' ratios. The process's CPU
+   * (cpuRatioToFloor, in the report beside it) also counts V8's background threads, whose concurrent
+   * marking of the row's garbage lands in whichever runs are going on, the floor's included. CI's
+   * form, 26 reports at load 1.3–8.2 (issue 38, 2026-12-06 03:27–03:39 UTC, the last 4 beside 4
+   * busy loops; main's code alternated with this one's): with a floor after each run and the ratio
+   * of medians, the process's CPU measured 2.04–5.09 in memory and 2.45–6.33 on disk (the highest
+   * 2.5× the lowest); with each run paired with the floor around it, 2.67–4.56 and 3.48–6.08
+   * (1.7×); the main thread's, paired, 3.81–4.74 and 4.60–6.10 (1.24× and 1.33×). The memory and
+   * disk bounds are about 1.35× the highest of those and under twice the lowest: every report
+   * measured passes, and each with its row's CPU doubled fails. Not measured above load 8: earlier
+   * passes saw the process's figure rise 1.7× from load 4–5 to load 19–37; whether the main
+   * thread's does was not measured (at load 6–8 it did not move).
+   */
   overhead: {
     // Issue 38's second pass (04:28–04:46 UTC, load 13–26, one row process each, this branch on main): in memory 4.26, 4.98, 4.19, 3.76, 2.95, 3.69, 3.33; on disk 5.71, 4.55, 3.37, 4.76, 4.94, 4.83, 3.68 — main's own 4.19, 3.93, 3.46 and 4.33, 4.29, 3.59 alternated with them: no change measurable under this load, and the target still 1.3–2× away.
     // Issue 38's overhead, fourth pass (17:20–18:10 UTC, load 19–37, CI's form, main and this pass alternated six times): in memory 3.24–5.15 against 3.16–4.76; on disk 3.08–4.51 against 3.43–5.17 — the target still 1.3–1.9× away, so the bounds stay.
     // Issue 38's overhead, fifth pass (22:33–22:43 UTC, load 4–5.4, CI's form, main and this pass alternated eleven times): in memory 1.85–2.68 (median 2.10, 10 of 11 within 2.5)
     // against 1.97–3.03 (2.48, 6 of 11); on disk 2.32–3.75 (2.98) against 2.65–4.20 (3.31). In memory the target is about met at this load; on disk it is 1.2× away, so the bounds stay.
-    'embedded ledger, in memory': { bound: 9, target: 2.5, measured: '5.79, 5.98, 4.03, 3.73; 2.95–4.98 (issue 38, second pass); 1.85–2.68 at load 4–5 (fifth pass)', caveat: STEADY_STATE },
-    'embedded ledger, on disk': { bound: 10, target: 2.5, measured: '3.51, 5.37, 6.58, 6.18; 3.37–5.71 (issue 38, second pass); 2.32–3.75 at load 4–5 (fifth pass)', caveat: STEADY_STATE },
+    // The figures above and the bounds before (9 in memory, 10 on disk) were the process's CPU, a floor after each run.
+    'embedded ledger, in memory': { bound: 6.5, target: 2.5, measured: "main thread: 3.81–4.74 (median 4.09) in 26 reports at load 1.3–8.2 (2026-12-06); the process's CPU before: 5.79, 5.98, 4.03, 3.73; 2.95–4.98 (issue 38, second pass); 1.85–2.68 at load 4–5 (fifth pass)", caveat: STEADY_STATE },
+    'embedded ledger, on disk': { bound: 8, target: 2.5, measured: "main thread: 4.60–6.10 (median 5.09) in 26 reports at load 1.3–8.2 (2026-12-06); the process's CPU before: 3.51, 5.37, 6.58, 6.18; 3.37–5.71 (issue 38, second pass); 2.32–3.75 at load 4–5 (fifth pass)", caveat: STEADY_STATE },
     // Issue 38's target for this row is absolute (≤ 6 ms of CPU a step: 18.6–49.3 ms measured), so not a ratio here.
-    'DynamoDB ledger on dynalite': { bound: 100, target: null, measured: '13.2, 30.2, 49.4, 64' },
-    'embedded ledger, in memory, wire-format simulated model': { bound: 12, target: null, measured: '6.09, 6.04, 6.65, 7.90' },
+    // This row and the next keep their bounds (set on the process's CPU, which measured higher for them): a 2× regression passes them.
+    'DynamoDB ledger on dynalite': { bound: 100, target: null, measured: "main thread: 23.4–31.8 (median 28.7) in 26 reports at load 1.3–8.2 (2026-12-06); the process's CPU before: 13.2, 30.2, 49.4, 64" },
+    'embedded ledger, in memory, wire-format simulated model': { bound: 12, target: null, measured: "main thread: 5.17–5.99 (median 5.58) in 26 reports at load 1.3–8.2 (2026-12-06); the process's CPU before: 6.09, 6.04, 6.65, 7.90" },
   },
   /** bench/ledger.ts: a ledger's CPU per step over the floor's (each record as JSON text in a map), in the same process. */
   ledger: {
@@ -726,7 +744,7 @@ function speedFigures(mode: Mode, report: any): { figures: HeldFigure[]; missing
   };
   switch (mode) {
     case 'overhead':
-      rows(SPEED_LIMITS.overhead, report.results, 'target', (row) => row.cpuRatioToFloor, 'results', "× the floor's CPU", (row) => `overhead per step (${row})`);
+      rows(SPEED_LIMITS.overhead, report.results, 'target', (row) => row.threadCpuRatioToFloor, 'results', "× the floor's main-thread CPU", (row) => `overhead per step (${row})`);
       break;
     case 'ledger':
       rows(SPEED_LIMITS.ledger, report.rows, 'ledger', (row) => row.cpuRatioToFloor, 'rows', "× the floor's CPU", (row) => `the ledger alone (${row})`);

@@ -9,7 +9,9 @@
  * stack — the synthesized definition on the in-process engine, the step handlers, the ledger —
  * runs once to warm up and then `runs` times, and each figure is the median over the runs:
  *   - ms per agent step: the run's wall time / N (and the process's CPU time / N, steadier when
- *     other work shares the machine);
+ *     other work shares the machine, and the main thread's alone, steadier still: the process's
+ *     counts V8's background threads, whose concurrent marking of the row's garbage lands in
+ *     whichever run is going on, the floor's included);
  *   - ledger calls per agent step: every call through the ledger (a counting decorator) / N;
  *   - state transitions per agent step: states entered / N;
  *   - peak RSS: the row's process's, after its first run (what one N-step run needs, startup
@@ -26,10 +28,11 @@
  *     memory: what a local run pays per step, simulator included.
  * The floor: the same definition on the bare interpreter with stub tasks that return what the real
  * steps returned, in the same order (no ledger, no model, no HTTP). Each row's process runs it
- * too, FLOOR_RUNS_PER_RUN times after each of the row's runs, and the row's "× floor" is against
- * that floor (the median), measured in the same process in the same minutes (the machine's speed
- * may change between rows); the floor's own row, in its own process, gives its peak RSS and its
- * figure alone. Nothing here is a test; nothing is hard-coded.
+ * too, in batches of FLOOR_RUNS_PER_BATCH runs before the row's first run and after each run, and
+ * the row's "× floor" is the median over its runs of each run's figure over the floor's around it
+ * (the batches just before and after it): measured in the same process in the same seconds (the
+ * machine's speed may change between rows, and during a row); the floor's own row, in its own
+ * process, gives its peak RSS and its figure alone. Nothing here is a test; nothing is hard-coded.
  */
 import { peakRssKb } from './peak-rss-kb.mjs';
 import { historyAtStart } from '../lambdas/guards/history.js';
@@ -54,7 +57,7 @@ import { benchStack, runOnce } from './pipeline.js';
 import { benchProcess } from './processes.js';
 import { scriptedModel } from './scripted-model.js';
 import { cliRun, type CliRun } from './cli-rss.js';
-import { median } from './stats.js';
+import { median, pairedRatio, threadCpuClock } from './stats.js';
 import { dayWithSteps } from './workload.js';
 import { parallelTurnLatency } from './parallel-turn.js';
 
@@ -82,12 +85,22 @@ export interface OverheadFigures {
   /** Median CPU ms (user + system, the whole process) per agent step: steadier than wall time on a shared machine. */
   cpuMsPerStep: number;
   /**
-   * The ratios to the floor measured in the row's own process, a floor run after each of its runs
-   * (`floorMsPerStep`): the same minutes, so the ratio holds when the machine's speed changes.
+   * The ratios to the floor measured in the row's own process: the median over the row's runs of
+   * each run's figure over the floor's around it (floor runs just before and just after it), so a
+   * change of the machine's speed during the runs slows each run and its floor alike.
    */
   ratioToFloor?: number;
   cpuRatioToFloor?: number;
+  /** The floor's median ms (wall and CPU) per step, around the row's runs (each run's bracketing batches). */
   floorMsPerStep?: number;
+  floorCpuMsPerStep?: number;
+  /** Each run's CPU ms per step beside its floor's: [floor, row], the pairs `cpuRatioToFloor` is the median ratio of. */
+  cpuPairs?: [floor: number, row: number][];
+  /** The same on the main thread's CPU alone (bench/stats.ts threadCpuMs), where Node can say. */
+  threadCpuMsPerStep?: number;
+  floorThreadCpuMsPerStep?: number;
+  threadCpuRatioToFloor?: number;
+  threadCpuPairs?: [floor: number, row: number][];
   ledgerCallsPerStep?: number;
   /** Median calls per agent step, by ledger method. */
   callsByMethod?: Record<string, number>;
@@ -136,10 +149,13 @@ export interface RecordedTurn {
 const WARM_UP_RUNS = 5;
 
 /**
- * Floor runs after each of a row's runs: a floor run of CI's 20 steps is about 8 ms, and with one
- * a run the rows' "× floor" moved 2× between rows of one report (on disk under in memory).
+ * Floor runs in each batch: a batch before a row's first run and one after each run, so every run
+ * is bracketed by floor runs taken in the seconds around it. A floor run of CI's 20 steps is about
+ * 5 ms of CPU: with 3 after each run (9 in all) the floor's figure was the ratio's main noise (CI's
+ * form measured 1.84–5.33 in memory over 32 reports at load 2–11); a batch of 8 does about as much
+ * work as the row's run it brackets.
  */
-const FLOOR_RUNS_PER_RUN = 3;
+const FLOOR_RUNS_PER_BATCH = 8;
 
 /** Decisions by action, summed by service (`dynamodb`, `kms`, `lambda`, `states`, …). */
 function byService(byAction: Record<string, { allowed: number; denied: number }>): Record<string, { allowed: number; denied: number }> {
@@ -238,8 +254,14 @@ export async function measureStack(target: Target, model: ModelKind, template: C
     // The rest of the warm-up (the JIT's), on the model that is measured, and the floor's.
     for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await runOnce(stack, `overhead-warm-up-${warm}`, day);
     for (let warm = 1; warm <= WARM_UP_RUNS; warm++) await floor.once(`floor-warm-up-${warm}`);
-    const floorSamples: { ms: number; cpuMs: number }[] = [];
-    const samples: { ms: number; cpuMs: number; calls: number; transitions: number; byState: Record<string, number>; byMethod: Record<string, number>; lambda: LambdaUsage; dynamo?: DynamoUsage }[] = [];
+    // The floor's figure (per step, median of a batch's runs) before the first run and after each run.
+    const floorBatch = async (label: string) => {
+      const batch = [];
+      for (let again = 1; again <= FLOOR_RUNS_PER_BATCH; again++) batch.push(await floor.once(`floor-${label}-${again}`));
+      return batch;
+    };
+    const floorBatches = [await floorBatch('0')];
+    const samples: { ms: number; cpuMs: number; threadCpuMs: number | undefined; calls: number; transitions: number; byState: Record<string, number>; byMethod: Record<string, number>; lambda: LambdaUsage; dynamo?: DynamoUsage }[] = [];
     for (let run = 1; run <= runs; run++) {
       counter!.reset();
       lambda.reset();
@@ -258,6 +280,7 @@ export async function measureStack(target: Target, model: ModelKind, template: C
       samples.push({
         ms: attempt.wallMs / steps,
         cpuMs: attempt.cpuMs / steps,
+        threadCpuMs: attempt.threadCpuMs === undefined ? undefined : attempt.threadCpuMs / steps,
         calls: ledgerUse.calls / steps,
         transitions: transitions(states) / steps,
         byState: Object.fromEntries(Object.entries(states).map(([state, summary]) => [state, summary.entered])),
@@ -265,11 +288,9 @@ export async function measureStack(target: Target, model: ModelKind, template: C
         lambda: invoked,
         ...(ledgerUse.dynamo && { dynamo: ledgerUse.dynamo }),
       });
-      const floorRuns = [];
-      for (let again = 1; again <= FLOOR_RUNS_PER_RUN; again++) floorRuns.push(await floor.once(`floor-${run}-${again}`));
-      floorSamples.push(...floorRuns);
-      const floorRun = floorRuns[0]!;
-      progress(`  ${target} (${model} model) run ${run}: ${(attempt.wallMs / steps).toFixed(2)} ms/step (floor ${floorRun.ms.toFixed(2)}), ${(ledgerUse.calls / steps).toFixed(2)} ledger calls/step`);
+      floorBatches.push(await floorBatch(String(run)));
+      const around = bracketingFloor(floorBatches.at(-2)!, floorBatches.at(-1)!);
+      progress(`  ${target} (${model} model) run ${run}: ${(attempt.cpuMs / steps).toFixed(2)} ms of CPU/step (floor ${around.cpuMs.toFixed(3)}), ${(ledgerUse.calls / steps).toFixed(2)} ledger calls/step`);
     }
     if (model === 'scripted' && scripted.replayed() === 0) throw new Error(`${target}: the scripted model answered no call`);
     const methods = new Set(samples.flatMap((sample) => Object.keys(sample.byMethod)));
@@ -278,8 +299,15 @@ export async function measureStack(target: Target, model: ModelKind, template: C
     );
     const msPerStep = median(samples.map((sample) => sample.ms));
     const cpuMsPerStep = median(samples.map((sample) => sample.cpuMs));
-    const floorMs = median(floorSamples.map((sample) => sample.ms));
-    const floorCpuMs = median(floorSamples.map((sample) => sample.cpuMs));
+    // Each run against the floor around it (the batches before and after it): a change of the
+    // machine's load during the row's runs slows the run and its floor alike, pair by pair.
+    const floorAround = samples.map((_, index) => bracketingFloor(floorBatches[index]!, floorBatches[index + 1]!));
+    const floorMs = median(floorAround.map((around) => around.ms));
+    const floorCpuMs = median(floorAround.map((around) => around.cpuMs));
+    // The same pairs on the main thread's CPU alone, where Node can say.
+    const threadPairs = samples.every((sample, index) => sample.threadCpuMs !== undefined && floorAround[index]!.threadCpuMs !== undefined)
+      ? samples.map((sample, index) => [floorAround[index]!.threadCpuMs!, sample.threadCpuMs!] as [floor: number, row: number])
+      : undefined;
     const perStep = (of: (sample: (typeof samples)[number]) => number) => median(samples.map((sample) => of(sample) / steps));
     const dynamoSamples = samples.flatMap((sample) => (sample.dynamo ? [sample.dynamo] : []));
     const operations = new Set(dynamoSamples.flatMap((usage) => Object.keys(usage.byOperation)));
@@ -290,8 +318,16 @@ export async function measureStack(target: Target, model: ModelKind, template: C
         msPerStep,
         cpuMsPerStep,
         floorMsPerStep: floorMs,
-        ratioToFloor: msPerStep / floorMs,
-        cpuRatioToFloor: cpuMsPerStep / floorCpuMs,
+        floorCpuMsPerStep: floorCpuMs,
+        ratioToFloor: pairedRatio(samples.map((sample, index) => [floorAround[index]!.ms, sample.ms])),
+        cpuRatioToFloor: pairedRatio(samples.map((sample, index) => [floorAround[index]!.cpuMs, sample.cpuMs])),
+        cpuPairs: samples.map((sample, index) => [round(floorAround[index]!.cpuMs, 4), round(sample.cpuMs, 4)]),
+        ...(threadPairs && {
+          threadCpuMsPerStep: median(threadPairs.map(([, row]) => row)),
+          floorThreadCpuMsPerStep: median(threadPairs.map(([floor]) => floor)),
+          threadCpuRatioToFloor: pairedRatio(threadPairs),
+          threadCpuPairs: threadPairs.map(([floor, row]) => [round(floor, 4), round(row, 4)]),
+        }),
         ledgerCallsPerStep: median(samples.map((sample) => sample.calls)),
         callsByMethod,
         transitionsPerStep: median(samples.map((sample) => sample.transitions)),
@@ -334,6 +370,15 @@ export async function measureStack(target: Target, model: ModelKind, template: C
   }
 }
 
+type Timed = { ms: number; cpuMs: number; threadCpuMs: number | undefined };
+
+/** The floor around a row's run: the median per step of the floor runs in the batches before and after it. */
+function bracketingFloor(before: readonly Timed[], after: readonly Timed[]): Timed {
+  const runs = [...before, ...after];
+  const threads = runs.flatMap((run) => (run.threadCpuMs === undefined ? [] : [run.threadCpuMs]));
+  return { ms: median(runs.map((run) => run.ms)), cpuMs: median(runs.map((run) => run.cpuMs)), threadCpuMs: threads.length === runs.length ? median(threads) : undefined };
+}
+
 /**
  * The floor: the same definition on the bare interpreter, every Task a stub returning the recorded
  * step's result. `once` runs one execution and returns its figures per agent step.
@@ -367,11 +412,18 @@ function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: nu
     once: async (name: string) => {
       const started = performance.now();
       const cpuBefore = process.cpuUsage();
+      const threadCpu = threadCpuClock();
       const { executionArn } = engine.startExecution({ name, input: { runId: name, input: {} } });
       const done = await engine.waitForExecution(executionArn);
-      if (done.status !== 'SUCCEEDED') throw new Error(`the floor's run ${name} ${done.status}: ${done.error} ${done.cause}`);
       const cpu = process.cpuUsage(cpuBefore);
-      return { ms: (performance.now() - started) / steps, cpuMs: (cpu.user + cpu.system) / 1000 / steps, transitions: transitions(summarizeHistory(engine.getExecutionHistory(executionArn))) / steps };
+      const threadCpuMs = threadCpu();
+      if (done.status !== 'SUCCEEDED') throw new Error(`the floor's run ${name} ${done.status}: ${done.error} ${done.cause}`);
+      return {
+        ms: (performance.now() - started) / steps,
+        cpuMs: (cpu.user + cpu.system) / 1000 / steps,
+        threadCpuMs: threadCpuMs === undefined ? undefined : threadCpuMs / steps,
+        transitions: transitions(summarizeHistory(engine.getExecutionHistory(executionArn))) / steps,
+      };
     },
     close: () => engine.close(),
   };
@@ -391,6 +443,7 @@ export async function measureFloor(template: CfnTemplateJson, turns: RecordedTur
       model: 'none',
       msPerStep: median(samples.map((sample) => sample.ms)),
       cpuMsPerStep: median(samples.map((sample) => sample.cpuMs)),
+      ...(samples.every((sample) => sample.threadCpuMs !== undefined) && { threadCpuMsPerStep: median(samples.map((sample) => sample.threadCpuMs!)) }),
       transitionsPerStep: median(samples.map((sample) => sample.transitions)),
       peakRssMb: oneRunRssMb,
       peakRssAllRunsMb: peakRssMb(),
@@ -481,13 +534,15 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
     process.stdout.write(`${JSON.stringify({ steps, runs, node: process.version, results, cliRuns, aws, parallelTurn }, null, 2)}\n`);
     return;
   }
-  const header = ['', 'ms/step', '× floor', 'CPU ms/step', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
+  const header = ['', 'ms/step', '× floor', 'CPU ms/step', '× floor', 'main thread', '× floor', 'ledger calls/step', 'transitions/step', 'peak RSS MB', 'after all runs'];
   const rows = results.map((result) => [
     result.target,
     result.msPerStep.toFixed(3),
     result.ratioToFloor === undefined ? '1' : result.ratioToFloor.toFixed(1),
     result.cpuMsPerStep.toFixed(3),
     result.cpuRatioToFloor === undefined ? '1' : result.cpuRatioToFloor.toFixed(1),
+    result.threadCpuMsPerStep === undefined ? '–' : result.threadCpuMsPerStep.toFixed(3),
+    result.threadCpuRatioToFloor === undefined ? (result.cpuRatioToFloor === undefined ? '1' : '–') : result.threadCpuRatioToFloor.toFixed(1),
     result.ledgerCallsPerStep === undefined ? '–' : result.ledgerCallsPerStep.toFixed(2),
     result.transitionsPerStep.toFixed(2),
     String(result.peakRssMb),
@@ -498,7 +553,8 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   console.log(`overhead per agent step: N = ${steps}, p = 0, median of ${runs} runs after ${WARM_UP_RUNS} warm-up runs, each row in its own process (Node ${process.version})`);
   console.log('model: the ledger rows replay the warm-up run\'s recorded turns (a scripted model that does no work);');
   console.log('       the wire-format row calls the simulated model through the HTTP client, as `savepoint run` does; the floor has no model');
-  console.log(`× floor: against the floor measured in the row's own process, ${FLOOR_RUNS_PER_RUN} floor runs after each of the row's runs (the same minutes)`);
+  console.log(`× floor: the median over the row's runs of each run against the floor measured in the row's own process around it (${FLOOR_RUNS_PER_BATCH} floor runs before it and ${FLOOR_RUNS_PER_BATCH} after)`);
+  console.log("main thread: its CPU alone, without V8's background threads (what CI holds: bench/check.ts)");
   console.log(`peak RSS: the row's process after its first ${steps}-step run (startup included), and after all ${WARM_UP_RUNS + runs} runs`);
   console.log(line(header));
   for (const row of rows) console.log(line(row));

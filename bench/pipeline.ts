@@ -6,6 +6,7 @@ import type { CfnTemplateJson } from '../local/template/asl.js';
 import { summarizeHistory, type HistoryEvent, type StateSummary } from '../local/engine/local-engine.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
 import { madeTurn } from './call-model-turns.js';
+import { threadCpuClock } from './stats.js';
 
 /**
  * The real local pipeline as the benchmark runs it: the synthesized definition on the in-process
@@ -100,6 +101,8 @@ export interface Attempt {
   wallMs: number;
   /** CPU time (user + system) the process spent during the run: on a shared machine, steadier than wall time. */
   cpuMs: number;
+  /** …and the main thread alone (bench/stats.ts threadCpuMs), undefined where Node cannot say. */
+  threadCpuMs: number | undefined;
   /** What the provider created during the attempt: refunds, reviews, reports. */
   sideEffects: number;
   /** Refund requests the provider paid more than once. */
@@ -116,11 +119,13 @@ export async function runOnce(stack: BenchStack, runId: string, day: Day, ended?
   stack.world.payments.resetWorld(day);
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
+  const threadCpu = threadCpuClock();
   const { executionArn } = stack.engine.startExecution({ name: runId, input: { runId, input: { date: day.date }, config: BENCH_CONFIG } });
   const done = await stack.engine.waitForExecution(executionArn);
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const cpuMs = (cpu.user + cpu.system) / 1000;
+  const threadCpuMs = threadCpu();
   ended?.();
   const history = stack.engine.getExecutionHistory(executionArn);
   const states = summarizeHistory(history);
@@ -134,6 +139,7 @@ export async function runOnce(stack: BenchStack, runId: string, day: Day, ended?
     invocations: allInvocations(states),
     wallMs,
     cpuMs,
+    threadCpuMs,
     sideEffects: paid.length + stack.world.payments.reviews().length + stack.world.payments.reports().length,
     duplicatePayments: paid.length - new Set(paid).size,
   };

@@ -36,6 +36,29 @@ export function pairedRatio(pairs: readonly (readonly [before: number, after: nu
   return median(pairs.map(([before, after]) => after / before));
 }
 
+type CpuUsage = { user: number; system: number };
+const threadCpuUsage = (process as NodeJS.Process & { threadCpuUsage?: (previous?: CpuUsage) => CpuUsage }).threadCpuUsage;
+
+/**
+ * CPU ms (user + system) this thread has spent, or undefined on a Node without
+ * `process.threadCpuUsage` (22.19 and later have it). Unlike the process's CPU, it leaves out the
+ * work of V8's background threads (concurrent marking, the optimizing compiler), which lands in
+ * whichever code runs while they work, not the code that made it.
+ */
+export function threadCpuMs(): number | undefined {
+  const used = threadCpuUsage?.call(process);
+  return used && (used.user + used.system) / 1000;
+}
+
+/** Starts a main-thread CPU clock: the function it returns says the ms spent since (undefined where Node cannot say). */
+export function threadCpuClock(): () => number | undefined {
+  const before = threadCpuMs();
+  return () => {
+    const now = threadCpuMs();
+    return before === undefined || now === undefined ? undefined : now - before;
+  };
+}
+
 /** The background's model: N steps, each failing independently with probability p. */
 export const theory = {
   /** Checkpoint after every step: only the failed step is repeated. */

@@ -225,7 +225,7 @@ const MEASURED_DYNAMODB_REQUESTS = 2.1;
 describe('bench/check.ts speed limits', () => {
   // The highest of each figure CI's short forms measured (SPEED_LIMITS' `measured`).
   const MEASURED = {
-    overhead: { 'embedded ledger, in memory': 5.98, 'embedded ledger, on disk': 6.58, 'DynamoDB ledger on dynalite': 64, 'embedded ledger, in memory, wire-format simulated model': 7.9 },
+    overhead: { 'embedded ledger, in memory': 4.74, 'embedded ledger, on disk': 6.1, 'DynamoDB ledger on dynalite': 31.8, 'embedded ledger, in memory, wire-format simulated model': 5.99 },
     ledger: { 'embedded, memory': 9.8, 'embedded, disk': 45, 'DynamoDB on dynalite, memory': 881 },
     replay: { warm: 0.184, cold: 0.224, cli: 0.33 },
     tracing: { 'OTLP/HTTP protobuf, spans only': 1.34, 'OTLP/HTTP protobuf': 0.85, 'OTLP/HTTP JSON': 0.75 },
@@ -233,11 +233,13 @@ describe('bench/check.ts speed limits', () => {
 
   const overhead = (ratios: Record<string, number>) => ({
     results: [
-      ...Object.entries(ratios).map(([target, cpuRatioToFloor]) => ({
+      ...Object.entries(ratios).map(([target, threadCpuRatioToFloor]) => ({
         target,
-        msPerStep: 2 * cpuRatioToFloor,
-        cpuMsPerStep: 1.4 * cpuRatioToFloor,
-        cpuRatioToFloor,
+        msPerStep: 2 * threadCpuRatioToFloor,
+        cpuMsPerStep: 1.4 * threadCpuRatioToFloor,
+        cpuRatioToFloor: 0.8 * threadCpuRatioToFloor,
+        threadCpuMsPerStep: 0.2 * threadCpuRatioToFloor,
+        threadCpuRatioToFloor,
         transitionsPerStep: 1.91,
         ...(target === 'DynamoDB ledger on dynalite' && { dynamodb: dynamoFigures(MEASURED_DYNAMODB_REQUESTS) }),
         peakRssMb: 150,
@@ -374,7 +376,33 @@ describe('bench/check.ts speed limits', () => {
 
   it('fails a report without a held row, naming it', () => {
     const { 'embedded ledger, on disk': _gone, ...rest } = MEASURED.overhead;
-    expect(checkReport('overhead', text(overhead(rest)))).toEqual(["results: no figure (× the floor's CPU) for the row \"embedded ledger, on disk\""]);
+    expect(checkReport('overhead', text(overhead(rest)))).toEqual(["results: no figure (× the floor's main-thread CPU) for the row \"embedded ledger, on disk\""]);
+  });
+
+  // Every report of CI's form measured when the bounds were set (SPEED_LIMITS.overhead: 2026-12-06,
+  // the main thread's CPU, each run against the floor around it), in memory and on disk.
+  const HEALTHY = {
+    'embedded ledger, in memory': [3.81, 3.9, 4.22, 3.96, 4.38, 4.05, 3.92, 4.01, 4.17, 4.56, 4.1, 4.12, 3.97, 4.33, 3.99, 4.11, 4.13, 4.55, 4.74, 4.25, 3.81, 4.11, 3.88, 3.95, 4.09, 4.02],
+    'embedded ledger, on disk': [4.93, 4.8, 4.96, 5.1, 5.19, 4.6, 4.96, 5.38, 5.5, 5.1, 5.89, 5.66, 4.86, 4.94, 5.06, 4.84, 6.1, 5.64, 4.92, 5.48, 4.76, 5.95, 5.33, 5.09, 5.41, 4.89],
+  } as const;
+
+  it("passes every overhead report CI's form measured, and fails each with its row's CPU doubled (a 2× regression), naming the row", () => {
+    const rest = { 'DynamoDB ledger on dynalite': MEASURED.overhead['DynamoDB ledger on dynalite'], 'embedded ledger, in memory, wire-format simulated model': MEASURED.overhead['embedded ledger, in memory, wire-format simulated model'] };
+    const memory = HEALTHY['embedded ledger, in memory'];
+    const disk = HEALTHY['embedded ledger, on disk'];
+    expect(memory).toHaveLength(disk.length);
+    for (const [index, inMemory] of memory.entries()) {
+      const healthy = { 'embedded ledger, in memory': inMemory, 'embedded ledger, on disk': disk[index]!, ...rest };
+      expect(checkReport('overhead', text(overhead(healthy))), `report ${index + 1}`).toEqual([]);
+      for (const row of ['embedded ledger, in memory', 'embedded ledger, on disk'] as const) {
+        // The row's CPU doubled, its floor's the same: its CPU per step and its ratios twice the measured.
+        const doubled = overhead(healthy);
+        const position = doubled.results.findIndex((result) => result.target === row);
+        const result = doubled.results[position] as ReturnType<typeof overhead>['results'][number] & { cpuRatioToFloor: number; threadCpuMsPerStep: number; threadCpuRatioToFloor: number };
+        Object.assign(result, { cpuMsPerStep: 2 * result.cpuMsPerStep, threadCpuMsPerStep: 2 * result.threadCpuMsPerStep, threadCpuRatioToFloor: 2 * result.threadCpuRatioToFloor, cpuRatioToFloor: 2 * result.cpuRatioToFloor });
+        expect(checkReport('overhead', text(doubled)), `report ${index + 1}, ${row} doubled`).toEqual([expect.stringMatching(new RegExp(`^results\\.${position}: slower than CI's bound: overhead per step \\(${row}\\): `))]);
+      }
+    }
   });
 
   /** The highest import ratio measured since the bundles map stack traces lazily: call-tool at load 16–21 (before: 7.11 at load 28–40, which fails the bound). */
@@ -506,7 +534,7 @@ describe('bench/check.ts deploy (issue 34)', () => {
 
 describe("CI's log line of a held figure", () => {
   const inMemory = SPEED_LIMITS.overhead['embedded ledger, in memory'];
-  const line = (value: number) => heldLine({ path: 'results.0.cpuRatioToFloor', name: 'overhead per step (embedded ledger, in memory)', value, unit: "× the floor's CPU", limit: inMemory });
+  const line = (value: number) => heldLine({ path: 'results.0', name: 'overhead per step (embedded ledger, in memory)', value, unit: "× the floor's main-thread CPU", limit: inMemory });
 
   it('says a figure under its target in the short form is met only there, where the steady state is not (the overhead rows)', () => {
     expect(line(2)).toMatch(/target 2\.50: met only in this short form: .*--runs 30/);
