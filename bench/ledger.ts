@@ -4,14 +4,15 @@
  *
  * One repetition is the ledger calls the steps make today for `steps` agent steps, in pairs of a
  * model turn and one side-effecting tool call (two agent steps, 6 calls):
- *   loadStep, countStep, recordTurn                     (CallModel: one batched read for the decision and the call, the call's reservation, then the turn with its count)
- *   loadStep, claimCall, completeCall                   (CallTool: the claim, and the record around the side effect with its count)
- * — 3 calls per agent step (3.5 while BudgetCheck read the run again before each turn); a real
- * day mixes in reads (one `recordCall` instead of claim and complete), and `npm run bench --
- * --overhead` counts 3.00 per agent step on CI's 20-step day (3.35 with BudgetCheck's reads). Each
- * repetition is a fresh ledger and a fresh run; the figure is the median over repetitions of the
- * mean ms per agent step (wall and this process's CPU: dynalite serves in this process), after
- * WARM_UP_REPS warm-up repetitions.
+ *   loadStep, countStep, recordTurn     (CallModel: one batched read for the decision and the call, the call's reservation
+ *                                        counting the last turn's call, then the turn with its count, handing its call what it left)
+ *   checkHanded, claimCall, completeCall (CallTool, handed its turn's state (lambdas/steps/handed-step.ts): its seal checked,
+ *                                        the claim on the versions handed, the record around the side effect)
+ * — 3 calls per agent step (3.5 before 0.15.0, when a call read first; 4 while BudgetCheck read the
+ * run again before each turn); a real day mixes in reads (one `recordCall` instead of claim and
+ * complete). Each repetition is a fresh ledger and a fresh run; the figure is the median over
+ * repetitions of the mean ms per agent step (wall and this process's CPU: dynalite serves in this
+ * process), after WARM_UP_REPS warm-up repetitions.
  *
  * The floor: the same calls on a map from key to each record's JSON text (floorLedger) — the least
  * any ledger does, serialize what it stores and parse what it reads — run FLOOR_REPS times after
@@ -25,8 +26,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDbLedger } from '../lambdas/ledger/dynamodb-ledger.js';
 import { EmbeddedLedger } from '../lambdas/ledger/embedded-ledger.js';
-import type { Ledger } from '../lambdas/ledger/ledger.js';
-import type { ToolCallRecord, TurnRecord } from '../lambdas/records/ledger-records.js';
+import type { Ledger, TurnSeen } from '../lambdas/ledger/ledger.js';
+import { handedContent } from '../lambdas/ledger/handed-versions.js';
+import type { RunRecord, ToolCallRecord, TurnRecord } from '../lambdas/records/ledger-records.js';
 import { runRecord } from '../test/support/records.js';
 import { ensureTable, startDynamo } from '../local/services/dynamodb.js';
 import { ledgerTableFromTemplate, type CfnTemplate } from '../local/template/synthesize.js';
@@ -47,8 +49,8 @@ const { values: args } = parseArgs({
 });
 const STEPS = Number(args.steps);
 const REPS = Number(args.reps);
-/** Ledger calls per agent step of `turnAndCall` (7 per pair of steps). */
-const CALLS_PER_STEP = 3.5;
+/** Ledger calls per agent step of `turnAndCall` (6 per pair of steps). */
+const CALLS_PER_STEP = 3;
 /**
  * Floor repetitions after each of a row's, each of FLOOR_STEPS_FACTOR times the row's steps: 20
  * of the floor's steps take about half a millisecond of CPU, which one sample measures mostly as
@@ -60,7 +62,7 @@ const FLOOR_STEPS_FACTOR = 10;
 const WARM_UP_REPS = 3;
 
 /** What `turnAndCall` calls: every ledger has these, the floor too. */
-type StepCalls = Pick<Ledger, 'createRun' | 'loadStep' | 'countStep' | 'recordTurn' | 'claimCall' | 'completeCall'>;
+type StepCalls = Pick<Ledger, 'createRun' | 'loadStep' | 'countStep' | 'recordTurn' | 'checkHanded' | 'claimCall' | 'completeCall'>;
 
 interface Target {
   name: string;
@@ -73,31 +75,34 @@ async function turnAndCall(ledger: StepCalls, runId: string, turn: number, now: 
   const want = { turns: [turn, turn + 1], calls: [1, 2, 3].map((call) => ({ turn, call })) };
   // CallModel (its decision and the call from one read)
   await ledger.loadStep(runId, want);
-  await ledger.countStep(runId, `reserve:${turn}`, { reservedTokens: 4_000, reservedMicros: 9_000 });
+  // The reservation counts the last turn's call, which its turn's write did not (ledger/open-turn.ts).
+  await ledger.countStep(runId, `reserve:${turn}`, { reservedTokens: 4_000, reservedMicros: 9_000 }, turn > 1 ? { turn: turn - 1, calls: [1], closed: true } : undefined);
   const usage = { input_tokens: 1800 + turn * 40, output_tokens: 120 };
-  await ledger.recordTurn(
-    {
-      kind: 'turn',
-      runId,
-      turn,
-      model: 'savepoint-sim-1',
-      content: [
-        { type: 'text', text: `Turn ${turn}: the refund for order ${1000 + turn} does not match the ledger; issuing the difference.` },
-        { type: 'tool_use', id: `toolu_${turn}_1`, name: 'issue_refund', input: { orderId: `ord_${1000 + turn}`, amountCents: 1250, reason: 'mismatch' } },
-      ],
-      stopReason: 'tool_use',
-      usage,
-      costMicros: 6_000,
-      latencyMs: 0,
-      recordedAt: now.toISOString(),
-    },
-    {
-      stepKey: `turn:${turn}`,
-      deltas: { steps: 1, modelTurns: 1, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens, costMicros: 6_000, reservedTokens: -4_000, reservedMicros: -9_000 },
-    },
-  );
-  // CallTool
-  await ledger.loadStep(runId, { turns: [turn], calls: [{ turn, call: 1 }], breaker: 'tools' });
+  let seen: TurnSeen | undefined;
+  const recorded: TurnRecord = {
+    kind: 'turn',
+    runId,
+    turn,
+    model: 'savepoint-sim-1',
+    content: [
+      { type: 'text', text: `Turn ${turn}: the refund for order ${1000 + turn} does not match the ledger; issuing the difference.` },
+      { type: 'tool_use', id: `toolu_${turn}_1`, name: 'issue_refund', input: { orderId: `ord_${1000 + turn}`, amountCents: 1250, reason: 'mismatch' } },
+    ],
+    stopReason: 'tool_use',
+    usage,
+    costMicros: 6_000,
+    latencyMs: 0,
+    recordedAt: now.toISOString(),
+  };
+  await ledger.recordTurn(recorded, {
+    stepKey: `turn:${turn}`,
+    deltas: { steps: 1, modelTurns: 1, inputTokens: usage.input_tokens, outputTokens: usage.output_tokens, costMicros: 6_000, reservedTokens: -4_000, reservedMicros: -9_000 },
+    handing: (saw) => (seen = saw),
+  });
+  if (!seen?.basis) throw new Error(`turn ${turn}: the turn's write handed its call nothing`);
+  // CallTool, handed what the turn's write left
+  const basis = { ...seen.basis, content: handedContent(seen.run, seen.globalKill, recorded) };
+  await ledger.checkHanded(runId, basis);
   const claim = await ledger.claimCall(
     {
       kind: 'tool',
@@ -114,9 +119,11 @@ async function turnAndCall(ledger: StepCalls, runId: string, turn: number, now: 
       attempts: 0,
     },
     now,
+    undefined,
+    basis,
   );
   if (!claim.claimed) throw new Error(`turn ${turn}: claim refused`);
-  await ledger.completeCall({ runId, turn, call: 1, outcome: { outcome: 'ok', result: `{"refundId":"re_${turn}","status":"succeeded"}`, latencyMs: 0 }, now, count: { stepKey: `call:${turn}:1`, deltas: { steps: 1, toolCalls: 1 } } });
+  await ledger.completeCall({ runId, turn, call: 1, outcome: { outcome: 'ok', result: `{"refundId":"re_${turn}","status":"succeeded"}`, latencyMs: 0 }, now });
 }
 
 /** Runs one repetition: `steps` agent steps on a fresh ledger; returns mean ms (wall and CPU) per step and log bytes per step. */
@@ -173,11 +180,13 @@ function floorLedger(): StepCalls {
     countStep: async (runId, stepKey, deltas) => (count(runId, stepKey, deltas), true),
     recordTurn: async (turn, counted) => {
       if (counted) count(turn.runId, counted.stepKey, counted.deltas);
+      // What the turn's write left, handed on (versions and a seal the floor never compares).
+      counted?.handing?.({ run: get<RunRecord>(`run#${turn.runId}`)!, basis: { run: 'run', kill: null, mac: 'mac' } });
       return put(`turn#${turn.runId}#${turn.turn}`, turn);
     },
+    checkHanded: async () => {},
     claimCall: async (call) => ({ claimed: true, record: put(callKey(call.runId, call.turn, call.call), call) }),
-    completeCall: async ({ runId, turn, call, outcome, count: counted }) => {
-      if (counted) count(runId, counted.stepKey, counted.deltas);
+    completeCall: async ({ runId, turn, call, outcome }) => {
       return put(callKey(runId, turn, call), { ...get<ToolCallRecord>(callKey(runId, turn, call))!, ...outcome, status: 'completed' });
     },
   };
