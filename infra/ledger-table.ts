@@ -93,7 +93,7 @@ export const LEDGER_ACCESS = {
    * its business-key effect and the run item that counts it are written in one TransactWriteItems,
    * which IAM authorizes action by action: PutItem for each Put, ConditionCheckItem for an item only checked
    * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
-   * A read handed its turn's state (lambdas/steps/handed-step.ts) reads nothing: its record is put
+   * A write handed its turn's state (lambdas/steps/handed-step.ts) reads nothing: its claim is put
    * with the run item and the global kill item ConditionChecked (test/engine/handed-calls.test.ts
    * fails without ConditionCheckItem).
    */
