@@ -74,6 +74,8 @@ export interface HandedStore {
   guard(call: StorageCall): void;
   /** The item at `key` as the engine knows it without a request: remembered from its last read or write, else taken as absent. */
   known(key: Key): Maybe<Stored | undefined>;
+  /** The states found sealed (`sealedAsHanded`), each content object with the run, versions and seal it was found with. */
+  readonly sealed: WeakMap<object, string>;
 }
 
 /**
@@ -84,8 +86,14 @@ export interface HandedStore {
  * a turn's parallel reads (its own Lambda instance on AWS) would meet the others' in.
  */
 export function sealedAsHanded(store: HandedStore, runId: string, basis: StepBasis): Maybe<void> {
+  // The same state checked again (a call's check before it sends, then its write): its seal is not
+  // computed twice. Found by the content object's identity, with the run, versions and seal given.
+  const content = typeof basis.content === 'object' && basis.content !== null ? basis.content : undefined;
+  const given = `${runId}\u0000${basis.run}\u0000${basis.kill}\u0000${basis.mac}`;
+  if (content && store.sealed.get(content) === given) return;
   return andThen(store.versions.seal(runId, { run: basis.run, kill: basis.kill, content: basis.content }), (seal) => {
     if (basis.content === undefined || !sameSecret(seal, basis.mac)) throw new StepChangedError(`run ${runId}: the state handed is not the one sealed with its versions`);
+    if (content) store.sealed.set(content, given);
   });
 }
 

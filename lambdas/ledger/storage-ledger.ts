@@ -107,17 +107,17 @@ export abstract class StorageLedger implements Ledger, Pruning {
   /** Deletes items, each on its condition (pruning.ts `ItemDelete`); which were deleted, in order. */
   protected abstract deleteItems(deletes: readonly ItemDelete[]): Maybe<boolean[]>;
   /**
-   * The wait before attempt `attempt + 1` of a contended update (`ItemsOptions.contended`) whose
-   * write failed its condition: none on an engine whose writers take turns in one process (the
-   * embedded one); the DynamoDB engine waits a jittered, growing time.
+   * The wait before attempt `attempt + 1` of a contended update (`ItemsOptions.contended`) whose write failed its
+   * condition: none on an engine whose writers take turns in one process (the embedded one); DynamoDB's a jittered, growing time.
    */
   protected backoff(_attempt: number): Maybe<void> {
     return undefined;
   }
   /** How this engine names and checks an item's version, for writes on the versions a step was handed (handed-versions.ts). */
   protected abstract readonly versions: EngineVersions;
+  private readonly handedSealed = new WeakMap<object, string>();
   private handedStore(): HandedStore {
-    return { versions: this.versions, guard: (call) => this.guard?.(call), known: (key) => this.readForUpdate(key, false, true) };
+    return { versions: this.versions, guard: (call) => this.guard?.(call), known: (key) => this.readForUpdate(key, false, true), sealed: this.handedSealed };
   }
 
   // async: a refused call is a rejected promise, as the engine's own failure would be.

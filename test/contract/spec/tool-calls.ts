@@ -155,6 +155,10 @@ export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean }
       it('checks a handed state against its seal without writing anything: the one sealed passes, one made up is refused', async () => {
         const seen = await handedTurn();
         await expect(ledger.checkHanded('r1', seen.basis)).resolves.toBeUndefined();
+        // The same content checked again under another seal or version: checked, not taken as found before.
+        await expect(ledger.checkHanded('r1', { ...seen.basis, mac: 'not-its-seal' })).rejects.toThrow(changed);
+        await expect(ledger.checkHanded('r1', { ...seen.basis, run: 'not-a-version' })).rejects.toThrow(changed);
+        await expect(ledger.checkHanded('r2', seen.basis)).rejects.toThrow(changed);
         await expect(ledger.checkHanded('r1', { ...seen.basis, content: handedContent({ ...seen.run, config: { ...seen.run.config, maxSteps: 1_000_000 } }, undefined, turn(3)) })).rejects.toThrow(changed);
         await expect(ledger.checkHanded('r1', { ...seen.basis, mac: 'not-its-seal' })).rejects.toThrow(changed);
         expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
