@@ -205,7 +205,7 @@ export function createCallTool(deps: CallToolDeps) {
       ...(tool && { guarantee: guaranteeOf(tool) }),
     };
     // A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands).
-    const recordAtOnce = async (outcome: Outcome): Promise<{ record: ToolCallRecord; counted: boolean } | { skipped: string }> => {
+    const recordAtOnce = async (outcome: Outcome) => {
       const completed = { ...entry, ...outcome, status: 'completed' as const, recordedAt: deps.clock.now().toISOString() };
       // Handed its turn's state (checked against its seal before it was sent), unread: a record in the
       // way (a retry's) is read then. A kill while it ran keeps its result, as for any call in flight.
@@ -215,8 +215,8 @@ export function createCallTool(deps: CallToolDeps) {
       throw claimRefused(result.existing, `tool call ${turn}/${call} of run ${runId} is in flight`, deps.clock.now());
     };
     const doneAtOnce = async (outcome: Outcome) => {
-      const recordedNow = await recordAtOnce(outcome);
-      return 'skipped' in recordedNow ? skipped(recordedNow.skipped) : done(recordedNow.record, recordedNow.counted);
+      const { record, counted } = await recordAtOnce(outcome);
+      return done(record, counted);
     };
     // A call handed its state that a person must approve, answers a mistake, or runs in a fork, reads first.
     if (basis && (!tool || derived.mistake || derived.approval || run.forkedFrom)) return READ_FIRST;
@@ -284,11 +284,9 @@ export function createCallTool(deps: CallToolDeps) {
           return skipped(tried.reason);
         case 'release':
           throw tried.error;
-        case 'fail': {
-          const failed = await recordAtOnce(tried.outcome);
-          if ('skipped' in failed) return skipped(failed.skipped);
+        case 'fail':
+          await recordAtOnce(tried.outcome);
           throw tried.error;
-        }
         default:
           return doneAtOnce(await byReference(tried.outcome));
       }
