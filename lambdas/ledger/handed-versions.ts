@@ -137,7 +137,7 @@ function writeOnBasis<R>(store: HandedStore, writes: readonly ItemWrite[], runId
     store.guard({ put: put.map((write) => write.key), items: put.map((write) => write.item!) });
     store.guard({ check: checked });
     return andThen(store.versions.putChecked(all), (outcome) => {
-      // The turn's other calls record beside this one, each checking the same two items: a
+      // The turn's other writes claim beside this one, each checking the same two items: a
       // transaction of theirs in flight is no change, and this one goes again.
       if (outcome === 'conflict' && tries < CONFLICT_ATTEMPTS) return attempt(tries + 1);
       if (outcome !== 'written') throw new StepChangedError(`${writes.map(({ key }) => `${key.pk}/${key.sk}`).join(' and ')}, on the run item and the global kill as handed`);

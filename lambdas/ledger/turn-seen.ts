@@ -12,26 +12,26 @@ import { recordTurnCounted, type Current, type ItemsStep } from './protocol.js';
  * write that must come before something outside happens:
  *
  *   model turn  read (run, kill, the last turn's calls, the breakers) ─ reserve + count the last turn's calls (run) ─ model ─ record + count (turn, run; kill checked)   3
- *   read call   (handed) ─ tool ─ record + ConditionChecks (run, kill)                                              1
+ *   read call   (handed) ─ tool ─ record (call)                                                                     1
  *   write call  (handed) ─ claim (call, effect) + ConditionChecks (run, kill) ─ send ─ complete (call, effect)     2
  *
  * A call skips its read because nothing of the loop writes the run item between a model turn and
  * the next (open-turn.ts: a turn's calls are counted by the next turn's reservation): what the
- * turn's write left — the run item as counted, the kill checked, their versions (TurnSeen `basis`)
- * — is handed to its calls on the payload (steps/handed-step.ts), which make their checks on it,
- * and the write that must come first anyway (a read's record, a write's claim) holds only while
- * the run item and the kill item are still those versions (ledger/handed-versions.ts). When
- * either changed (a kill, a stop, an approval's wait counted, a recovery), the write is refused,
- * nothing is written, and the call reads and decides as before: a read's result of a run killed
- * meanwhile is not kept, a write is refused before it is sent. A retry, a call that waited for a
- * person or a child run, or one that starts late reads first. Its costs: a kill reaches a read
- * call at its record, not before its tool runs (a write's claim is refused as before); a run item
- * altered outside the ledger with its seal attribute left is named at the next read (the next model
- * turn's), not the next call's (a condition compares the seal attribute, not the content it covers,
- * so the run item is only ever checked, never rewritten from what was handed:
- * test/engine/handed-record.test.ts); a transaction bills its items twice, the checks included
- * (write units per step rise). A model turn keeps 3: its reservation must be written before the
- * call goes out. The decision after a final answer is made from that turn's own write
+ * turn's write left — the run item as counted, the kill as read, their versions (TurnSeen `basis`),
+ * sealed — is handed to its calls on the payload (steps/handed-step.ts), which check the seal and
+ * make their checks on it. A read's record is a put of its own item (a read changes nothing
+ * outside: a kill while it ran keeps its result, as for any call in flight); a write's claim holds
+ * only while the run item and the kill item are still those versions (ledger/handed-versions.ts).
+ * When either changed (a kill, a stop, an approval's wait counted, a recovery), the claim is
+ * refused, nothing is written or sent, and the call reads and decides as before. A retry, a call
+ * that waited for a person or a child run, or one that starts late reads first. Its costs: a kill
+ * set while the model answered lets that turn's reads go out (never a write); a run item altered
+ * outside the ledger with its seal attribute left is named at the next read (the next model
+ * turn's), not the next call's (a condition compares the seal attribute, not the content it
+ * covers, so the run item is only ever checked, never rewritten from what was handed:
+ * test/engine/handed-record.test.ts); a transaction bills its items twice, a claim's checks
+ * included (write units per step rise). A model turn keeps 3: its reservation must be written
+ * before the call goes out. The decision after a final answer is made from that turn's own write
  * (recordTurnSeen), not from a read of its own.
  */
 

@@ -18,7 +18,7 @@ import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/t
 import { rememberLineage } from '../runs/fork.js';
 import { atPosition } from '../ledger/open-turn.js';
 import { handedContent, isStepChanged } from '../ledger/handed-versions.js';
-import { HANDED_FRESH_MS, handedTo } from './handed-step.js';
+import { handedTo } from './handed-step.js';
 import type { StepBasis, StepRead } from '../ledger/ledger.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
 import { claimRefused, effectGate, recordEscalation, undecided, unknownEarlierSend } from '../tools/effects.js';
@@ -116,7 +116,7 @@ export function createCallTool(deps: CallToolDeps) {
     // write is claimed on the condition that the run item and the kill item are still as handed;
     // any other — a retry, which must find its record first, one a person must approve, a write
     // whose handed items changed — reads first, as every call did.
-    const handed = taskToken === undefined && !isWaited(waited) && handedAttempts.first(runId, turn, call, deps.clock.now()) ? handedTo(parsed.made, runId, turn, deps.clock.now()) : undefined;
+    const handed = taskToken === undefined && !isWaited(waited) && handedAttempts.first(runId, turn, call) ? handedTo(parsed.made, runId, turn, deps.clock.now()) : undefined;
     // The basis with what the checks are made on, checked against its seal first (a state made up on
     // the way reads instead): nothing of it is sent otherwise.
     const basis = handed && (await sealedBasis(deps.ledger, runId, { ...handed.basis, content: handedContent(handed.run, handed.globalKill, handed.turn) }));
@@ -405,22 +405,16 @@ function onItsVersion(run: RunRecord, deps: Pick<CallToolDeps, 'agent' | 'finger
  * another instance is held off by the handed state's age instead (handed-step.ts HANDED_FRESH_MS).
  */
 class HandedAttempts {
-  /** Each call seen, with when: in the order seen, so the oldest go first. */
-  private readonly seen = new Map<string, number>();
-  /** Whether this is the first attempt this instance sees of the call, at `now`. */
-  first(runId: string, turn: number, call: number, now: Date): boolean {
-    const at = now.getTime();
-    // Kept only while a handed state could still be fresh: a retry later reads first anyway
-    // (HANDED_FRESH_MS), so a long-lived instance keeps the calls of its last seconds, not of every run.
-    for (const [key, seenAt] of this.seen) {
-      if (at - seenAt <= HANDED_FRESH_MS) break;
-      this.seen.delete(key);
-    }
+  /** The calls seen, in the order seen (a Set keeps insertion order), so the oldest go first. */
+  private readonly seen = new Set<string>();
+  /** Whether this is the first attempt this instance sees of the call. */
+  first(runId: string, turn: number, call: number): boolean {
     const key = `${runId}\u0000${turn}\u0000${call}`;
     if (this.seen.has(key)) return false;
-    this.seen.set(key, at);
-    // And at most so many: a call forgotten early is as a retry in another instance (held off by the state's age).
-    if (this.seen.size > HandedAttempts.KEPT) this.seen.delete(this.seen.keys().next().value!);
+    this.seen.add(key);
+    // At most so many (a long-lived local stack serves every run's calls): a call forgotten is as a
+    // retry in another instance, held off by the handed state's age (HANDED_FRESH_MS).
+    if (this.seen.size > HandedAttempts.KEPT) this.seen.delete(this.seen.values().next().value!);
     return true;
   }
   /** The most calls remembered: on AWS an instance serves one invocation at a time; a local stack serves all its runs' calls. */
