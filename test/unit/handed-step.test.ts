@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { HANDED_FRESH_MS, HANDED_STEP_MAX_BYTES, handedTo, handOn } from '../../lambdas/steps/handed-step.js';
+import { runRecord } from '../support/records.js';
+import { turn } from '../contract/fixtures.js';
+
+/**
+ * What CallModel hands its turn's calls (lambdas/steps/handed-step.ts) rides on the execution's
+ * payload, each Map iteration a copy: within Step Functions' 256 KiB a state only while it is small,
+ * so a run or turn past HANDED_STEP_MAX_BYTES hands nothing and its calls read.
+ */
+const basis = { run: 'v1', kill: null, mac: 'seal' };
+const recorded = turn(2, 'Looking at the refunds.', 'r1');
+
+describe('the state a turn hands its calls', () => {
+  it('is handed while it is small, and taken back by the call of that run and turn while fresh', () => {
+    const run = runRecord({ runId: 'r1', input: { date: '2026-11-28' } });
+    const handed = handOn({ run, basis }, recorded, { state: undefined });
+    expect(handed).toMatchObject({ basis, run: { runId: 'r1' }, turn: { turn: 2 } });
+    const at = new Date(Date.parse(recorded.recordedAt!) + 1_000);
+    expect(handedTo({ handed }, 'r1', 2, at)).toEqual(handed);
+    expect(handedTo({ handed }, 'r2', 2, at)).toBeUndefined();
+    expect(handedTo({ handed }, 'r1', 3, at)).toBeUndefined();
+    expect(handedTo({ handed }, 'r1', 2, new Date(Date.parse(recorded.recordedAt!) + HANDED_FRESH_MS + 1))).toBeUndefined();
+  });
+
+  it('is not handed past HANDED_STEP_MAX_BYTES (a large run input): its calls read', () => {
+    const run = runRecord({ runId: 'r1', input: { notes: 'x'.repeat(HANDED_STEP_MAX_BYTES) } });
+    expect(handOn({ run, basis }, recorded, { state: undefined })).toBeUndefined();
+    // Nor when the engine named no versions.
+    expect(handOn({ run: runRecord({ runId: 'r1' }) }, recorded, { state: undefined })).toBeUndefined();
+  });
+});
