@@ -16,17 +16,26 @@ const { fileURLToPath, pathToFileURL } = process.getBuiltinModule('node:url');
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /**
- * The commands whose start compiles every function of the modules it loads (V8's --no-lazy), not
- * only each module's top level. Node makes a module's compile cache as it compiles it, before it
- * runs, so the cache holds each module's top level and V8 compiles again, at every start, each
- * function the command calls. `savepoint replay` calls much of what it loads (the steps of ~100
- * agent steps): 11-13% less CPU with every function's code read from the cache (issue 38), though
- * its first start after the bundle changes compiles all of it (~+50%, once). Not the others:
- * `savepoint run` loads ~80 of Node's built-ins after this point, each then compiled from its
- * source (Node's compiled copy is of the default flags: +3-5% of its CPU), and a command that calls
- * little of what it loads (`status`) reads more code than it runs.
+ * The commands that run once through much of what they load, and V8's flags for them, set before
+ * anything else is compiled. `savepoint replay` runs the steps of a whole run (~100 agent steps for
+ * the sample day) in a process of ~150 ms of CPU (issue 38), where V8's defaults cost more than
+ * they save:
+ * - --no-lazy: every function of a module compiled with it, not only its top level. Node makes a
+ *   module's compile cache as it compiles it, before it runs, so the cache held each module's top
+ *   level and V8 compiled again, at every start, each function the command called: 11-13% of the
+ *   replay's CPU, read from the cache instead (its first start after the bundle changes compiles
+ *   all of it, ~+50%, once).
+ * - --no-turbofan: the optimizing compiler's compiles (of the nine or so functions a replay makes
+ *   hot) cost more than they save: 13-22% less CPU without it for the sample day and for a run of 163
+ *   steps, and still 16-27% less over 10 and 30 replays of the sample day in one process
+ *   (alternated, medians). Ignition and Sparkplug run everything.
+ * Not the other commands: `savepoint run` loads ~80 of Node's built-ins after this point, each then
+ * compiled from its source (Node's compiled copy is of the default flags: +3-5% of its CPU), a
+ * command that calls little of what it loads (`status`) reads more code than it runs, and a
+ * server (`serve`) runs long.
  */
-const EAGER_COMMANDS = new Set(['replay']);
+const ONE_PASS_COMMANDS = new Set(['replay']);
+const ONE_PASS_FLAGS = ['--no-lazy', '--no-turbofan'];
 
 const checkout = existsSync(new URL('../cli/savepoint.ts', import.meta.url));
 const fromSource = Boolean(process.env.SAVEPOINT_FROM_SOURCE) && process.env.SAVEPOINT_FROM_SOURCE !== '0';
@@ -92,18 +101,20 @@ function keepCompiledCode() {
   const cache = process.env.SAVEPOINT_BUNDLE_CACHE ? `${process.env.SAVEPOINT_BUNDLE_CACHE}/compile` : fileURLToPath(new URL('../node_modules/.cache/savepoint/compile', import.meta.url));
   if (!module.enableCompileCache) return;
   // Before the cache is on: Node keeps the code of each set of V8 flags in a directory of its own.
-  const eager = EAGER_COMMANDS.has(commandWord(process.argv)) && compileEagerly();
+  const onePass = ONE_PASS_COMMANDS.has(commandWord(process.argv)) && setOnePassFlags();
   const { status } = module.enableCompileCache(cache);
   const { ENABLED, ALREADY_ENABLED } = module.constants.compileCacheStatus;
-  // Without a cache, eager compiling would compile everything at every start.
-  if (eager && status !== ENABLED && status !== ALREADY_ENABLED) process.getBuiltinModule('node:v8').setFlagsFromString('--lazy');
+  // Without a cache, --no-lazy would compile everything at every start.
+  if (onePass && status !== ENABLED && status !== ALREADY_ENABLED) process.getBuiltinModule('node:v8').setFlagsFromString('--lazy');
 }
 
-function compileEagerly() {
-  // Node's built-ins the command loads in any case, loaded before the flag changes: their compiled
+/** ONE_PASS_FLAGS, set. */
+function setOnePassFlags() {
+  // Node's built-ins the command loads in any case, loaded before the flags change: their compiled
   // copy in Node's binary is of the default flags, and one loaded after would be compiled from its source.
   for (const builtin of ['node:crypto', 'node:net', 'node:os']) process.getBuiltinModule(builtin);
-  process.getBuiltinModule('node:v8').setFlagsFromString('--no-lazy');
+  const v8 = process.getBuiltinModule('node:v8');
+  for (const flag of ONE_PASS_FLAGS) v8.setFlagsFromString(flag);
   return true;
 }
 

@@ -185,7 +185,7 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     }
   });
 
-  it('keeps every function compiled for `replay` alone (V8 --no-lazy before the compile cache is on: a cache directory of its own), read from the command line as the CLI reads its command word', async () => {
+  it('starts `replay` alone with its own V8 flags (ONE_PASS_FLAGS, set before the compile cache is on: a cache directory of its own), read from the command line as the CLI reads its command word', async () => {
     const { cache, write, start } = project('eager');
     write(ENTRIES.cli, "import { getCompileCacheDir } from 'node:module';\nconsole.log(getCompileCacheDir());\n");
     const dirOf = (args: string[]) => start({}, args);
