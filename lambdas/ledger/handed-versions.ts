@@ -76,7 +76,7 @@ export interface HandedStore {
   guard(call: StorageCall): void;
   /** The item at `key` as the engine knows it without a request: remembered from its last read or write, else taken as absent. */
   known(key: Key): Maybe<Stored | undefined>;
-  /** The states found sealed (`sealedAsHanded`): the run, versions and seal each was found with, to its content (HANDED_CHECKS_KEPT of them). */
+  /** The states found sealed (`sealedAsHanded`): the run, versions and seal each was found with, to its content (the latest `handedChecks`). */
   readonly sealed: RecentMap<string, string>;
 }
 

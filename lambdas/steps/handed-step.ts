@@ -114,13 +114,13 @@ export function handedTo(made: unknown, runId: string, turn: number, now: Date):
   if (handed === undefined || handed === null) return undefined;
   const wire = Handed.safeParse(handed);
   if (!wire.success) return undefined;
-  let text: unknown;
+  let records: unknown;
   try {
-    text = JSON.parse(wire.data.state);
+    records = JSON.parse(wire.data.state);
   } catch {
     return undefined;
   }
-  const parsed = State.safeParse(text);
+  const parsed = State.safeParse(records);
   if (!parsed.success || parsed.data.run.runId !== runId || parsed.data.turn.runId !== runId || parsed.data.turn.turn !== turn) return undefined;
   const taken = { ...(wire.data as HandedStep), ...(parsed.data as unknown as Pick<TakenStep, 'run' | 'globalKill' | 'turn'>) };
   return freshAt(taken, now) ? taken : undefined;
