@@ -84,9 +84,8 @@ export function handOn(seen: TurnSeen | undefined, breaker: { state?: BreakerSta
   if (typeof state !== 'string' || !breaker) return undefined;
   const { run, kill, mac } = seen!.basis!;
   const handed: HandedStep = { basis: { run, kill, mac }, state, ...(breaker.state && { breaker: breaker.state }) };
-  // The state's bytes, and the rest (versions, seal, breaker) as JSON: no second serialization of the state.
-  const bytes = Buffer.byteLength(state, 'utf8') + Buffer.byteLength(JSON.stringify({ ...handed, state: '' }), 'utf8');
-  return bytes <= HANDED_STEP_MAX_BYTES ? handed : undefined;
+  // Weighed as the payload carries it: the text escaped within the JSON, once a turn.
+  return Buffer.byteLength(JSON.stringify(handed), 'utf8') <= HANDED_STEP_MAX_BYTES ? handed : undefined;
 }
 
 // The records are the ledger's own, sealed by the turn's write: their shape is checked where it is
