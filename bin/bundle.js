@@ -112,8 +112,8 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
       // The import graph only: nothing written, no source map.
       const graph = await buildWith(root, { ...options, write: false, metafile: true, sourcemap: false, plugins: [external] });
       const loadFirst = loadedFirst(root, sources, graph.metafile);
-      const rewrite = async (path, contents, loader) => ({ contents: zodLocalesOnCall(path, contents) ?? contents, loader });
-      await buildWith(root, { ...options, plugins: [external, recorder(async (path, contents, loader) => loadFirst(path, (await rewrite(path, contents, loader)).contents, loader))] });
+      const rewrite = (path, contents, loader) => loadFirst(path, zodLocalesOnCall(path, contents) ?? contents, loader);
+      await buildWith(root, { ...options, plugins: [external, recorder(rewrite)] });
     },
   });
   const entries = Object.fromEntries(Object.entries(sources).map(([name, entry]) => [name, join(dir, entry.replace(/\.ts$/, '.js'))]));
@@ -273,11 +273,11 @@ function loadedFirst(root, sources, metafile) {
 }
 
 /**
- * zod's locales (`z.locales`, `z.core.locales`: 62 languages besides English, ~360 kB, half of the
- * code zod brings), each loaded from zod's own CommonJS build of it at its first call, not
- * compiled into the CLI bundle: every start read them all, and `savepoint replay` (whose V8 flags
- * compile every function a module holds: bin/savepoint.js ONE_PASS_FLAGS) read each function of
- * them from the compile cache, ~4 ms of its CPU (issue 38), though nothing of savepoint calls one.
+ * zod's locales (`z.locales`, `z.core.locales`: 62 besides English, ~360 kB, half of the code zod
+ * brings), each loaded from zod's own CommonJS build of it at its first call, not compiled into
+ * the CLI bundle: every start read them all, and `savepoint replay` (whose V8 flags compile every
+ * function a module holds: bin/savepoint.js ONE_PASS_FLAGS) read each function of them from the
+ * compile cache, ~3 ms of its CPU (issue 38), though nothing of savepoint calls one.
  * An agent's `z.config(z.locales.fr())` gets what zod's own function returns. English, zod's
  * default, is bundled as it is (zod's schemas import it themselves). Undefined, and the file
  * bundled as it is, unless `path` is zod's locales index as this reads it (one re-export of each
