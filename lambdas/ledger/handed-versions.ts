@@ -5,6 +5,7 @@ import { callKey, effectKey, GLOBAL_KILL, type Key, type Recorded, type Stored }
 import type { ItemWrite, StorageCall } from './storage-call.js';
 import { runKey, type EffectRecord, type KillFlag, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
 import { sameSecret } from '../shared/same-secret.js';
+import { RecentMap } from '../shared/recent-map.js';
 
 /**
  * A write on the versions a step was handed (ledger.ts `StepBasis`; steps/handed-step.ts): its own
@@ -60,11 +61,12 @@ export const handedKey = (runId: string): Key => ({ pk: `HANDED#${runId}`, sk: '
 
 /**
  * What a step is handed with a basis, as sealed (StepBasis `mac`) and as given back to a write: the
- * run as written, the global kill flag (absent: none), the turn. One shape on both sides, so the
- * seal's canonical JSON is the same.
+ * run as written, the global kill flag (absent: none), the turn, as one JSON text. The seal covers
+ * the text itself (no canonical form to work out on either side: the state machine carries the
+ * text as a string, and the step parses the very text that was checked).
  */
-export function handedContent(run: RunRecord, globalKill: KillFlag | undefined, turn: TurnRecord): unknown {
-  return { run, ...(globalKill && { globalKill }), turn };
+export function handedContent(run: RunRecord, globalKill: KillFlag | undefined, turn: TurnRecord): string {
+  return JSON.stringify({ run, ...(globalKill && { globalKill }), turn });
 }
 
 /** A storage engine as a write on handed versions uses it (StorageLedger `handedStore`). */
@@ -74,8 +76,8 @@ export interface HandedStore {
   guard(call: StorageCall): void;
   /** The item at `key` as the engine knows it without a request: remembered from its last read or write, else taken as absent. */
   known(key: Key): Maybe<Stored | undefined>;
-  /** The states found sealed (`sealedAsHanded`), each content object with the run, versions and seal it was found with. */
-  readonly sealed: WeakMap<object, string>;
+  /** The states found sealed (`sealedAsHanded`): the run, versions and seal each was found with, to its content (the latest `handedChecks`). */
+  readonly sealed: RecentMap<string, string>;
 }
 
 /**
@@ -87,15 +89,18 @@ export interface HandedStore {
  */
 export function sealedAsHanded(store: HandedStore, runId: string, basis: StepBasis): Maybe<void> {
   // The same state checked again (a call's check before it sends, then its write): its seal is not
-  // computed twice. Found by the content object's identity, with the run, versions and seal given.
-  const content = typeof basis.content === 'object' && basis.content !== null ? basis.content : undefined;
+  // computed twice. Found by the run, versions and seal given, the very same text beside them.
+  const content = typeof basis.content === 'string' ? basis.content : undefined;
   const given = `${runId}\u0000${basis.run}\u0000${basis.kill}\u0000${basis.mac}`;
-  if (content && store.sealed.get(content) === given) return;
+  if (content !== undefined && store.sealed.get(given) === content) return;
   return andThen(store.versions.seal(runId, { run: basis.run, kill: basis.kill, content: basis.content }), (seal) => {
-    if (basis.content === undefined || !sameSecret(seal, basis.mac)) throw new StepChangedError(`run ${runId}: the state handed is not the one sealed with its versions`);
-    if (content) store.sealed.set(content, given);
+    if (content === undefined || !sameSecret(seal, basis.mac)) throw new StepChangedError(`run ${runId}: the state handed is not the one sealed with its versions`);
+    store.sealed.set(given, content);
   });
 }
+
+/** A ledger instance's memory of the states it found sealed (`HandedStore.sealed`): a call checks its own twice, moments apart. */
+export const handedChecks = (): RecentMap<string, string> => new RecentMap(64);
 
 /**
  * A write call's claim on handed versions (ToolCallLedger `claimCall` with a basis): the call taken
@@ -161,6 +166,7 @@ export async function seenWith(engine: Pick<EngineVersions, 'versionOf' | 'seal'
   const runMark = engine.versionOf(run);
   const killMark = kill ? engine.versionOf(kill) : null;
   if (runMark === undefined || killMark === undefined) return seen;
-  const mac = await engine.seal(record.runId, { run: runMark, kill: killMark, content: handedContent(record, globalKill, turn) });
-  return { ...seen, basis: { run: runMark, kill: killMark, mac } };
+  const content = handedContent(record, globalKill, turn);
+  const mac = await engine.seal(record.runId, { run: runMark, kill: killMark, content });
+  return { ...seen, basis: { run: runMark, kill: killMark, mac, content } };
 }

@@ -231,8 +231,11 @@ export type StepBasis = {
    * made up elsewhere (a payload forged by whoever may invoke the function) is refused, as a changed one.
    */
   readonly mac: string;
-  /** What the step's checks were made on (handed-versions.ts `handedContent`), given with the basis to a write. */
-  readonly content?: unknown;
+  /**
+   * What the step's checks were made on, the JSON text that was sealed (handed-versions.ts
+   * `handedContent`): told with the basis by the turn's write, given back with it to a write.
+   */
+  readonly content?: string;
 };
 
 /**

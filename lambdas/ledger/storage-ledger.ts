@@ -4,7 +4,7 @@ import * as protocol from './protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
 import { allOf as all, andThen as then, type Maybe } from './maybe.js';
 import type { ItemWrite, StorageCall } from './storage-call.js';
-import { claimOnBasis, sealedAsHanded, seenWith, type EngineVersions, type HandedStore } from './handed-versions.js';
+import { claimOnBasis, handedChecks, sealedAsHanded, seenWith, type EngineVersions, type HandedStore } from './handed-versions.js';
 import { openCalls, openTurnCalls } from './open-turn.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
@@ -115,7 +115,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
   }
   /** How this engine names and checks an item's version, for writes on the versions a step was handed (handed-versions.ts). */
   protected abstract readonly versions: EngineVersions;
-  private readonly handedSealed = new WeakMap<object, string>();
+  private readonly handedSealed = handedChecks();
   private handedStore(): HandedStore {
     return { versions: this.versions, guard: (call) => this.guard?.(call), known: (key) => this.readForUpdate(key, false, true), sealed: this.handedSealed };
   }

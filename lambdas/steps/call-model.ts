@@ -236,7 +236,7 @@ async function modelTurn(
   const final = isFinalAnswer(record);
   const seen = 'seen' in called ? called.seen : undefined;
   // The turn's calls are handed what its write saw (the run as counted, the kill, their versions): a read call needs no read of its own.
-  const handed = calls.length > 0 ? handOn(seen, record, step.handedBreaker) : undefined;
+  const handed = calls.length > 0 ? handOn(seen, step.handedBreaker) : undefined;
   if (handed) made.handed = handed;
   const held: ConversationStep | undefined = final && seen ? { run: seen.run, ...(seen.globalKill && { globalKill: seen.globalKill }), breaker: step.breaker, turns: [...previous, record], calls: step.calls } : undefined;
   return { made, final, ...(held && { held }) };

@@ -17,7 +17,7 @@ import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/turns.js';
 import { rememberLineage } from '../runs/fork.js';
 import { atPosition } from '../ledger/open-turn.js';
-import { handedContent, isStepChanged } from '../ledger/handed-versions.js';
+import { isStepChanged } from '../ledger/handed-versions.js';
 import { handedTo } from './handed-step.js';
 import type { StepBasis, StepRead } from '../ledger/ledger.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
@@ -119,7 +119,7 @@ export function createCallTool(deps: CallToolDeps) {
     const handed = taskToken === undefined && !isWaited(waited) && handedAttempts.first(runId, turn, call) ? handedTo(parsed.made, runId, turn, deps.clock.now()) : undefined;
     // The basis with what the checks are made on, checked against its seal first (a state made up on
     // the way reads instead): nothing of it is sent otherwise.
-    const basis = handed && (await sealedBasis(deps.ledger, runId, { ...handed.basis, content: handedContent(handed.run, handed.globalKill, handed.turn) }));
+    const basis = handed && (await sealedBasis(deps.ledger, runId, { ...handed.basis, content: handed.state }));
     if (handed && basis) {
       const read: StepRead = { run: handed.run, ...(handed.globalKill && { globalKill: handed.globalKill }), turns: [handed.turn], calls: [], ...(handed.breaker && { breaker: handed.breaker }) };
       const made = await makeCall(parsed, read, signal, basis);

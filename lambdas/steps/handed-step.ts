@@ -29,16 +29,27 @@ import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.
  * is sent (Ledger `checkHanded`).
  */
 export interface HandedStep {
-  /** The versions of the run item and the global kill item the checks are made on. */
-  basis: StepBasis;
+  /** The versions of the run item and the global kill item the checks are made on, and the seal over them and `state`. */
+  basis: Omit<StepBasis, 'content'>;
+  /**
+   * What the checks are made on, as the JSON text the turn's write sealed (handed-versions.ts
+   * `handedContent`: the run item as written, the global kill flag as checked, the turn as
+   * recorded): carried as text, so that the seal is checked on the very bytes the call parses,
+   * and the state machine copies one string, not the records' trees, on every state it passes.
+   */
+  state: string;
+  /** The tools' breaker as CallModel's read found it: absent when never saved. */
+  breaker?: BreakerState;
+}
+
+/** A handed state as a call takes it back (`handedTo`): `state` parsed. */
+export interface TakenStep extends HandedStep {
   /** The run item as the turn's write left it. */
   run: RunRecord;
   /** The global kill flag as that write checked it. */
   globalKill?: KillFlag;
   /** The turn as recorded (the calls' tool_use blocks). */
   turn: TurnRecord;
-  /** The tools' breaker as CallModel's read found it: absent when never saved. */
-  breaker?: BreakerState;
 }
 
 /**
@@ -62,39 +73,54 @@ export const HANDED_STEP_MAX_BYTES = 32 * 1024;
 export const HANDED_FRESH_MS = 10_000;
 
 /** Whether a handed state is fresh enough to act on at `now` (HANDED_FRESH_MS from its turn's record). */
-export const freshAt = (handed: HandedStep, now: Date): boolean => {
+export const freshAt = (handed: Pick<TakenStep, 'turn'>, now: Date): boolean => {
   const age = now.getTime() - Date.parse(handed.turn.recordedAt);
   return age >= 0 && age <= HANDED_FRESH_MS;
 };
 
 /** What a turn's write saw, handed on to its calls; undefined when the engine named no versions or it is too large. */
-export function handOn(seen: TurnSeen | undefined, turn: TurnRecord, breaker: { state?: BreakerState } | undefined): HandedStep | undefined {
-  if (!seen?.basis || !breaker) return undefined;
-  const handed: HandedStep = { basis: seen.basis, run: seen.run, ...(seen.globalKill && { globalKill: seen.globalKill }), turn, ...(breaker.state && { breaker: breaker.state }) };
+export function handOn(seen: TurnSeen | undefined, breaker: { state?: BreakerState } | undefined): HandedStep | undefined {
+  const state = seen?.basis?.content;
+  if (typeof state !== 'string' || !breaker) return undefined;
+  const { run, kill, mac } = seen!.basis!;
+  const handed: HandedStep = { basis: { run, kill, mac }, state, ...(breaker.state && { breaker: breaker.state }) };
+  // Weighed as the payload carries it: the text escaped within the JSON, once a turn.
   return Buffer.byteLength(JSON.stringify(handed), 'utf8') <= HANDED_STEP_MAX_BYTES ? handed : undefined;
 }
 
-// The records are the ledger's own, handed back by the state machine: their shape is checked where
-// it is used (a malformed one reads instead), not re-validated field by field here.
+// The records are the ledger's own, sealed by the turn's write: their shape is checked where it is
+// used (a malformed one reads instead), not re-validated field by field here.
 const record = z.object({ runId: z.string(), kind: z.string() }).passthrough();
 const Handed = z.object({
   basis: z.object({ run: z.string().min(1), kill: z.string().min(1).nullable(), mac: z.string().min(1) }).strict(),
+  state: z.string().min(2),
+  breaker: z.object({ name: z.string() }).passthrough().optional(),
+});
+const State = z.object({
   run: record.extend({ kind: z.literal('run') }),
   globalKill: z.object({}).passthrough().optional(),
   turn: record.extend({ kind: z.literal('turn'), turn: z.number().int().positive(), content: z.array(z.unknown()), recordedAt: z.string() }),
-  breaker: z.object({ name: z.string() }).passthrough().optional(),
 });
 
 /**
  * The state CallTool was handed for call `turn`/`call` of `runId` (its input's `made`: CallModel's
- * whole result), or undefined: none handed, another run's or turn's, not in the expected shape, or
- * no longer fresh at `now` (HANDED_FRESH_MS).
+ * whole result), parsed, or undefined: none handed, another run's or turn's, not in the expected
+ * shape, or no longer fresh at `now` (HANDED_FRESH_MS). Its seal is the ledger's to check
+ * (`checkHanded`, with `state` as the basis's content) before anything of it is acted on.
  */
-export function handedTo(made: unknown, runId: string, turn: number, now: Date): HandedStep | undefined {
+export function handedTo(made: unknown, runId: string, turn: number, now: Date): TakenStep | undefined {
   const handed = (made as { handed?: unknown } | null | undefined)?.handed;
   if (handed === undefined || handed === null) return undefined;
-  const parsed = Handed.safeParse(handed);
+  const wire = Handed.safeParse(handed);
+  if (!wire.success) return undefined;
+  let records: unknown;
+  try {
+    records = JSON.parse(wire.data.state);
+  } catch {
+    return undefined;
+  }
+  const parsed = State.safeParse(records);
   if (!parsed.success || parsed.data.run.runId !== runId || parsed.data.turn.runId !== runId || parsed.data.turn.turn !== turn) return undefined;
-  const handedStep = parsed.data as unknown as HandedStep;
-  return freshAt(handedStep, now) ? handedStep : undefined;
+  const taken = { ...(wire.data as HandedStep), ...(parsed.data as unknown as Pick<TakenStep, 'run' | 'globalKill' | 'turn'>) };
+  return freshAt(taken, now) ? taken : undefined;
 }

@@ -129,8 +129,9 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
     const parsed: unknown = JSON.parse(parameters);
     const payload = (isRecord(parsed) ? (parsed.Payload ?? null) : null) as JsonValue;
     // A retry of an attempt that timed out waits for it to end: attempts of one call never overlap.
+    // (Keyed by the whole input: hashed only when some attempt of the execution has timed out.)
     key = `${stateName}\n${parameters}`;
-    const predecessor = exec.timedOut.get(key);
+    const predecessor = exec.timedOut.size > 0 ? exec.timedOut.get(key) : undefined;
     if (predecessor) await untilAborted(predecessor, signal);
     if (!open) return await untilAborted(new Promise<never>(() => {}), signal);
     emit('TaskScheduled', {

@@ -74,6 +74,18 @@ function indexed<T extends object>(records: readonly T[], keyOf: (record: T) => 
 }
 const indexes = new WeakMap<readonly object[], Map<string, object>>();
 
+/**
+ * The timers of a replay's clocks: none fires. What a step arms a timer for — a tool's timeout, the
+ * wall-clock watch during a call, a lease's renewal — is answered from the recording or not needed:
+ * a call is answered at once with its recorded outcome (a timeout or a cut the run met included:
+ * answers.ts `recordedOutcome`), a limit already passed is seen as the timer is armed (the clock reads
+ * the recorded time), and nothing else holds a replay's leases. On real timers (a clock without
+ * `after`: lambdas/shared/ports.ts) a replay armed three for each tool call and cancelled them, and on
+ * a machine slow enough a lease's renewal (every third of a second) wrote to the replay's ledger
+ * in the middle of a call: what a replay does no longer depends on how fast it runs.
+ */
+const unarmed = (): (() => void) => () => undefined;
+
 /** A moment of the recorded run, and the write of the replay that reproduces it. */
 type Moment = { key: string; at: number };
 
@@ -156,6 +168,7 @@ export function recordedClock(recording: Recording): RecordedClock {
   };
   const clock: RecordedClock = {
     now: () => new Date(current()),
+    after: unarmed,
     passed(key) {
       done.add(key);
       while (next < moments.length && done.has(moments[next]!.key)) next += 1;
@@ -168,7 +181,7 @@ export function recordedClock(recording: Recording): RecordedClock {
     },
     at(key) {
       const at = approvalMoments.get(key);
-      return at === undefined ? clock : { now: () => new Date(at) };
+      return at === undefined ? clock : { now: () => new Date(at), after: unarmed };
     },
   };
   return clock;

@@ -19,7 +19,7 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'savepoint-bundle-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-function project(name: string): { root: string; cache: string; write: (file: string, text: string) => void; start: (env?: Record<string, string>) => Promise<string> } {
+function project(name: string): { root: string; cache: string; write: (file: string, text: string) => void; start: (env?: Record<string, string>, args?: string[]) => Promise<string> } {
   const root = join(work, name);
   const write = (file: string, text: string) => {
     mkdirSync(join(root, file, '..'), { recursive: true });
@@ -34,9 +34,9 @@ function project(name: string): { root: string; cache: string; write: (file: str
   write('cli/version.ts', "export const version: string = 'v1';\n");
   for (const entry of [ENTRIES.savepoint, ENTRIES['savepoint/sim'], ENTRIES['savepoint/client']]) write(entry, 'export const entry = 1;\n');
   const cache = join(root, 'node_modules', '.cache', 'savepoint');
-  const start = async (env: Record<string, string> = {}) => {
+  const start = async (env: Record<string, string> = {}, args: string[] = []) => {
     const { SAVEPOINT_BUNDLE_CACHE: _, SAVEPOINT_FROM_SOURCE: __, ...inherited } = process.env;
-    const { stdout } = await exec(process.execPath, [join(root, 'bin', 'savepoint.js')], { env: { ...inherited, ...env }, timeout: 60_000 });
+    const { stdout } = await exec(process.execPath, [join(root, 'bin', 'savepoint.js'), ...args], { env: { ...inherited, ...env }, timeout: 60_000 });
     return stdout.trim();
   };
   return { root, cache, write, start };
@@ -183,6 +183,22 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
       const link = pathToFileURL(at).href;
       expect(own.reached).toEqual(at === dir ? ['../outside.js'] : [`${link}/entry.js`, '../outside.js', `${link}/chunks/b.js`]);
     }
+  });
+
+  it('starts `replay` alone with its own V8 flags (ONE_PASS_FLAGS, set before the compile cache is on: a cache directory of its own), read from the command line as the CLI reads its command word', async () => {
+    const { cache, write, start } = project('eager');
+    write(ENTRIES.cli, "import { getCompileCacheDir } from 'node:module';\nconsole.log(getCompileCacheDir());\n");
+    const dirOf = (args: string[]) => start({}, args);
+    const lazy = await dirOf(['status', 'r']);
+    expect(lazy.startsWith(join(cache, 'compile'))).toBe(true);
+    const eager = await dirOf(['replay', 'r']);
+    expect(eager.startsWith(join(cache, 'compile'))).toBe(true);
+    expect(eager).not.toBe(lazy);
+    expect(await dirOf(['--state-dir', 'x', '--region', 'y', 'replay', 'r', '--json'])).toBe(eager);
+    // A root option's value, an option, a word after the command, the root's help: not the command `replay`.
+    for (const args of [['--state-dir', 'replay', 'status'], ['--stack', 'replay', 'runs'], ['--json', 'run', 'replay'], ['run', '--run-id', 'replay'], ['--help', 'replay'], []]) expect(await dirOf(args)).toBe(lazy);
+    // Without the compile cache, nothing is compiled eagerly: the directory is none.
+    expect(await start({ NODE_DISABLE_COMPILE_CACHE: '1' }, ['replay', 'r'])).toBe('undefined');
   });
 
   it('is not used with SAVEPOINT_FROM_SOURCE=1: the sources run through tsx', async () => {

@@ -3,6 +3,7 @@ import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { Ledger, TurnSeen } from '../../lambdas/ledger/ledger.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
+import { handedContent } from '../../lambdas/ledger/handed-versions.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
@@ -53,7 +54,9 @@ describe.each([
     await ledger.recordTurn(turn(1), { ...count, seen: (saw) => (seen = saw) });
     if (kind === 'dynalite') expect(requests() - before).toBe(1);
     // With the versions of the run item written and of the kill item checked (absent: null), which its calls are handed (steps/handed-step.ts).
-    expect(seen).toEqual({ run: await ledger.getRun('r1'), basis: { run: expect.any(String), kill: null, mac: expect.any(String) } });
+    const counted = await ledger.getRun('r1');
+    // The basis with the sealed text its calls would be handed: the run as counted, the turn as recorded.
+    expect(seen).toEqual({ run: counted, basis: { run: expect.any(String), kill: null, mac: expect.any(String), content: handedContent(counted!, undefined, turn(1)) } });
     expect(seen!.run).toMatchObject({ steps: 1, modelTurns: 1, inputTokens: 100 });
   });
 

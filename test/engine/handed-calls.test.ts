@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { isStepChanged } from '../../lambdas/ledger/handed-versions.js';
 import { toolUses } from '../../lambdas/conversation/turns.js';
 import type { LedgerKind } from '../../local/runtime/local-stack.js';
@@ -101,7 +102,11 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a turn’s calls handed its
       // What the turn's calls are handed says the run may take far more steps than it may.
       recordTurn: (target, turn, count) => {
         const handing = count?.handing;
-        return target.recordTurn(turn, handing ? { ...count, handing: (seen) => handing({ ...seen, run: { ...seen.run, config: { ...seen.run.config, maxSteps: 1_000_000 } } }) } : count);
+        const madeUp = (text: string) => {
+          const state = JSON.parse(text) as { run: RunRecord };
+          return JSON.stringify({ ...state, run: { ...state.run, config: { ...state.run.config, maxSteps: 1_000_000 } } });
+        };
+        return target.recordTurn(turn, handing ? { ...count, handing: (seen) => handing({ ...seen, ...(seen.basis && { basis: { ...seen.basis, content: madeUp(seen.basis.content!) } }) }) } : count);
       },
       checkHanded: (target, runId, basis) =>
         target.checkHanded(runId, basis).catch((error: unknown) => {

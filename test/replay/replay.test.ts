@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { replayRun } from '../../local/replay/index.js';
 import { createClient } from '../../client/ledger-client.js';
@@ -35,6 +35,25 @@ describe('savepoint replay of a refund run', () => {
     // Nothing reached the run's own model or payments provider either.
     expect(harness.stack.model.requestCount()).toBe(served);
     expect(harness.stack.world.payments.refunds().length).toBe(paid);
+  });
+
+  it("arms no real timer in the steps: a tool's timeout, the wall-clock watch and a lease's renewal run on the recorded clock, where none fires", async () => {
+    // Timers armed by the harness's own code (lambdas/): before, three per tool call (attempt.ts, call-tool.ts keepLease).
+    const armed: string[] = [];
+    const real = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((...args: Parameters<typeof setTimeout>) => {
+      const stack = new Error().stack ?? '';
+      if (stack.includes('/lambdas/')) armed.push(stack);
+      return real(...args);
+    }) as typeof setTimeout);
+    try {
+      const result = await replayRun({ agent: refundReconciler, source: harness.stack.ledger, runId });
+      expect(result.identical).toBe(true);
+      expect(result.answered.toolCalls).toBeGreaterThan(10);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(armed).toEqual([]);
   });
 
   it('names the system prompt when a one-line change to it makes the first turn diverge', async () => {

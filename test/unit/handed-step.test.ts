@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HANDED_FRESH_MS, HANDED_STEP_MAX_BYTES, handedTo, handOn } from '../../lambdas/steps/handed-step.js';
+import { handedContent } from '../../lambdas/ledger/handed-versions.js';
+import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { runRecord } from '../support/records.js';
 import { turn } from '../contract/fixtures.js';
 
@@ -10,23 +12,29 @@ import { turn } from '../contract/fixtures.js';
  */
 const basis = { run: 'v1', kill: null, mac: 'seal' };
 const recorded = turn(2, 'Looking at the refunds.', 'r1');
+/** What a turn's write tells (handed-versions.ts `seenWith`): the basis with the sealed text of the run and the turn. */
+const seen = (run: RunRecord) => ({ run, basis: { ...basis, content: handedContent(run, undefined, recorded) } });
 
 describe('the state a turn hands its calls', () => {
   it('is handed while it is small, and taken back by the call of that run and turn while fresh', () => {
     const run = runRecord({ runId: 'r1', input: { date: '2026-11-28' } });
-    const handed = handOn({ run, basis }, recorded, { state: undefined });
-    expect(handed).toMatchObject({ basis, run: { runId: 'r1' }, turn: { turn: 2 } });
+    const handed = handOn(seen(run), { state: undefined });
+    // The versions and seal, and the sealed text as it was told (not serialized again).
+    expect(handed).toEqual({ basis, state: handedContent(run, undefined, recorded) });
     const at = new Date(Date.parse(recorded.recordedAt!) + 1_000);
-    expect(handedTo({ handed }, 'r1', 2, at)).toEqual(handed);
+    expect(handedTo({ handed }, 'r1', 2, at)).toEqual({ ...handed, run, turn: recorded });
     expect(handedTo({ handed }, 'r2', 2, at)).toBeUndefined();
     expect(handedTo({ handed }, 'r1', 3, at)).toBeUndefined();
     expect(handedTo({ handed }, 'r1', 2, new Date(Date.parse(recorded.recordedAt!) + HANDED_FRESH_MS + 1))).toBeUndefined();
+    // A text that is not the records' JSON is taken as nothing handed (the call reads).
+    expect(handedTo({ handed: { ...handed, state: '{"run":' } }, 'r1', 2, at)).toBeUndefined();
+    expect(handedTo({ handed: { ...handed, state: JSON.stringify({ run, turn: { ...recorded, kind: 'call' } }) } }, 'r1', 2, at)).toBeUndefined();
   });
 
   it('is not handed past HANDED_STEP_MAX_BYTES (a large run input): its calls read', () => {
     const run = runRecord({ runId: 'r1', input: { notes: 'x'.repeat(HANDED_STEP_MAX_BYTES) } });
-    expect(handOn({ run, basis }, recorded, { state: undefined })).toBeUndefined();
+    expect(handOn(seen(run), { state: undefined })).toBeUndefined();
     // Nor when the engine named no versions.
-    expect(handOn({ run: runRecord({ runId: 'r1' }) }, recorded, { state: undefined })).toBeUndefined();
+    expect(handOn({ run: runRecord({ runId: 'r1' }) }, { state: undefined })).toBeUndefined();
   });
 });

@@ -116,8 +116,9 @@ export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean }
         await ledger.createRun(run('r1'));
         let seen: TurnSeen | undefined;
         await ledger.recordTurn(turn(3), { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1 }, handing: (saw) => (seen = saw) });
-        expect(seen?.basis).toEqual({ run: expect.any(String), kill: null, mac: expect.any(String) });
-        return { ...seen!, basis: { ...seen!.basis!, content: handedContent(seen!.run, seen!.globalKill, turn(3)) } };
+        // Told with the sealed text of what is handed: the run as written and the turn as recorded.
+        expect(seen?.basis).toEqual({ run: expect.any(String), kill: null, mac: expect.any(String), content: handedContent(seen!.run, seen!.globalKill, turn(3)) });
+        return seen as TurnSeen & { basis: StepBasis };
       };
       const changed = /Ledger\.StepChanged|handed changed/;
 
