@@ -4,8 +4,10 @@
 // report (bin/api.js) run it: with Go's collector set to run at 4× its default heap growth
 // (GOGC=400) unless GOGC is set. The compiler's heap is mostly what it keeps to the end (the
 // program's types), so at the default it collects again and again to free little: the type check
-// took 8.0–8.2 s of CPU at GOGC=100 and 5.3–5.9 s at 400 (alternated, load 7.5–8.7), its peak memory
-// 1.40–1.46 GB against 1.42–1.47 GB. The same output: only when the collector runs changes.
+// (`-p . --checkers 1`) took 7.1–9.2 s of CPU (user + system, median 7.8) at GOGC=100 and 5.3–6.7 s
+// (median 5.7) at 400, in 5 alternated pairs at load 3.5–8.7, its peak memory 1.40–1.46 GB against
+// 1.42–1.48 GB; the build's compile 6.9–7.2 s against 5.9–6.5 s (3 pairs). The same output: only
+// when the collector runs changes.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
