@@ -4,21 +4,19 @@
 // checked in under api/ (`<entry>.api.md`). Any difference fails (exit 1): a change to the public
 // API is visible in review before it ships. `npm run api -- --update` writes the reports anew
 // (commit them with the change). An export without TSDoc is an error (ae-undocumented), in both modes.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Extractor, ExtractorConfig } from '@microsoft/api-extractor';
+import { tsc } from './tsc.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const update = process.argv.includes('--update');
 const declarations = join(root, '.api', 'dts');
-const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin/tsc');
 
 // The published build's declarations, alone (bin/build.js emits the same into dist/ with the JavaScript).
 rmSync(join(root, '.api'), { recursive: true, force: true });
-execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--emitDeclarationOnly', '--declarationMap', 'false', '--outDir', declarations], { stdio: 'inherit', cwd: root });
+tsc(['-p', join(root, 'tsconfig.build.json'), '--emitDeclarationOnly', '--declarationMap', 'false', '--outDir', declarations], root);
 
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 /** Each entry point (`savepoint`, `savepoint/client`, …), its declarations, and its report's name. */

@@ -5,23 +5,20 @@
 // Plain tsc, not a bundler: one output file per source file keeps every entry point's imports
 // shared (one module instance for the agent and the harness), and `.d.ts` come from the compiler
 // that checks the sources.
-import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { tsc } from './tsc.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
-// TypeScript's package exports no bin path: its bin is found next to its package.json.
-const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin/tsc');
 
 rmSync(dist, { recursive: true, force: true });
 // One checker (TypeScript 7 runs 4 by default, each building the types its share of the files
 // reaches, most of them common to all): the same output in about two thirds of the CPU; the tests
 // pack the package (prepack) on 2 cores they keep busy. On the command line, not in
 // tsconfig.build.json, which TypeDoc (TypeScript 6: no such option) reads too.
-execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--checkers', '1'], { stdio: 'inherit', cwd: root });
+tsc(['-p', join(root, 'tsconfig.build.json'), '--checkers', '1'], root);
 cpSync(join(root, 'console/static'), join(dist, 'console/static'), { recursive: true });
 
 // The stack's template, synthesized now for a placeholder agent name: an installed package runs
