@@ -644,7 +644,24 @@ export const SPEED_LIMITS = {
     // warm 0.077–0.114 (0.103) and the first 0.108–0.135 (0.125) against 0.097–0.135 (0.115) and 0.123–0.154 (0.132): the
     // in-process replay runs the harness's steps (~95% of its CPU; the replay's own comparisons and recorded answers ~5%).
     // The `cli` bound 0.35: 1.6× the highest measured, and a replay process twice as heavy fails it.
-    cli: { bound: 0.35, target: 0.2, measured: "0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
+    // 2026-12-06 05:45–06:15 UTC (branch replay-share2, after hotpath-cpu's merge): where the replay process's CPU goes, by
+    // process.cpuUsage marks (medians of 10, load 3–7): Node's start ~22 ms, flags and compile cache ~6, the bundle check ~7 (473
+    // source stamps, 129 bundle files), zod ~13 (its chunk: 760 kB, 1.19 MB of code cache under --no-lazy), the main chunk ~19,
+    // the ledger's open ~5, getRun ~8.5 (each of the run's ~250 lines hashed, parsed and its seal checked), the agent ~5, the
+    // replay chunk ~6, the replay ~50. V8's coverage of a replay: of the 1.54 MB of code it loads, 0.62 MB of zod (0.36 MB of it
+    // its 62 locales besides English), 0.31 MB of the harness and 47 kB of commander never run, all read from the compile cache
+    // (--no-lazy); the kernel's share of the process ~16% (10.2k page faults against 2.3k for `node -e 0`: the code cache's
+    // copies and what it deserializes). Changed: zod's locales loaded from zod's own build at their first call (bin/bundle.js
+    // zodLocalesOnCall: the zod chunk 760 -> 408 kB, its cache 1.19 -> 0.90 MB, 650 page faults fewer; the zod mark 13.4 -> 10.3
+    // ms), and a seal's text written in one pass (seal.ts sealedText; getRun 8.5 -> 5.9 ms). Alternated with main's code:
+    // `savepoint replay` 145 -> 142.5 ms of CPU (30 pairs, medians; paired difference 3 ms), `savepoint run` 719 -> 707 (8);
+    // CI's form nine pairs at load 2–5: cli 0.198–0.212 (median 0.205; replay ~136.5 ms, run ~668) against main's 0.200–0.212
+    // (0.206; ~140 and ~680): both processes lighter, the share hardly moved. Measured and left: zod compiled lazily (V8's
+    // --lazy while its chunk loads, its own cache directory: +5 ms, the functions a replay calls then compile), --no-sparkplug
+    // (+4.5 ms), --always-sparkplug, --single-threaded-gc, larger semi-spaces (none lower), every other command's module left
+    // unloaded for `replay` (the main chunk 17.5 -> 12.2 ms, the ledger, agent and replay chunk as much more: the replay loads
+    // that code anyway), the seal checks on open skipped (an upper bound only: ~3.5 ms). The bounds stay.
+    cli: { bound: 0.35, target: 0.2, measured: "0.198–0.212 (median 0.205) at load 2–5 (zod's locales on call, one-pass seal text; main's 0.200–0.212 beside it); 0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
   },
   /**
    * bench/tracing.ts: the CPU per step the export adds over the same stack's with tracing off,

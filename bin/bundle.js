@@ -111,7 +111,9 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
       const external = externalPackagesBut(packages, inlined);
       // The import graph only: nothing written, no source map.
       const graph = await buildWith(root, { ...options, write: false, metafile: true, sourcemap: false, plugins: [external] });
-      await buildWith(root, { ...options, plugins: [external, recorder(loadedFirst(root, sources, graph.metafile))] });
+      const loadFirst = loadedFirst(root, sources, graph.metafile);
+      const rewrite = (path, contents, loader) => loadFirst(path, zodLocalesOnCall(path, contents) ?? contents, loader);
+      await buildWith(root, { ...options, plugins: [external, recorder(rewrite)] });
     },
   });
   const entries = Object.fromEntries(Object.entries(sources).map(([name, entry]) => [name, join(dir, entry.replace(/\.ts$/, '.js'))]));
@@ -269,6 +271,30 @@ function loadedFirst(root, sources, metafile) {
   const imports = [...loaded].map((file) => `\nimport ${JSON.stringify(join(root, file))};`).join('');
   return async (path, contents, loader) => ({ contents: lazy.has(path) && loader !== 'json' ? `${contents}${imports}` : contents, loader });
 }
+
+/**
+ * zod's locales (`z.locales`, `z.core.locales`: 62 besides English, ~360 kB, half of the code zod
+ * brings), each loaded from zod's own CommonJS build of it at its first call, not compiled into
+ * the CLI bundle: every start read them all, and `savepoint replay` (whose V8 flags compile every
+ * function a module holds: bin/savepoint.js ONE_PASS_FLAGS) read each function of them from the
+ * compile cache, ~3 ms of its CPU (issue 38), though nothing of savepoint calls one.
+ * An agent's `z.config(z.locales.fr())` gets what zod's own function returns. English, zod's
+ * default, is bundled as it is (zod's schemas import it themselves). Undefined, and the file
+ * bundled as it is, unless `path` is zod's locales index as this reads it (one re-export of each
+ * locale's default, English among them, each with its CommonJS build beside it).
+ */
+function zodLocalesOnCall(path, contents) {
+  if (!ZOD_LOCALES.test(path)) return undefined;
+  const locales = contents
+    .trim()
+    .split('\n')
+    .map((line) => /^export \{ default as (\w+) \} from "\.\/([\w-]+)\.js";$/.exec(line.trim()));
+  const dir = dirname(path);
+  if (!locales.every((found) => found && existsSync(join(dir, `${found[2]}.cjs`))) || !locales.some(([, , file]) => file === 'en')) return undefined;
+  const load = (file) => `process.getBuiltinModule("node:module").createRequire(${JSON.stringify(path)})(${JSON.stringify(`./${file}.cjs`)})`;
+  return locales.map(([, name, file]) => (file === 'en' ? `export { default as ${name} } from "./en.js";` : `export function ${name}(...args) { return ${load(file)}(...args); }`)).join('\n');
+}
+const ZOD_LOCALES = /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/;
 
 /** The namespace of a Node built-in that a bundled CommonJS package requires (externalPackagesBut). */
 const BUILTIN = 'savepoint-builtin';

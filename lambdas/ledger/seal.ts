@@ -50,8 +50,7 @@ export function hmacSealer(key: Uint8Array): LedgerSealer {
   if (key.length < 32) throw new Error(`the ledger seal key must be at least 32 bytes, got ${key.length}`);
   const sealKey = createHmac('sha256', key).update('savepoint ledger seal v1').digest();
   const chainKey = createHmac('sha256', key).update('savepoint ledger chain v1').digest();
-  const seal = (item: ItemKey, attributes: Record<string, unknown>) =>
-    createHmac('sha256', sealKey).update(canonicalJson([item.pk, item.sk, sealed(attributes)])).digest('base64url');
+  const seal = (item: ItemKey, attributes: Record<string, unknown>) => createHmac('sha256', sealKey).update(sealedText(item, attributes)).digest('base64url');
   return {
     seal,
     verify(item, attributes, given) {
@@ -70,10 +69,30 @@ export function recordOf(key: ItemKey): { runId?: string; record: string } {
   return key.pk.startsWith('RUN#') ? { runId: key.pk.slice(4), record: key.sk } : { record: `${key.pk}/${key.sk}` };
 }
 
-function sealed(attributes: Record<string, unknown>): Record<string, unknown> {
-  const kept: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(attributes)) if (!UNSEALED_ATTRIBUTES.has(name) && value !== undefined) kept[name] = value;
-  return kept;
+/**
+ * The text a seal covers: `canonicalJson([pk, sk, sealed])`, where `sealed` is `attributes`
+ * without those outside the seal (UNSEALED_ATTRIBUTES) and those undefined. Written in one pass
+ * over `attributes`, not over a copy of them made first: it runs over every item each write and
+ * each read that checks a seal (`savepoint replay` checks the ~250 records of a run as it opens
+ * it: issue 38). The text must never change, or every sealed ledger fails to verify: a top-level
+ * `__proto__` key is left out, as the copy by assignment this replaced left it out (an assignment
+ * to `__proto__` sets the copy's prototype, not a key). test/unit/canonical-json.test.ts holds
+ * the two to each other.
+ */
+export function sealedText(item: ItemKey, attributes: Record<string, unknown>): string {
+  const keys = Object.keys(attributes);
+  if (!isSorted(keys)) keys.sort();
+  let fields = '';
+  for (const key of keys) {
+    if (key === '__proto__' || UNSEALED_ATTRIBUTES.has(key)) continue;
+    const field = jsonOf(attributes[key]);
+    if (field === undefined) continue;
+    if (fields.length > 0) fields += ',';
+    fields += quotedKey(key);
+    fields += ':';
+    fields += field;
+  }
+  return `[${jsonOf(item.pk) ?? 'null'},${jsonOf(item.sk) ?? 'null'},{${fields}}]`;
 }
 
 /**

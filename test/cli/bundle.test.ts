@@ -278,6 +278,31 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     expect(staticImports.filter((specifier) => isBuiltin(specifier))).toEqual([]);
     expect(bundled).toMatch(/process\.getBuiltinModule\("node:fs"\)/);
   });
+
+  it("this project's bundle: zod's locales but English none of its code, each loaded from zod's own build at its first call, as zod's own", async () => {
+    const { dir, entries } = await cliBundle();
+    // Of zod's locales, English (zod's default, imported by its schemas) and the index that stands for the others.
+    const locales = [...bundleText(dir).matchAll(/^\/\/ \S*node_modules\/zod\/v4\/locales\/(\S+)$/gm)].map((match) => match[1]);
+    expect([...new Set(locales)].sort()).toEqual(['en.js', 'index.js']);
+    const script = [
+      `const z = await import(${JSON.stringify(pathToFileURL(entries['zod']!).href)});`,
+      "const message = () => z.string().min(3).safeParse('a').error.issues[0].message;",
+      'const english = message();',
+      'z.config(z.locales.fr());',
+      'const french = message();',
+      'z.config(z.core.locales.en());',
+      'console.log(JSON.stringify([english, french, message(), Object.keys(z.locales).sort(), z.locales.en === z.core.locales.en]));',
+    ].join('\n');
+    const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], { timeout: 60_000 });
+    const [english, french, englishAgain, names, sameEnglish] = JSON.parse(stdout) as [string, string, string, string[], boolean];
+    const zodLocales = await import('zod/v4/locales');
+    expect(names).toEqual(Object.keys(zodLocales).sort());
+    expect(english).toBe('Too small: expected string to have >=3 characters');
+    expect(french).toBe(zodLocales.fr().localeError({ code: 'too_small', origin: 'string', minimum: 3, inclusive: true, input: 'a' } as never));
+    expect(french).not.toBe(english);
+    expect(englishAgain).toBe(english);
+    expect(sameEnglish).toBe(true);
+  });
 });
 
 describe('an agent outside the repository, run by the bundled CLI', { timeout: 120_000 }, () => {
