@@ -206,7 +206,6 @@ export function createCallTool(deps: CallToolDeps) {
     if (taskToken) throw new InvalidInputError(`taskToken: tool call ${turn}/${call} of run ${runId} (${block.name}) is not an agent tool's`);
     const refusal = derived.approval ? await approvalRefusal(deps, run, turn, call, isWaited(waited)) : undefined;
 
-    // What each send of it is given (its tool, the run, where it stands, the breaker it read).
     const sending: Sending = { tool, run, at, breaker: read.breaker, signal, notFoundUnsettled: false };
     // A refused approval is the call's outcome: nothing is sent.
     const attemptOrRefusal = (retried: boolean, key: string, sent: unknown = args): Promise<Attempted> => (refusal ? Promise.resolve({ kind: 'ok', outcome: refusal }) : attempt(deps, tool, () => send(deps, sending, retried, key, sent)));
@@ -324,23 +323,17 @@ export function createCallTool(deps: CallToolDeps) {
 }
 
 /**
- * Where a call stands, as its results name it. What follows are the call's outcomes as plain
- * functions of what they use, not closures made per call: every tool call made each of them,
- * whichever it took (under a loader that keeps names, each closure also had its name set).
+ * Where a call stands, as its results name it. What follows are the call's outcomes as plain functions of what they use, not
+ * closures made per call: every tool call made each of them, whichever it took (under a loader that keeps names, each closure
+ * also had its name set).
  */
-interface CallAt {
-  readonly turn: number;
-  readonly call: number;
-  readonly name: string;
-}
-
+type CallAt = { readonly turn: number; readonly call: number; readonly name: string };
 const skipped = (at: CallAt, reason: string): CallToolResult => ({ turn: at.turn, call: at.call, name: at.name, outcome: 'skipped', skipped: reason });
 
 /**
- * The call's answer once it is recorded. A call counts no step of its own: the next model turn's
- * reservation counts the turn's calls, or the run's end (ledger/open-turn.ts), so nothing but the
- * model turns writes the run item while a turn's calls run. `counted`: this attempt recorded the
- * call (metrics count it once).
+ * The call's answer once recorded. A call counts no step of its own: the next model turn's reservation counts the turn's calls, or
+ * the run's end (ledger/open-turn.ts), so nothing but the model turns writes the run item while a turn's calls run. `counted`:
+ * this attempt recorded the call (metrics count it once).
  */
 function done(deps: Pick<CallToolDeps, 'ledger'>, at: CallAt, record: ToolCallRecord, counted = false): CallToolResult {
   // Later steps of this process (the next turn's rules) need not read it back.
@@ -348,10 +341,7 @@ function done(deps: Pick<CallToolDeps, 'ledger'>, at: CallAt, record: ToolCallRe
   return { turn: at.turn, call: at.call, name: at.name, outcome: record.outcome ?? 'ok', summary: `${at.name} → ${record.outcome ?? 'ok'}`, counted };
 }
 
-/**
- * A retry that finds its call recorded writes it again, and the first record stands: nothing is
- * written (the item read is the basis: no request), and what wraps the ledger sees the repeat (telemetry's replay span).
- */
+/** A retry that finds its call recorded writes it again, and the first record stands: nothing is written (the item read is the basis: no request), and what wraps the ledger sees the repeat (telemetry's replay span). */
 async function repeated(deps: Pick<CallToolDeps, 'ledger' | 'clock'>, at: CallAt, record: ToolCallRecord & { status: 'completed' }): Promise<CallToolResult> {
   await deps.ledger.recordCall(record, deps.clock.now());
   return done(deps, at, record);
@@ -360,8 +350,7 @@ async function repeated(deps: Pick<CallToolDeps, 'ledger' | 'clock'>, at: CallAt
 /** A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands). */
 async function recordAtOnce(deps: Pick<CallToolDeps, 'ledger' | 'clock'>, entry: ToolCallRecord, outcome: Outcome, basis: StepBasis | undefined): Promise<{ record: ToolCallRecord; counted: boolean }> {
   const completed = { ...entry, ...outcome, status: 'completed' as const, recordedAt: deps.clock.now().toISOString() };
-  // Handed its turn's state (checked against its seal before it was sent), unread: a record in the
-  // way (a retry's) is read then. A kill while it ran keeps its result, as for any call in flight.
+  // Handed its turn's state (checked against its seal before it was sent), unread: a record in the way (a retry's) is read then. A kill while it ran keeps its result, as for any call in flight.
   const result = await deps.ledger.recordCall(completed, deps.clock.now(), undefined, basis);
   if (result.recorded) return { record: result.record, counted: true };
   if (result.existing.status === 'completed') return { record: result.existing, counted: false };
@@ -374,12 +363,10 @@ async function doneAtOnce(deps: Pick<CallToolDeps, 'ledger' | 'clock'>, at: Call
 }
 
 /**
- * A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).
- * One over the tool's maxResultTokens is cut for the model first, the whole of it stored by reference.
- * A tool that declares no maxResultTokens gets no more than the next model call can carry in
- * what is left of the run's token budget (oversizedResult): a read's larger result is answered
- * to the model as an error naming the settings, a write's (its effect happened) cut to that
- * size, so one result never stops the run.
+ * A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts). One over the tool's
+ * maxResultTokens is cut for the model first, the whole of it stored by reference. A tool that declares no maxResultTokens gets no
+ * more than the next model call can carry in what is left of the run's token budget (oversizedResult): a read's larger result is
+ * answered to the model as an error naming the settings, a write's (its effect happened) cut to that size, so one result never stops the run.
  */
 async function byReference(deps: Pick<CallToolDeps, 'ledger' | 'resultLimitBytes'>, tool: ToolDefinition, run: RunRecord, outcome: Outcome): Promise<Outcome> {
   const oversized = tool.maxResultTokens === undefined && outcome.outcome === 'ok' ? oversizedResult(tool, outcome.result, run) : undefined;
@@ -389,26 +376,14 @@ async function byReference(deps: Pick<CallToolDeps, 'ledger' | 'resultLimitBytes
   return { ...outcome, result: await storeResult(deps.ledger, run.runId, shown, deps.resultLimitBytes) };
 }
 
-/** What a call's sends share. */
-interface Sending {
-  readonly tool: ToolDefinition;
-  readonly run: RunRecord;
-  readonly at: CallAt;
-  /** The tools' breaker as the step read it. */
-  readonly breaker: StepRead['breaker'];
-  /** The step's own signal (its deadline). */
-  readonly signal: AbortSignal | undefined;
-  /**
-   * Set when `reconcile` answered "not found" for a tool with no declared settle time: nothing
-   * says the provider would show the earlier send by now, so it is not sent again (escalated).
-   */
-  notFoundUnsettled: boolean;
-}
-
 /**
- * One send of the call: through the tools' breaker, bounded by the tool's timeout and the run's
- * wall clock (tools/attempt.ts); `retried`, `reconcile` asks first what an earlier send did.
+ * What a call's sends share: the tools' breaker as the step read it, the step's own signal (its deadline), and `notFoundUnsettled`,
+ * set when `reconcile` answered "not found" for a tool with no declared settle time: nothing says the provider would show the
+ * earlier send by now, so it is not sent again (escalated).
  */
+type Sending = { readonly tool: ToolDefinition; readonly run: RunRecord; readonly at: CallAt; readonly breaker: StepRead['breaker']; readonly signal: AbortSignal | undefined; notFoundUnsettled: boolean };
+
+/** One send of the call: through the tools' breaker, bounded by the tool's timeout and the run's wall clock (tools/attempt.ts); `retried`, `reconcile` asks first what an earlier send did. */
 function send(deps: CallToolDeps, sending: Sending, retried: boolean, key: string, sent: unknown): Promise<unknown> {
   const { tool, run } = sending;
   const bounds = { timeoutMs: toolTimeoutMs(tool), signal: sending.signal, clock: deps.clock, stopAt: wallClockEnd(run), what: tool.name };
