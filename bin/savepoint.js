@@ -32,7 +32,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
  * - `savepoint run`, and `resume` and `fork`, which run a run's steps as it does (cli/commands/run.ts
  *   runAndReport): the CLI's code and the local stack's, read once at the start and each called a few
  *   times, are its CPU much as they are the replay's. With Node's built-ins it loads (loadRunBuiltins)
- *   loaded before the flags change (else ~80 of them compiled from their source: +3-5% of its CPU):
+ *   loaded before the flags change (else ~125 of Node's modules compiled from their source: +3-5% of its CPU):
  *   a run of 3 steps (test/cli/fixtures/held-note.ts: most of the tests' runs are so small) 290 ->
  *   250 ms of CPU (10 pairs alternated, medians; --no-lazy alone 250, --no-turbofan alone 290), the sample day
  *   (105 steps) 620 -> 500 (9 pairs; --no-lazy alone 590, --no-turbofan alone 570), a fork of it at
