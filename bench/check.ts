@@ -661,6 +661,14 @@ export const SPEED_LIMITS = {
     // (+4.5 ms), --always-sparkplug, --single-threaded-gc, larger semi-spaces (none lower), every other command's module left
     // unloaded for `replay` (the main chunk 17.5 -> 12.2 ms, the ledger, agent and replay chunk as much more: the replay loads
     // that code anyway), the seal checks on open skipped (an upper bound only: ~3.5 ms). The bounds stay.
+    // 2026-12-06 06:30–06:40 UTC (branch run-start): `savepoint run`, `resume` and `fork` start with the replay's V8 flags too
+    // (bin/savepoint.js ONE_PASS_COMMANDS), the ~125 modules of Node's a run loads loaded before the flags change (loadRunBuiltins:
+    // else each compiled from its source). Alternated with main's code at load 1–3: a run of 3 steps 320 -> 270 ms of CPU
+    // (9 pairs, medians), the sample day 670 -> 550 (9), a fork of it at turn 15 725 -> 565 (8); `status` and `--version`
+    // unchanged (90 and 60 ms); --no-lazy alone a run of 3 steps' gain, not the day's (590), --no-turbofan alone the
+    // reverse (290 and 570). The first start after a bundle change as costly as main's (~390 ms for 3 steps, 3 pairs), the
+    // flags' cache directory 1.5 -> 5 MB, peak RSS 2-3 MB lower. CI's form five pairs: run 604 -> 485 ms, replay the same
+    // (~124), so cli 0.207 -> 0.251 (medians): the share rose as the run it divides by got lighter. The bounds stay.
     cli: { bound: 0.35, target: 0.2, measured: "0.198–0.212 (median 0.205) at load 2–5 (zod's locales on call, one-pass seal text; main's 0.200–0.212 beside it); 0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
   },
   /**

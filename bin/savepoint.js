@@ -16,8 +16,8 @@ const { fileURLToPath, pathToFileURL } = process.getBuiltinModule('node:url');
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /**
- * The commands that run once through much of what they load, and V8's flags for them, set before
- * anything else is compiled. `savepoint replay` runs the steps of a whole run (~100 agent steps for
+ * The commands that run once through much of what they load, each with what it loads before V8's
+ * flags for them change, and the flags, set before anything else is compiled. `savepoint replay` runs the steps of a whole run (~100 agent steps for
  * the sample day) in a process of ~150 ms of CPU (issue 38), where V8's defaults cost more than
  * they save:
  * - --no-lazy: every function of a module compiled with it, not only its top level. Node makes a
@@ -29,12 +29,25 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
  *   hot) cost more than they save: 13-22% less CPU without it for the sample day and for a run of 163
  *   steps, and still 16-27% less over 10 and 30 replays of the sample day in one process
  *   (alternated, medians). Ignition and Sparkplug run everything.
- * Not the other commands: `savepoint run` loads ~80 of Node's built-ins after this point, each then
- * compiled from its source (Node's compiled copy is of the default flags: +3-5% of its CPU), a
- * command that calls little of what it loads (`status`) reads more code than it runs, and a
- * server (`serve`) runs long.
+ * - `savepoint run`, and `resume` and `fork`, which run a run's steps as it does (cli/commands/run.ts
+ *   runAndReport): the CLI's code and the local stack's, read once at the start and each called a few
+ *   times, are its CPU much as they are the replay's. With Node's built-ins it loads (loadRunBuiltins)
+ *   loaded before the flags change (else ~125 of Node's modules compiled from their source: +3-5% of its CPU):
+ *   a run of 3 steps (test/cli/fixtures/held-note.ts: most of the tests' runs are so small) 290 ->
+ *   250 ms of CPU (10 pairs alternated, medians; --no-lazy alone 250, --no-turbofan alone 290), the sample day
+ *   (105 steps) 620 -> 500 (9 pairs; --no-lazy alone 590, --no-turbofan alone 570), a fork of it at
+ *   turn 15 725 -> 565 (8 pairs; 2026-12-06, load 2-4). Those built-ins loaded first with the default
+ *   flags: 290 and 620, unchanged.
+ * Not the other commands: a command that calls little of what it loads (`status`) reads more code
+ * than it runs, and a server (`serve`) runs long.
  */
-const ONE_PASS_COMMANDS = new Set(['replay']);
+const ONE_PASS_COMMANDS = new Map([
+  // Node's built-ins the replay loads in any case.
+  ['replay', () => loadBuiltins(['node:crypto', 'node:net', 'node:os'])],
+  ['run', loadRunBuiltins],
+  ['resume', loadRunBuiltins],
+  ['fork', loadRunBuiltins],
+]);
 const ONE_PASS_FLAGS = ['--no-lazy', '--no-turbofan'];
 
 const checkout = existsSync(new URL('../cli/savepoint.ts', import.meta.url));
@@ -101,21 +114,39 @@ function keepCompiledCode() {
   const cache = process.env.SAVEPOINT_BUNDLE_CACHE ? `${process.env.SAVEPOINT_BUNDLE_CACHE}/compile` : fileURLToPath(new URL('../node_modules/.cache/savepoint/compile', import.meta.url));
   if (!module.enableCompileCache) return;
   // Before the cache is on: Node keeps the code of each set of V8 flags in a directory of its own.
-  const onePass = ONE_PASS_COMMANDS.has(commandWord(process.argv)) && setOnePassFlags();
+  const loadFirst = ONE_PASS_COMMANDS.get(commandWord(process.argv));
+  const onePass = loadFirst !== undefined && setOnePassFlags(loadFirst);
   const { status } = module.enableCompileCache(cache);
   const { ENABLED, ALREADY_ENABLED } = module.constants.compileCacheStatus;
   // Without a cache, --no-lazy would compile everything at every start.
   if (onePass && status !== ENABLED && status !== ALREADY_ENABLED) process.getBuiltinModule('node:v8').setFlagsFromString('--lazy');
 }
 
-/** ONE_PASS_FLAGS, set. */
-function setOnePassFlags() {
-  // Node's built-ins the command loads in any case, loaded before the flags change: their compiled
-  // copy in Node's binary is of the default flags, and one loaded after would be compiled from its source.
-  for (const builtin of ['node:crypto', 'node:net', 'node:os']) process.getBuiltinModule(builtin);
+/** ONE_PASS_FLAGS, set once `loadFirst` has loaded the command's built-ins. */
+function setOnePassFlags(loadFirst) {
+  // Node's built-ins loaded before the flags change: their compiled copy in Node's binary is of the
+  // default flags, and one loaded after would be compiled from its source.
+  loadFirst();
   const v8 = process.getBuiltinModule('node:v8');
   for (const flag of ONE_PASS_FLAGS) v8.setFlagsFromString(flag);
   return true;
+}
+
+function loadBuiltins(names) {
+  for (const name of names) process.getBuiltinModule(name);
+}
+
+/**
+ * Node's built-ins `savepoint run` loads (those process.moduleLoadList adds by its exit, for a run of
+ * 3 steps and for the sample day; the same for `fork`), in the order it loads them: the local stack's
+ * servers, the AWS SDK's clients and the engine's. A built-in left out costs its compile, not
+ * correctness; one named here that a run no longer loads costs its load.
+ */
+function loadRunBuiltins() {
+  loadBuiltins(['node:stream', 'node:crypto', 'node:os', 'node:net', 'node:vm', 'node:stream/web', 'node:timers/promises', 'node:fs/promises', 'node:tls', 'node:https', 'node:assert', 'node:http', 'node:http2', 'node:zlib', 'node:perf_hooks', 'node:readline/promises', 'node:dns', 'node:dgram', 'node:child_process', 'node:cluster', 'node:util/types', 'node:worker_threads', 'node:tty']);
+  // And what Node loads at its first use: fetch's classes (undici, the largest of them), Web Crypto,
+  // the file streams, AsyncLocalStorage's implementation, File.
+  void [globalThis.Headers, globalThis.crypto, globalThis.File, process.getBuiltinModule('node:fs').ReadStream, process.getBuiltinModule('node:async_hooks').AsyncLocalStorage];
 }
 
 /**

@@ -185,20 +185,29 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     }
   });
 
-  it('starts `replay` alone with its own V8 flags (ONE_PASS_FLAGS, set before the compile cache is on: a cache directory of its own), read from the command line as the CLI reads its command word', async () => {
+  it('starts `replay`, `run`, `resume` and `fork` alone with their own V8 flags (ONE_PASS_FLAGS, set before the compile cache is on: a cache directory of their own), the commands that run steps with the built-ins a run loads loaded first, read from the command line as the CLI reads its command word', async () => {
     const { cache, write, start } = project('eager');
-    write(ENTRIES.cli, "import { getCompileCacheDir } from 'node:module';\nconsole.log(getCompileCacheDir());\n");
-    const dirOf = (args: string[]) => start({}, args);
-    const lazy = await dirOf(['status', 'r']);
-    expect(lazy.startsWith(join(cache, 'compile'))).toBe(true);
-    const eager = await dirOf(['replay', 'r']);
-    expect(eager.startsWith(join(cache, 'compile'))).toBe(true);
-    expect(eager).not.toBe(lazy);
-    expect(await dirOf(['--state-dir', 'x', '--region', 'y', 'replay', 'r', '--json'])).toBe(eager);
-    // A root option's value, an option, a word after the command, the root's help: not the command `replay`.
-    for (const args of [['--state-dir', 'replay', 'status'], ['--stack', 'replay', 'runs'], ['--json', 'run', 'replay'], ['run', '--run-id', 'replay'], ['--help', 'replay'], []]) expect(await dirOf(args)).toBe(lazy);
+    // The cache directory, and whether fetch's classes (undici: loadRunBuiltins) were loaded before the CLI's code ran.
+    write(ENTRIES.cli, "import { getCompileCacheDir } from 'node:module';\nconsole.log(getCompileCacheDir(), process.moduleLoadList.includes('NativeModule internal/deps/undici/undici'));\n");
+    const startOf = async (args: string[], env: Record<string, string> = {}) => {
+      const [dir, undici] = (await start(env, args)).split(' ');
+      return { dir, undici };
+    };
+    const lazy = await startOf(['status', 'r']);
+    expect(lazy.dir!.startsWith(join(cache, 'compile'))).toBe(true);
+    expect(lazy.undici).toBe('false');
+    const eager = await startOf(['replay', 'r']);
+    expect(eager.dir!.startsWith(join(cache, 'compile'))).toBe(true);
+    expect(eager.dir).not.toBe(lazy.dir);
+    expect(eager.undici).toBe('false');
+    expect(await startOf(['--state-dir', 'x', '--region', 'y', 'replay', 'r', '--json'])).toEqual(eager);
+    const running = { dir: eager.dir, undici: 'true' };
+    for (const args of [['run', '--agent', 'a'], ['--state-dir', 'x', 'run'], ['resume', 'r'], ['fork', 'r', '--at', '2']]) expect(await startOf(args)).toEqual(running);
+    // A root option's value, an option, a word after the command, the root's help: not the command `replay` or `run`.
+    for (const args of [['--state-dir', 'replay', 'status'], ['--stack', 'run', 'runs'], ['--json', 'status', 'replay'], ['status', '--run-id', 'run'], ['--help', 'replay'], ['-h', 'run'], []]) expect(await startOf(args)).toEqual(lazy);
     // Without the compile cache, nothing is compiled eagerly: the directory is none.
-    expect(await start({ NODE_DISABLE_COMPILE_CACHE: '1' }, ['replay', 'r'])).toBe('undefined');
+    expect((await startOf(['replay', 'r'], { NODE_DISABLE_COMPILE_CACHE: '1' })).dir).toBe('undefined');
+    expect((await startOf(['run'], { NODE_DISABLE_COMPILE_CACHE: '1' })).dir).toBe('undefined');
   });
 
   it('is not used with SAVEPOINT_FROM_SOURCE=1: the sources run through tsx', async () => {
