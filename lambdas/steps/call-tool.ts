@@ -150,21 +150,7 @@ export function createCallTool(deps: CallToolDeps) {
     // and the run's lineage, which its tools ask for as a fork runs them (runs/fork.ts): no read of the run again.
     rememberTurn(deps.ledger, turnRecord);
     rememberLineage(deps.ledger, run);
-    const skipped = (reason: string): CallToolResult => ({ turn, call, name: block.name, outcome: 'skipped', skipped: reason });
-    // A call counts no step of its own: the next model turn's reservation counts the turn's calls,
-    // or the run's end (ledger/open-turn.ts), so nothing but the model turns writes the run item
-    // while a turn's calls run. `counted`: this attempt recorded the call (metrics count it once).
-    const done = async (record: ToolCallRecord, counted = false): Promise<CallToolResult> => {
-      // Later steps of this process (the next turn's rules) need not read it back.
-      rememberCall(deps.ledger, record);
-      return { turn, call, name: block.name, outcome: record.outcome ?? 'ok', summary: `${block.name} → ${record.outcome ?? 'ok'}`, counted };
-    };
-    // A retry that finds its call recorded writes it again, and the first record stands: nothing is
-    // written (the item read is the basis: no request), and what wraps the ledger sees the repeat (telemetry's replay span).
-    const repeated = async (record: ToolCallRecord & { status: 'completed' }) => {
-      await deps.ledger.recordCall(record, deps.clock.now());
-      return done(record);
-    };
+    const at: CallAt = { turn, call, name: block.name };
 
     const recorded = read.calls[0];
     // Budgeted by its position in the turn: the run's count, and the calls before it (open-turn.ts).
@@ -176,9 +162,9 @@ export function createCallTool(deps: CallToolDeps) {
       await deps.callbacks?.succeed(taskToken, { settled: true });
       return { waiting: false };
     }
-    if (recorded?.status === 'completed') return repeated(recorded as ToolCallRecord & { status: 'completed' });
+    if (recorded?.status === 'completed') return repeated(deps, at, recorded as ToolCallRecord & { status: 'completed' });
     // Checked before every step, from persisted state: a kill or an exhausted budget stops here.
-    if (trip) return skipped(trip.reason);
+    if (trip) return skipped(at, trip.reason);
 
     const derived = await deriveRecordedCall(deps.ledger, deps.agent, run, turnRecord, call);
     const { tool } = derived;
@@ -204,91 +190,40 @@ export function createCallTool(deps: CallToolDeps) {
       ...(derived.effectKey !== undefined && { effectKey: derived.effectKey }),
       ...(tool && { guarantee: guaranteeOf(tool) }),
     };
-    // A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands).
-    const recordAtOnce = async (outcome: Outcome) => {
-      const completed = { ...entry, ...outcome, status: 'completed' as const, recordedAt: deps.clock.now().toISOString() };
-      // Handed its turn's state (checked against its seal before it was sent), unread: a record in the
-      // way (a retry's) is read then. A kill while it ran keeps its result, as for any call in flight.
-      const result = await deps.ledger.recordCall(completed, deps.clock.now(), undefined, basis);
-      if (result.recorded) return { record: result.record, counted: true };
-      if (result.existing.status === 'completed') return { record: result.existing, counted: false };
-      throw claimRefused(result.existing, `tool call ${turn}/${call} of run ${runId} is in flight`, deps.clock.now());
-    };
-    const doneAtOnce = async (outcome: Outcome) => {
-      const { record, counted } = await recordAtOnce(outcome);
-      return done(record, counted);
-    };
     // A call handed its state that a person must approve, answers a mistake, or runs in a fork, reads first.
     if (basis && (!tool || derived.mistake || derived.approval || run.forkedFrom)) return READ_FIRST;
     // The model's mistake (a tool that does not exist, arguments its schema refuses, no business
     // key) is answered to the model, naming what is wrong, and recorded like any result: replay
     // sends the same answer.
-    if (!tool || derived.mistake) return doneAtOnce({ outcome: 'error', result: JSON.stringify(derived.mistake), latencyMs: 0 });
+    if (!tool || derived.mistake) return doneAtOnce(deps, at, entry, { outcome: 'error', result: JSON.stringify(derived.mistake), latencyMs: 0 }, basis);
     const args = derived.args;
     // Another agent's run (tools/child-runs.ts): started by AwaitChildRun, recorded once it finished.
     if (tool.child) {
       const childCall = { run, turn, call, toolCallId: block.id, child: tool.child, args };
       if (taskToken) return { waiting: true, ...(await startChild(deps, childCall, taskToken)) };
-      return doneAtOnce(await childOutcome(deps, childCall));
+      return doneAtOnce(deps, at, entry, await childOutcome(deps, childCall), basis);
     }
     if (taskToken) throw new InvalidInputError(`taskToken: tool call ${turn}/${call} of run ${runId} (${block.name}) is not an agent tool's`);
     const refusal = derived.approval ? await approvalRefusal(deps, run, turn, call, isWaited(waited)) : undefined;
 
-    // A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts).
-    // One over the tool's maxResultTokens is cut for the model first, the whole of it stored by reference.
-    // A tool that declares no maxResultTokens gets no more than the next model call can carry in
-    // what is left of the run's token budget (oversizedResult): a read's larger result is answered
-    // to the model as an error naming the settings, a write's (its effect happened) cut to that
-    // size, so one result never stops the run.
-    const byReference = async (outcome: Outcome): Promise<Outcome> => {
-      const store = (whole: string) => storeResult(deps.ledger, runId, whole, 0);
-      const oversized = tool.maxResultTokens === undefined && outcome.outcome === 'ok' ? oversizedResult(tool, outcome.result, run) : undefined;
-      if (oversized && tool.effect === 'read') return { ...outcome, outcome: 'error', result: JSON.stringify(oversized.error) };
-      const limit = tool.maxResultTokens ?? oversized?.limit;
-      const shown = limit === undefined ? outcome.result : await cutResult(outcome.result, limit, store);
-      return { ...outcome, result: await storeResult(deps.ledger, runId, shown, deps.resultLimitBytes) };
-    };
-    // One attempt's outside work, bounded by the tool's timeout and the run's wall clock (tools/attempt.ts).
-    const bounds = { timeoutMs: toolTimeoutMs(tool), signal, clock: deps.clock, stopAt: wallClockEnd(run), what: tool.name };
-    const context = (key: string, attemptSignal: AbortSignal): ToolContext => ({ ...runView(run), idempotencyKey: key, signal: attemptSignal, turn, call, deps: deps.agentDeps(), secret: deps.toolSecrets ?? noToolSecrets });
-    // Set when `reconcile` answered "not found" for a tool with no declared settle time: nothing
-    // says the provider would show the earlier send by now, so it is not sent again (escalated).
-    let notFoundUnsettled = false;
-    const send = (retried: boolean, key: string, sent: unknown = args) => () =>
-      deps.breaker.call(
-        toolsBreaker(deps.agent),
-        () =>
-          boundedAttempt(async (attemptSignal) => {
-            const toolContext = context(key, attemptSignal);
-            if (retried) {
-              const answer = await tool.reconcile!(sent, toolContext);
-              if (answer.found) return answer.result;
-              if (tool.settleMs === undefined) {
-                notFoundUnsettled = true;
-                return undefined;
-              }
-            }
-            return tool.execute(sent, toolContext);
-          }, bounds),
-        { ...(read.breaker && { state: read.breaker }) },
-      );
+    const sending: Sending = { tool, run, at, breaker: read.breaker, signal, notFoundUnsettled: false };
     // A refused approval is the call's outcome: nothing is sent.
-    const attemptOrRefusal = async (sendIt: () => Promise<unknown>): Promise<Attempted> => (refusal ? { kind: 'ok', outcome: refusal } : attempt(deps, tool, sendIt));
+    const attemptOrRefusal = (retried: boolean, key: string, sent: unknown = args): Promise<Attempted> => (refusal ? Promise.resolve({ kind: 'ok', outcome: refusal }) : attempt(deps, tool, () => send(deps, sending, retried, key, sent)));
 
     if (tool.effect === 'read') {
-      const tried = await attemptOrRefusal(send(false, entry.idempotencyKey));
+      const tried = await attemptOrRefusal(false, entry.idempotencyKey);
       switch (tried.kind) {
         // The wall clock ran out while the call was in flight: the next decision stops the run (a run
         // that is extended calls it again, from scratch).
         case 'cut':
-          return skipped(tried.reason);
+          return skipped(at, tried.reason);
         case 'release':
           throw tried.error;
         case 'fail':
-          await recordAtOnce(tried.outcome);
+          await recordAtOnce(deps, entry, tried.outcome, basis);
           throw tried.error;
         default:
-          return doneAtOnce(await byReference(tried.outcome));
+          return doneAtOnce(deps, at, entry, await byReference(deps, tool, run, tried.outcome), basis);
       }
     }
 
@@ -303,7 +238,7 @@ export function createCallTool(deps: CallToolDeps) {
         // Past the threshold (nothing reserved): a person decides, which a call handed its state reads for.
         if (basis) return READ_FIRST;
         const refused = await approvalRefusal(deps, run, turn, call, isWaited(waited));
-        if (refused) return doneAtOnce(refused);
+        if (refused) return doneAtOnce(deps, at, entry, refused, basis);
         await reserveAmount(deps.ledger, deps.agent, { tool, args }, { ...holder, approved: true }, now);
       }
     }
@@ -327,10 +262,10 @@ export function createCallTool(deps: CallToolDeps) {
       throw error;
     }
     const gate = await effectGate(deps.ledger, tool, claim, runId);
-    if (gate && 'done' in gate) return doneAtOnce(gate.done);
+    if (gate && 'done' in gate) return doneAtOnce(deps, at, entry, gate.done, basis);
     if (gate && 'wait' in gate) throw claimRefused(gate.held, gate.wait, deps.clock.now());
     if (!claim.claimed) {
-      if (claim.existing!.status === 'completed') return repeated(claim.existing! as ToolCallRecord & { status: 'completed' });
+      if (claim.existing!.status === 'completed') return repeated(deps, at, claim.existing! as ToolCallRecord & { status: 'completed' });
       throw claimRefused(claim.existing!, `tool call ${turn}/${call} of run ${runId} is in flight`, deps.clock.now());
     }
     // The call and its effect are recorded, and released, together (one write each).
@@ -340,7 +275,7 @@ export function createCallTool(deps: CallToolDeps) {
     const release = (unsent: boolean) => deps.ledger.releaseCall(runId, turn, call, deps.clock.now(), { effect, unsent });
     const escalate = async (outcome: Outcome) => {
       await recordEscalation(deps.ledger, claim.record, deps.clock.now());
-      return { ...(await done(await complete(outcome, true), true)), escalated: true };
+      return { ...done(deps, at, await complete(outcome, true), true), escalated: true };
     };
     // A claim taken again after a send of unknown outcome (the earlier attempt died, or lost its
     // answer): re-sent under the same idempotency key; for a provider without keys, `reconcile`
@@ -357,18 +292,18 @@ export function createCallTool(deps: CallToolDeps) {
     const lease = keepLease(deps, claim.record, effect && { ...effect, attempts: gate.attempts });
     let tried: Attempted;
     try {
-      tried = await attemptOrRefusal(send(retried, claim.record.idempotencyKey, gate?.args ?? args));
+      tried = await attemptOrRefusal(retried, claim.record.idempotencyKey, gate?.args ?? args);
     } finally {
       await lease.stop();
     }
-    if (notFoundUnsettled) {
+    if (sending.notFoundUnsettled) {
       return escalate(escalated(tool.name, `reconcile did not find the request sent at ${earlierSend}, and ${tool.name} declares no settleMs to say the provider would show it by now`));
     }
     switch (tried.kind) {
       // Its outcome is unknown: released, so that a run extended later goes through the claim again.
       case 'cut':
         await release(false);
-        return skipped(tried.reason);
+        return skipped(at, tried.reason);
       // The retry may claim again (after the settle time, for a tool that reconciles): it asks
       // `reconcile` first, or re-sends the same idempotency key.
       case 'release':
@@ -382,9 +317,93 @@ export function createCallTool(deps: CallToolDeps) {
         await complete(tried.outcome);
         throw tried.error;
       default:
-        return done(await complete(await byReference(tried.outcome)), true);
+        return done(deps, at, await complete(await byReference(deps, tool, run, tried.outcome)), true);
     }
   }
+}
+
+/**
+ * Where a call stands, as its results name it. What follows are the call's outcomes as plain functions of what they use, not
+ * closures made per call: every tool call made each of them, whichever it took (under a loader that keeps names, each closure
+ * also had its name set).
+ */
+type CallAt = { readonly turn: number; readonly call: number; readonly name: string };
+const skipped = (at: CallAt, reason: string): CallToolResult => ({ turn: at.turn, call: at.call, name: at.name, outcome: 'skipped', skipped: reason });
+
+/**
+ * The call's answer once recorded. A call counts no step of its own: the next model turn's reservation counts the turn's calls, or
+ * the run's end (ledger/open-turn.ts), so nothing but the model turns writes the run item while a turn's calls run. `counted`:
+ * this attempt recorded the call (metrics count it once).
+ */
+function done(deps: Pick<CallToolDeps, 'ledger'>, at: CallAt, record: ToolCallRecord, counted = false): CallToolResult {
+  // Later steps of this process (the next turn's rules) need not read it back.
+  rememberCall(deps.ledger, record);
+  return { turn: at.turn, call: at.call, name: at.name, outcome: record.outcome ?? 'ok', summary: `${at.name} → ${record.outcome ?? 'ok'}`, counted };
+}
+
+/** A retry that finds its call recorded writes it again, and the first record stands: nothing is written (the item read is the basis: no request), and what wraps the ledger sees the repeat (telemetry's replay span). */
+async function repeated(deps: Pick<CallToolDeps, 'ledger' | 'clock'>, at: CallAt, record: ToolCallRecord & { status: 'completed' }): Promise<CallToolResult> {
+  await deps.ledger.recordCall(record, deps.clock.now());
+  return done(deps, at, record);
+}
+
+/** A call that changes nothing outside needs no claim: its outcome is recorded in one write (the first stands). */
+async function recordAtOnce(deps: Pick<CallToolDeps, 'ledger' | 'clock'>, entry: ToolCallRecord, outcome: Outcome, basis: StepBasis | undefined): Promise<{ record: ToolCallRecord; counted: boolean }> {
+  const completed = { ...entry, ...outcome, status: 'completed' as const, recordedAt: deps.clock.now().toISOString() };
+  // Handed its turn's state (checked against its seal before it was sent), unread: a record in the way (a retry's) is read then. A kill while it ran keeps its result, as for any call in flight.
+  const result = await deps.ledger.recordCall(completed, deps.clock.now(), undefined, basis);
+  if (result.recorded) return { record: result.record, counted: true };
+  if (result.existing.status === 'completed') return { record: result.existing, counted: false };
+  throw claimRefused(result.existing, `tool call ${entry.turn}/${entry.call} of run ${entry.runId} is in flight`, deps.clock.now());
+}
+
+async function doneAtOnce(deps: Pick<CallToolDeps, 'ledger' | 'clock'>, at: CallAt, entry: ToolCallRecord, outcome: Outcome, basis: StepBasis | undefined): Promise<CallToolResult> {
+  const { record, counted } = await recordAtOnce(deps, entry, outcome, basis);
+  return done(deps, at, record, counted);
+}
+
+/**
+ * A large result is written in chunks first; the call record holds a reference (ledger/blobs.ts). One over the tool's
+ * maxResultTokens is cut for the model first, the whole of it stored by reference. A tool that declares no maxResultTokens gets no
+ * more than the next model call can carry in what is left of the run's token budget (oversizedResult): a read's larger result is
+ * answered to the model as an error naming the settings, a write's (its effect happened) cut to that size, so one result never stops the run.
+ */
+async function byReference(deps: Pick<CallToolDeps, 'ledger' | 'resultLimitBytes'>, tool: ToolDefinition, run: RunRecord, outcome: Outcome): Promise<Outcome> {
+  const oversized = tool.maxResultTokens === undefined && outcome.outcome === 'ok' ? oversizedResult(tool, outcome.result, run) : undefined;
+  if (oversized && tool.effect === 'read') return { ...outcome, outcome: 'error', result: JSON.stringify(oversized.error) };
+  const limit = tool.maxResultTokens ?? oversized?.limit;
+  const shown = limit === undefined ? outcome.result : await cutResult(outcome.result, limit, (whole) => storeResult(deps.ledger, run.runId, whole, 0));
+  return { ...outcome, result: await storeResult(deps.ledger, run.runId, shown, deps.resultLimitBytes) };
+}
+
+/**
+ * What a call's sends share: the tools' breaker as the step read it, the step's own signal (its deadline), and `notFoundUnsettled`,
+ * set when `reconcile` answered "not found" for a tool with no declared settle time: nothing says the provider would show the
+ * earlier send by now, so it is not sent again (escalated).
+ */
+type Sending = { readonly tool: ToolDefinition; readonly run: RunRecord; readonly at: CallAt; readonly breaker: StepRead['breaker']; readonly signal: AbortSignal | undefined; notFoundUnsettled: boolean };
+
+/** One send of the call: through the tools' breaker, bounded by the tool's timeout and the run's wall clock (tools/attempt.ts); `retried`, `reconcile` asks first what an earlier send did. */
+function send(deps: CallToolDeps, sending: Sending, retried: boolean, key: string, sent: unknown): Promise<unknown> {
+  const { tool, run } = sending;
+  const bounds = { timeoutMs: toolTimeoutMs(tool), signal: sending.signal, clock: deps.clock, stopAt: wallClockEnd(run), what: tool.name };
+  return deps.breaker.call(
+    toolsBreaker(deps.agent),
+    () =>
+      boundedAttempt(async (attemptSignal) => {
+        const toolContext: ToolContext = { ...runView(run), idempotencyKey: key, signal: attemptSignal, turn: sending.at.turn, call: sending.at.call, deps: deps.agentDeps(), secret: deps.toolSecrets ?? noToolSecrets };
+        if (retried) {
+          const answer = await tool.reconcile!(sent, toolContext);
+          if (answer.found) return answer.result;
+          if (tool.settleMs === undefined) {
+            sending.notFoundUnsettled = true;
+            return undefined;
+          }
+        }
+        return tool.execute(sent, toolContext);
+      }, bounds),
+    { ...(sending.breaker && { state: sending.breaker }) },
+  );
 }
 
 /** Whether the run is bound to this code (checkVersion passes). */

@@ -100,13 +100,18 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
  * The request's tools are this agent's, taken by name, so the names and the prompt decide it.
  */
 function shapeChangesOnce(recording: Recording, agent: AgentDefinition): (request: MessageRequest) => string[] {
-  const known = new Map<string, string[]>();
+  // By system prompt, then by tool names: the prompt is the same string every turn, whose hash a
+  // Map keeps (a key written out of it, as JSON, copied the whole prompt on every turn).
+  const known = new Map<string, Map<string, string[]>>();
   return (request) => {
     const shape = recording.run.requestShape;
     if (!shape) return [];
-    const key = JSON.stringify([request.system ?? '', (request.tools ?? []).map((spec) => spec.name)]);
-    let changes = known.get(key);
-    if (changes === undefined) known.set(key, (changes = shapeChanges(shape, requestShape({ system: request.system ?? '', tools: agent.tools.filter((tool) => request.tools?.some((spec) => spec.name === tool.name)) }))));
+    const system = request.system ?? '';
+    let bySystem = known.get(system);
+    if (bySystem === undefined) known.set(system, (bySystem = new Map()));
+    const names = JSON.stringify((request.tools ?? []).map((spec) => spec.name));
+    let changes = bySystem.get(names);
+    if (changes === undefined) bySystem.set(names, (changes = shapeChanges(shape, requestShape({ system, tools: agent.tools.filter((tool) => request.tools?.some((spec) => spec.name === tool.name)) }))));
     return changes;
   };
 }

@@ -160,6 +160,8 @@ export function recordedClock(recording: Recording): RecordedClock {
     if (approval.decidedAt) approvalMoments.set(`decided:${approvalSkOf(approval)}`, Math.max(created, Date.parse(approval.decidedAt)));
   }
   const wake = () => {
+    // Most moments pass with nothing waiting for them (a wait is an approval's decision).
+    if (waiting.length === 0) return;
     for (const waiter of [...waiting]) {
       if (waiter.at > current()) continue;
       waiting.splice(waiting.indexOf(waiter), 1);
