@@ -669,6 +669,10 @@ export const SPEED_LIMITS = {
     // reverse (290 and 570). The first start after a bundle change as costly as main's (~390 ms for 3 steps, 3 pairs), the
     // flags' cache directory 1.5 -> 5 MB, peak RSS 2-3 MB lower. CI's form five pairs: run 604 -> 485 ms, replay the same
     // (~124), so cli 0.207 -> 0.251 (medians): the share rose as the run it divides by got lighter. The bounds stay.
+    // The lead then kept --no-lazy alone for the run commands (2026-12-06 06:57 UTC): on a run of 125 steps both flags took
+    // 0.58-0.61 s of CPU against main's 0.66-0.71 but 0.58-0.59 s of wall time against 0.53-0.61 (the run's own thread slower
+    // unoptimised), --no-lazy alone 0.61-0.63 s of CPU and 0.49-0.52 s of wall (5 rounds alternated, load 2-3), and a longer
+    // run, where TurboFan's code pays, keeps it. The 0.15.1 CI before that change: cli 0.25 (replay 120 and 118 ms, run 476).
     cli: { bound: 0.35, target: 0.2, measured: "0.198–0.212 (median 0.205) at load 2–5 (zod's locales on call, one-pass seal text; main's 0.200–0.212 beside it); 0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
   },
   /**

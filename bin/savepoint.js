@@ -34,21 +34,23 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
  *   times, are its CPU much as they are the replay's. With Node's built-ins it loads (loadRunBuiltins)
  *   loaded before the flags change (else ~125 of Node's modules compiled from their source: +3-5% of its CPU):
  *   a run of 3 steps (test/cli/fixtures/held-note.ts: most of the tests' runs are so small) 290 ->
- *   250 ms of CPU (10 pairs alternated, medians; --no-lazy alone 250, --no-turbofan alone 290), the sample day
- *   (105 steps) 620 -> 500 (9 pairs; --no-lazy alone 590, --no-turbofan alone 570), a fork of it at
- *   turn 15 725 -> 565 (8 pairs; 2026-12-06, load 2-4). Those built-ins loaded first with the default
- *   flags: 290 and 620, unchanged.
+ *   250 ms of CPU with --no-lazy alone, as with both flags (10 pairs alternated, medians). --no-lazy
+ *   alone, not --no-turbofan: on a run of 125 steps (the most the sample agent's budgets allow) both
+ *   flags took 0.58-0.61 s of CPU against 0.66-0.71 s and 0.58-0.59 s of wall time against
+ *   0.53-0.61 (the run's own thread, unoptimised, slower than the compiles it saves on V8's
+ *   threads), --no-lazy alone 0.61-0.63 s of CPU and 0.49-0.52 s of wall time (5 rounds alternated,
+ *   2026-12-06, load 2-3); and a run may be long, where optimised code pays.
+ *   Those built-ins loaded first with the default flags: unchanged.
  * Not the other commands: a command that calls little of what it loads (`status`) reads more code
  * than it runs, and a server (`serve`) runs long.
  */
 const ONE_PASS_COMMANDS = new Map([
   // Node's built-ins the replay loads in any case.
-  ['replay', () => loadBuiltins(['node:crypto', 'node:net', 'node:os'])],
-  ['run', loadRunBuiltins],
-  ['resume', loadRunBuiltins],
-  ['fork', loadRunBuiltins],
+  ['replay', { loadFirst: () => loadBuiltins(['node:crypto', 'node:net', 'node:os']), flags: ['--no-lazy', '--no-turbofan'] }],
+  ['run', { loadFirst: loadRunBuiltins, flags: ['--no-lazy'] }],
+  ['resume', { loadFirst: loadRunBuiltins, flags: ['--no-lazy'] }],
+  ['fork', { loadFirst: loadRunBuiltins, flags: ['--no-lazy'] }],
 ]);
-const ONE_PASS_FLAGS = ['--no-lazy', '--no-turbofan'];
 
 const checkout = existsSync(new URL('../cli/savepoint.ts', import.meta.url));
 const fromSource = Boolean(process.env.SAVEPOINT_FROM_SOURCE) && process.env.SAVEPOINT_FROM_SOURCE !== '0';
@@ -114,22 +116,21 @@ function keepCompiledCode() {
   const cache = process.env.SAVEPOINT_BUNDLE_CACHE ? `${process.env.SAVEPOINT_BUNDLE_CACHE}/compile` : fileURLToPath(new URL('../node_modules/.cache/savepoint/compile', import.meta.url));
   if (!module.enableCompileCache) return;
   // Before the cache is on: Node keeps the code of each set of V8 flags in a directory of its own.
-  const loadFirst = ONE_PASS_COMMANDS.get(commandWord(process.argv));
-  const onePass = loadFirst !== undefined && setOnePassFlags(loadFirst);
+  const onePass = ONE_PASS_COMMANDS.get(commandWord(process.argv));
+  if (onePass) setOnePassFlags(onePass);
   const { status } = module.enableCompileCache(cache);
   const { ENABLED, ALREADY_ENABLED } = module.constants.compileCacheStatus;
   // Without a cache, --no-lazy would compile everything at every start.
   if (onePass && status !== ENABLED && status !== ALREADY_ENABLED) process.getBuiltinModule('node:v8').setFlagsFromString('--lazy');
 }
 
-/** ONE_PASS_FLAGS, set once `loadFirst` has loaded the command's built-ins. */
-function setOnePassFlags(loadFirst) {
+/** A one-pass command's V8 flags, set once it has loaded its built-ins (ONE_PASS_COMMANDS). */
+function setOnePassFlags({ loadFirst, flags }) {
   // Node's built-ins loaded before the flags change: their compiled copy in Node's binary is of the
   // default flags, and one loaded after would be compiled from its source.
   loadFirst();
   const v8 = process.getBuiltinModule('node:v8');
-  for (const flag of ONE_PASS_FLAGS) v8.setFlagsFromString(flag);
-  return true;
+  for (const flag of flags) v8.setFlagsFromString(flag);
 }
 
 function loadBuiltins(names) {
