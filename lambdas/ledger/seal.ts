@@ -80,20 +80,9 @@ export function recordOf(key: ItemKey): { runId?: string; record: string } {
  * the two to each other.
  */
 export function sealedText(item: ItemKey, attributes: Record<string, unknown>): string {
-  const keys = Object.keys(attributes);
-  if (!isSorted(keys)) keys.sort();
-  let fields = '';
-  for (const key of keys) {
-    if (key === '__proto__' || UNSEALED_ATTRIBUTES.has(key)) continue;
-    const field = jsonOf(attributes[key]);
-    if (field === undefined) continue;
-    if (fields.length > 0) fields += ',';
-    fields += quotedKey(key);
-    fields += ':';
-    fields += field;
-  }
-  return `[${jsonOf(item.pk) ?? 'null'},${jsonOf(item.sk) ?? 'null'},{${fields}}]`;
+  return `[${jsonOf(item.pk) ?? 'null'},${jsonOf(item.sk) ?? 'null'},${objectJson(attributes, OUTSIDE_SEAL)}]`;
 }
+const OUTSIDE_SEAL: ReadonlySet<string> = new Set([...UNSEALED_ATTRIBUTES, '__proto__']);
 
 /**
  * JSON with object keys sorted and sets as sorted arrays (DynamoDB returns a string set as a Set,
@@ -113,12 +102,18 @@ export function canonicalJson(value: unknown): string {
     }
     return `${out}]`;
   }
+  return objectJson(value as Record<string, unknown>);
+}
+
+/** An object's canonical text: its keys sorted, those `left` out and those undefined left out. */
+function objectJson(value: Record<string, unknown>, left?: ReadonlySet<string>): string {
   const keys = Object.keys(value);
   // Records keep their fields in the order they were written, often already sorted.
   if (!isSorted(keys)) keys.sort();
   let out = '{';
   for (const key of keys) {
-    const field = jsonOf((value as Record<string, unknown>)[key]);
+    if (left?.has(key)) continue;
+    const field = jsonOf(value[key]);
     if (field === undefined) continue;
     if (out.length > 1) out += ',';
     out += quotedKey(key);
