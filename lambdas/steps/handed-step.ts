@@ -80,9 +80,9 @@ export const freshAt = (handed: Pick<TakenStep, 'turn'>, now: Date): boolean => 
 
 /** What a turn's write saw, handed on to its calls; undefined when the engine named no versions or it is too large. */
 export function handOn(seen: TurnSeen | undefined, breaker: { state?: BreakerState } | undefined): HandedStep | undefined {
-  const state = seen?.basis?.content;
-  if (typeof state !== 'string' || !breaker) return undefined;
-  const { run, kill, mac } = seen!.basis!;
+  const basis = seen?.basis;
+  if (basis?.content === undefined || !breaker) return undefined;
+  const { run, kill, mac, content: state } = basis;
   const handed: HandedStep = { basis: { run, kill, mac }, state, ...(breaker.state && { breaker: breaker.state }) };
   // Weighed as the payload carries it: the text escaped within the JSON, once a turn.
   return Buffer.byteLength(JSON.stringify(handed), 'utf8') <= HANDED_STEP_MAX_BYTES ? handed : undefined;
