@@ -1,11 +1,13 @@
 /**
  * What every `savepoint` command loads before it runs: the CLI's static imports (cli/savepoint.ts
- * sets zod's mode and loads cli/main.ts, which registers every command: both are traced). The local engine, the Step Functions and DynamoDB SDKs and dynalite
+ * sets zod's mode and loads cli/main.ts, which loads the module of the command named, or of every
+ * command, to register it: cli/register-commands.ts; each is traced). The local engine, the Step Functions and DynamoDB SDKs and dynalite
  * are loaded by the commands that need them, when they run (a dynamic import()): `status`, `runs`
  * and `approvals` on a small state directory are held to 200 ms of CPU (issue 38, item 7;
  * bench/check.ts SPEED_LIMITS.cli), and loading the engine for them cost about 270 ms more.
  */
 import { buildSync } from 'esbuild';
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 /** Packages no command needs at start: each chain of static imports from the CLI's entry that reaches one. */
@@ -36,7 +38,8 @@ function staticChains(entry: string): Map<string, string[]> {
 
 describe("the CLI's start", () => {
   it('loads no engine, Step Functions or DynamoDB SDK, dynalite or CDK before a command runs', () => {
-    const chains = [...staticChains('cli/savepoint.ts'), ...staticChains('cli/main.ts')];
+    const commands = readdirSync('cli/commands').filter((file) => file.endsWith('.ts')).map((file) => `cli/commands/${file}`);
+    const chains = ['cli/savepoint.ts', 'cli/main.ts', ...commands].flatMap((entry) => [...staticChains(entry)]);
     expect(Object.fromEntries(chains.map(([name, chain]) => [name, chain.join(' → ')]))).toEqual({});
   });
 
