@@ -15,7 +15,7 @@
  * the tests), and the TypeScript sources through tsx wrap every function they define in a
  * `__name` call (esbuild's keepNames), a cost no user's process pays (3% of a replay's profile),
  * and load a second copy of the harness beside the agent's. A dist/ older than a source file under
- * it is refused (builtHarness): it would measure other code than the checkout's.
+ * it is refused (bench/built.ts): it would measure other code than the checkout's.
  *
  * Then the same as a user runs it (`cli`): `savepoint run` of the sample day, then `savepoint
  * replay` of it `--replays` times, each command its own process on one state directory: each
@@ -26,10 +26,10 @@ import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { refundReconciler } from '../agents/refund-reconciler/agent.dev.js';
 import type { ReplayResult } from '../local/replay/index.js';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { builtModule } from './built.js';
 import { savepointCommand } from './processes.js';
 import { median } from './stats.js';
 
@@ -51,7 +51,11 @@ export interface ReplayBenchmark {
 }
 
 export async function replayBenchmark(options: { replays: number }): Promise<ReplayBenchmark> {
-  const { replayRun, startLocalStack, waitForChain } = await builtHarness();
+  const [{ replayRun }, { startLocalStack }, { waitForChain }] = await Promise.all([
+    builtModule<typeof import('../local/replay/index.js')>('local/replay/index.js'),
+    builtModule<typeof import('../local/runtime/local-stack.js')>('local/runtime/local-stack.js'),
+    builtModule<typeof import('../local/runtime/chain.js')>('local/runtime/chain.js'),
+  ]);
   let approvals = '';
   const stack = await startLocalStack({
     agent: refundReconciler,
@@ -118,39 +122,6 @@ async function cliReplays(replays: number): Promise<ReplayBenchmark['cli']> {
   } finally {
     rmSync(stateDir, { recursive: true, force: true });
   }
-}
-
-/** The checkout: dist/ is built beside the sources. */
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-/** The source directories whose built modules this benchmark runs (the harness, the local stack, the simulators). */
-const HARNESS_SOURCES = ['lambdas', 'local', 'sim', 'client'];
-
-/** The built harness (dist/), typed as its sources; refused when a source file is newer than its build (or has none). */
-async function builtHarness() {
-  const stale = staleBuilds(HARNESS_SOURCES);
-  if (stale.length > 0) throw new Error(`dist/ is not built from these sources (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? `, … ${stale.length} files` : ''}): run node bin/build.js first`);
-  const built = <T>(source: string): Promise<T> => import(pathToFileURL(join(ROOT, 'dist', source)).href) as Promise<T>;
-  const [{ replayRun }, { startLocalStack }, { waitForChain }] = await Promise.all([
-    built<typeof import('../local/replay/index.js')>('local/replay/index.js'),
-    built<typeof import('../local/runtime/local-stack.js')>('local/runtime/local-stack.js'),
-    built<typeof import('../local/runtime/chain.js')>('local/runtime/chain.js'),
-  ]);
-  return { replayRun, startLocalStack, waitForChain };
-}
-
-/** The TypeScript sources under `dirs` whose dist/ module is missing or older than them. */
-export function staleBuilds(dirs: readonly string[], root = ROOT): string[] {
-  const stale: string[] = [];
-  for (const dir of dirs) {
-    for (const entry of readdirSync(join(root, dir), { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.d.ts')) continue;
-      const source = join(entry.parentPath, entry.name);
-      const path = relative(root, source);
-      const built = statSync(join(root, 'dist', path.replace(/\.ts$/, '.js')), { throwIfNoEntry: false });
-      if (!built || built.mtimeMs < statSync(source).mtimeMs) stale.push(path);
-    }
-  }
-  return stale;
 }
 
 const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
