@@ -50,7 +50,7 @@ export interface LogEntry extends Key {
  * as `item` makes it (JSON.stringify of the record parsed), when the caller has it already.
  */
 export function verifySeal(entry: LogEntry, sealer: LedgerSealer, json?: string): void {
-  // A line written by 0.15 or earlier: its seal is the one seal.ts makes, over the canonical JSON of the attributes.
+  // A line written by 0.15.x or earlier: its seal is the one seal.ts makes, over the canonical JSON of the attributes.
   if (!entry.seal.startsWith(TEXT_SEAL)) return sealer.verify(entry, { ...(entry.record as object), ...(entry.hidden ?? {}) }, entry.seal);
   const hidden = entry.hidden ?? {};
   if (!sameSecret(entry.seal, textSeal(itemText(entry, json ?? JSON.stringify(entry.record), hidden), sealer))) {
@@ -59,7 +59,7 @@ export function verifySeal(entry: LogEntry, sealer: LedgerSealer, json?: string)
 }
 
 /**
- * The seal a line carries (since 0.16): `TEXT_SEAL` and the MAC of the item's text as the line
+ * The seal a line carries (written after 0.15): `TEXT_SEAL` and the MAC of the item's text as the line
  * holds it (`itemText`: its key, record and hidden attributes, the line up to its seal), under the
  * chain key in a domain of its own (no chain, head, index or cold-store MAC is this). What 0.15
  * sealed instead, the canonical JSON of the attributes (seal.ts `sealedText`), was most of a
@@ -67,7 +67,8 @@ export function verifySeal(entry: LogEntry, sealer: LedgerSealer, json?: string)
  * it over the text it makes again from the record parsed (`verifySeal`), so a record altered in any
  * way — or a line moved to another key — fails, as with the canonical seal; the text is the same
  * because the record's JSON round-trips exactly (JSON.stringify of what JSON.parse made of its
- * own output is that output).
+ * own output is that output). 0.15.x knows only the canonical rule: it finds these seals not
+ * matching, so a log written to after 0.15 is not one 0.15.x can read (MIGRATING.md).
  */
 export function textSeal(text: string, sealer: LedgerSealer): string {
   return `${TEXT_SEAL}${sealer.chain(TEXT_SEAL_DOMAIN, text)}`;
