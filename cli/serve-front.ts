@@ -5,6 +5,7 @@ import { PAYLOAD_LIMIT_BYTES } from '../lambdas/shared/limits.js';
 import { readBoundedBody } from '../local/services/http-body.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { ListQuery, type RunSummary } from '../lambdas/runs/runs-api.js';
+import { SEEN_LIFECYCLE_HEADER } from '../lambdas/runs/lifecycle.js';
 import { decodeCursor, mergeRunPages } from '../lambdas/runs/run-pages.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, credentialChecker } from '../local/services/loopback-credential.js';
 
@@ -166,7 +167,8 @@ async function relay(request: IncomingMessage, response: ServerResponse, target:
   const ended = new AbortController();
   response.on('close', () => ended.abort());
   const headers: Record<string, string> = {};
-  for (const name of ['content-type', 'accept', 'last-event-id']) {
+  // The lifecycle a long-poll's caller read (lambdas/runs/runs-api.ts): the engine waits from there.
+  for (const name of ['content-type', 'accept', 'last-event-id', SEEN_LIFECYCLE_HEADER]) {
     const value = request.headers[name];
     if (typeof value === 'string') headers[name] = value;
   }

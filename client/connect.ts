@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
 import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
-import { TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
+import { SEEN_LIFECYCLE_HEADER, TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
 import { RUN_ID_PATTERN, RUN_ID_RULE } from '../lambdas/runs/run-id.js';
 import { processLives } from '../lambdas/shared/process-lives.js';
 import { followEvents } from './events.js';
@@ -278,16 +278,16 @@ export function runsClient(first: RunsEndpoint): RunsClient {
   let endpoint = first;
   const locate = first.locate;
   // A loopback serve is asked over node:http (client/loopback-request.ts); anything else with fetch.
-  const request = (method: string, path: string, body: unknown, signal: AbortSignal | undefined) =>
+  const request = (method: string, path: string, body: unknown, signal: AbortSignal | undefined, headers: Record<string, string>) =>
     (endpoint.fetch ?? (isLoopback(endpoint.base) ? loopbackRequest : fetch))(`${endpoint.base}${path}`, {
       method,
-      ...(body !== undefined && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      ...(body === undefined ? Object.keys(headers).length > 0 && { headers } : { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
       ...(signal && { signal }),
     });
-  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = [], signal?: AbortSignal): Promise<{ status: number; body: T }> => {
+  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = [], signal?: AbortSignal, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> => {
     let response: Answer;
     try {
-      response = await request(method, path, body, signal);
+      response = await request(method, path, body, signal, headers);
     } catch (error) {
       if (signal?.aborted) throw error;
       // A serve that restarted listens at a new address with a new credential: look it up once more
@@ -296,7 +296,7 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       const moved = locate && !(error instanceof RunsApiError) ? locate() : undefined;
       if (!moved || moved.base === endpoint.base) throw error;
       endpoint = { ...moved, locate };
-      response = await request(method, path, body, signal);
+      response = await request(method, path, body, signal, headers);
     }
     const text = await response.text();
     let answer: unknown;
@@ -311,8 +311,9 @@ export function runsClient(first: RunsEndpoint): RunsClient {
     return { status: response.status, body: answer as T };
   };
   const runPath = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
-  const get = async (runId: string, wait?: number, signal?: AbortSignal): Promise<Run | undefined> => {
-    const answer = await call<Run>('GET', `${runPath(runId)}${wait ? `?wait=${wait}` : ''}`, undefined, [404], signal);
+  /** `seen`: the lifecycle the caller last read, which a long-poll waits from (it may have moved on since). */
+  const get = async (runId: string, wait?: number, signal?: AbortSignal, seen?: Lifecycle): Promise<Run | undefined> => {
+    const answer = await call<Run>('GET', `${runPath(runId)}${wait ? `?wait=${wait}` : ''}`, undefined, [404], signal, seen ? { [SEEN_LIFECYCLE_HEADER]: seen } : {});
     return answer.status === 404 ? undefined : answer.body;
   };
 
@@ -324,17 +325,21 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       return (await call<RunPage>('GET', `/runs${params.size > 0 ? `?${params}` : ''}`)).body;
     },
     async wait(runId, options = {}) {
-      // The first read answers at once: a long-poll answers when the run moves on from what the API
-      // read first, so a run already waiting for a person would hold the first one to its 20 s.
+      // The first read answers at once: a long-poll answers when the run moves on, so a run already
+      // waiting for a person would hold the first one to its 20 s. Each long-poll names the
+      // lifecycle read before it: a run that moved on in between (to input_required, which only a
+      // person's decision ends) is answered at once, not at the poll's cap.
+      let seen: Lifecycle | undefined;
       for (let longPoll = 0; ; longPoll = 20) {
         const stopped = () => abortError(`stopped waiting for run ${runId}`, options.signal);
         if (options.signal?.aborted) throw stopped();
         // The signal ends a long-poll in flight too.
-        const run = await get(runId, longPoll, options.signal).catch((error: unknown) => {
+        const run = await get(runId, longPoll, options.signal, seen).catch((error: unknown) => {
           throw options.signal?.aborted ? stopped() : error;
         });
         if (!run) throw new RunsApiError(404, `runId: no run ${runId}`);
         if (TERMINAL_LIFECYCLES.includes(run.lifecycle) || (options.untilInput && run.lifecycle === 'input_required')) return run;
+        seen = run.lifecycle;
       }
     },
     cancel: async (runId, options = {}) => (await call<Run>('POST', `${runPath(runId)}/cancel`, options)).body,

@@ -34,7 +34,7 @@ export class HttpRequestError extends Error {
 }
 
 /** API Gateway passes header names as the client spelled them: look them up case-insensitively. */
-function header(event: APIGatewayProxyEvent, name: string): string | undefined {
+export function header(event: APIGatewayProxyEvent, name: string): string | undefined {
   const found = Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name);
   return found?.[1] ?? undefined;
 }

@@ -4,16 +4,18 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { StarterRefused } from '../runs/start-route.js';
 import { BatchConflict } from '../runs/batch.js';
 import { RequestTooLarge } from '../runs/run-request.js';
+import { SEEN_LIFECYCLE_HEADER } from '../runs/lifecycle.js';
 import { createRunsRoutes, NoEngine, RunConflict, type RunResource, type RunsApiDeps, type RunsReaderDeps } from '../runs/runs-api.js';
 import type { RunsRoutes } from '../runs/stack-routes.js';
-import { assertJsonContentType, callerOf, httpErrors, json, parseBody, publicApproval } from './approval-http.js';
+import { assertJsonContentType, callerOf, header, httpErrors, json, parseBody, publicApproval } from './approval-http.js';
 
 /**
  * The runs API behind API Gateway (REST, proxy integration, IAM-signed; the stage is `v1`) and
  * behind `savepoint serve`'s loopback port (the credential in its path):
  *   POST /runs                 {"agent"?, "runId"?, "input", "config"?, "model"?, "force"?, "fork"?, …}
  *                              → 202 {"runId", "agent", "executionArn", "startedBy", "lifecycle", "created"}, Location: /v1/runs/{runId}
- *   GET  /runs/{runId}[?wait=] → 200 {"runId", "agent", "lifecycle", "report", "approvals", "pollAfterSeconds"?}, Retry-After while it lives
+ *   GET  /runs/{runId}[?wait=] → 200 {"runId", "agent", "lifecycle", "report", "approvals", "pollAfterSeconds"?}, Retry-After while it lives;
+ *                              a long-poll waits from the lifecycle its `savepoint-seen-lifecycle` header names
  *   GET  /runs[?agent=&status=&cursor=&limit=] → 200 {"runs": [...], "nextCursor"?, "damaged"?}
  *   POST /runs/{runId}/cancel  {"reason"?} → 202 the run; 409 when it has ended
  *   POST /batches              {"agent"?, "items" | "manifest", "concurrency"?, "batchId"?, "key"?} → 202 the batch, Location: /v1/batches/{batchId}; 413 over its size
@@ -40,7 +42,7 @@ export function createRunsApi(routes: RunsRoutes) {
         case 'list':
           return json(200, await routes.list(event.queryStringParameters ?? {}));
         case 'get':
-          return resource(200, await routes.get(route.runId, event.queryStringParameters ?? {}, context?.getRemainingTimeInMillis()));
+          return resource(200, await routes.get(route.runId, event.queryStringParameters ?? {}, context?.getRemainingTimeInMillis(), header(event, SEEN_LIFECYCLE_HEADER)));
         case 'start-batch': {
           assertJsonContentType(event);
           const batch = await routes.startBatch(caller, parseBody(event, '{"items":[…],"concurrency":10}'));

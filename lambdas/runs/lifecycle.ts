@@ -6,6 +6,19 @@ import type { RunRecord } from '../records/ledger-records.js';
  */
 export type Lifecycle = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
+/** Every lifecycle, for what checks one. */
+export const LIFECYCLES = ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const satisfies readonly Lifecycle[];
+
+/**
+ * The header of a long-poll (`GET /runs/{runId}?wait=`: runs/runs-api.ts) that names the lifecycle
+ * its caller last read of the run: the poll waits while the run is still there, and answers at
+ * once when it has moved on already. Without it the poll waits from what it reads first, and a
+ * run that moved between the caller's read and the poll (to `input_required`, say, which it leaves
+ * only when a person decides) would hold the poll to its cap. A header, not a query parameter: an
+ * API older than it ignores it (its query is strict), and answers a newer client as it always did.
+ */
+export const SEEN_LIFECYCLE_HEADER = 'savepoint-seen-lifecycle';
+
 /** The lifecycles a run never leaves. */
 export const TERMINAL_LIFECYCLES: readonly Lifecycle[] = ['completed', 'failed', 'cancelled'];
 

@@ -9,13 +9,14 @@ import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { timersOf, type Clock } from '../shared/ports.js';
 import type { AgentDefinition } from '../define.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { lifecycleOf, TERMINAL_LIFECYCLES, type Lifecycle } from './lifecycle.js';
+import { LIFECYCLES, lifecycleOf, SEEN_LIFECYCLE_HEADER, TERMINAL_LIFECYCLES, type Lifecycle } from './lifecycle.js';
 import { loadReport, type RunReport } from './report.js';
 import { KillReason, modelSpecOf, otherRequestProblem, RunId, runIdOf } from './run-request.js';
 import { createStartRoute, StarterRefused, StartRunBody, type StartRouteDeps } from './start-route.js';
 import { decodeCursor, encodeCursor, newestFirst } from './run-pages.js';
 import { starterPerson } from '../approvals/people.js';
 import { createBatchRoutes, type BatchStore, type ManifestReader } from './batch.js';
+import { runWatches, type RecordedRuns } from './run-writes.js';
 
 /**
  * The runs API (`/v1/runs`), one set of routes for `savepoint serve` and a deployed stack
@@ -23,7 +24,8 @@ import { createBatchRoutes, type BatchStore, type ManifestReader } from './batch
  *
  *   POST /runs                  start a run (202, `Location`); idempotent on its run id
  *   GET  /runs/{runId}          the run: report, lifecycle, waiting approvals, a poll hint;
- *                               `?wait=<s>` long-polls until its lifecycle changes (capped)
+ *                               `?wait=<s>` long-polls until its lifecycle changes (capped), from
+ *                               the one its caller read when it names it (SEEN_LIFECYCLE_HEADER)
  *   GET  /runs?agent=&status=&cursor=&limit=   newest first, paged by an opaque cursor
  *   POST /runs/{runId}/cancel   `{"reason"?}`: a kill recorded with the caller as who asked
  *
@@ -63,12 +65,20 @@ export const ListQuery = z
 
 export const GetQuery = z.object({ wait: z.coerce.number().int().min(0).max(3_600).optional() }).strict();
 
+const SeenLifecycle = z.enum(LIFECYCLES);
+
+/** What wakes a long-poll besides its ticks. */
+export interface LongPollDeps {
+  /** The ledger's writes in this process (the local engine's): a long-poll reads its run again as it is written. @default none: at its ticks only (runs/run-writes.ts) */
+  recorded?: RecordedRuns;
+}
+
 /**
  * The runs API over a ledger that no engine drives (a state directory read in process:
  * local/services/state-dir-api.ts): it reads runs, lists every agent's, and records a cancel;
  * a start is refused (NoEngine), for there is nothing to run it.
  */
-export interface RunsReaderDeps {
+export interface RunsReaderDeps extends LongPollDeps {
   /** The ledger, as the runs API's role reaches it. */
   ledger: Ledger;
   clock: Clock;
@@ -78,7 +88,7 @@ export interface RunsReaderDeps {
   engineHint: string;
 }
 
-export interface RunsApiDeps extends StartRouteDeps {
+export interface RunsApiDeps extends StartRouteDeps, LongPollDeps {
   /** The ledger as the runs API's role reaches it: reads runs and their records, records a kill. */
   ledger: Ledger;
   /** Stops an execution now (`StopExecution`): a cancelled run that waits for a person stops at once rather than at its deadline. */
@@ -172,6 +182,13 @@ export class RunConflict extends InvalidInputError {
   }
 }
 
+/** Where a run is, as a long-poll compares it: its lifecycle, and the ids of the approvals it waits for. */
+interface WaitState {
+  lifecycle: Lifecycle;
+  waitsFor: string;
+}
+const waitsFor = (approvals: readonly ApprovalRecord[]) => approvals.map((approval) => approval.approvalId).join();
+
 export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
   // Serving: this API's agent runs what it starts. Reading: no engine, every agent's runs.
   const serving = 'start' in deps ? deps : undefined;
@@ -183,10 +200,17 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     const run = await deps.ledger.getRun(runId);
     return run && reading.agentOf(run.agent);
   };
-  const timers = timersOf(deps.clock);
-  const sleep = (ms: number) => new Promise<void>((resolve) => timers.after(ms, resolve));
+  const watch = runWatches(deps.recorded, timersOf(deps.clock));
 
   const pendingOf = async (runId: string) => (await deps.ledger.listPendingApprovals()).filter((approval) => approval.runId === runId);
+
+  /** What a long-poll waits on to move: the run's lifecycle, and the approvals it waits for (undefined: no such run). */
+  const stateOf = async (runId: string): Promise<WaitState | undefined> => {
+    const run = await deps.ledger.getRun(runId);
+    if (!run) return undefined;
+    const approvals = await pendingOf(runId);
+    return { lifecycle: lifecycleOf(run.status, approvals.length), waitsFor: waitsFor(approvals) };
+  };
 
   const read = async (runId: string): Promise<RunResource | undefined> => {
     const report = await loadReport(deps.ledger, runId, deps.clock.now(), await agentOf(runId));
@@ -196,24 +220,36 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     return { runId, agent: report.agent, lifecycle, report, approvals, ...(!TERMINAL_LIFECYCLES.includes(lifecycle) && { pollAfterSeconds: POLL_AFTER_SECONDS }) };
   };
 
-  const get = async (rawRunId: string, rawQuery: unknown, remainingMs = Number.POSITIVE_INFINITY): Promise<RunResource> => {
+  /** `seenLifecycle`: the lifecycle the caller last read (SEEN_LIFECYCLE_HEADER); the long-poll waits from there. */
+  const get = async (rawRunId: string, rawQuery: unknown, remainingMs = Number.POSITIVE_INFINITY, rawSeenLifecycle?: string): Promise<RunResource> => {
     const runId = parseOrThrow(RunId, rawRunId, 'runId');
     const { wait = 0 } = parseOrThrow(GetQuery, rawQuery ?? {}, 'query');
-    const first = await read(runId);
-    if (!first) throw new NotFoundError(`runId: no run ${runId}`);
-    // A long-poll answers when the run moves on (its lifecycle, or the approvals it waits for), or
-    // when its wait is over: at most MAX_WAIT_SECONDS, and never past the function's own time.
-    const until = deps.clock.now().getTime() + Math.min(wait * 1_000, MAX_WAIT_SECONDS * 1_000, Math.max(0, remainingMs - ANSWER_MARGIN_MS));
-    const waitsFor = (view: RunResource) => view.approvals.map((approval) => approval.approvalId).join();
-    const moved = (view: RunResource) => view.lifecycle !== first.lifecycle || waitsFor(view) !== waitsFor(first);
-    let view = first;
-    while (!TERMINAL_LIFECYCLES.includes(view.lifecycle) && !moved(view)) {
-      const left = until - deps.clock.now().getTime();
-      if (left <= 0) break;
-      await sleep(Math.min(LONG_POLL_EVERY_MS, left));
-      view = (await read(runId)) ?? view;
+    const seenLifecycle = rawSeenLifecycle === undefined ? undefined : parseOrThrow(SeenLifecycle, rawSeenLifecycle, SEEN_LIFECYCLE_HEADER);
+    // Watched from before the first read: a write while it reads is not left to the next tick.
+    const writes = wait > 0 ? watch(runId) : undefined;
+    try {
+      const first = await read(runId);
+      if (!first) throw new NotFoundError(`runId: no run ${runId}`);
+      // A long-poll answers when the run moves on (its lifecycle, or the approvals it waits for), or
+      // when its wait is over: at most MAX_WAIT_SECONDS, and never past the function's own time.
+      // Moved on from the lifecycle the caller read, when it names one: it may have moved before this read.
+      const until = deps.clock.now().getTime() + Math.min(wait * 1_000, MAX_WAIT_SECONDS * 1_000, Math.max(0, remainingMs - ANSWER_MARGIN_MS));
+      const from = { lifecycle: seenLifecycle ?? first.lifecycle, waitsFor: waitsFor(first.approvals) };
+      const moved = (state: WaitState) => TERMINAL_LIFECYCLES.includes(state.lifecycle) || state.lifecycle !== from.lifecycle || state.waitsFor !== from.waitsFor;
+      if (!writes || moved({ lifecycle: first.lifecycle, waitsFor: from.waitsFor })) return first;
+      // Each tick, and each write of the run in this process, reads only what a move changes (the
+      // run's record, the approvals waiting); the whole run once, for the answer.
+      for (;;) {
+        const left = until - deps.clock.now().getTime();
+        if (left <= 0) break;
+        await writes.next(Math.min(LONG_POLL_EVERY_MS, left));
+        const state = await stateOf(runId);
+        if (state && moved(state)) break;
+      }
+      return (await read(runId)) ?? first;
+    } finally {
+      writes?.close();
     }
-    return view;
   };
 
   const start = async (caller: Identity, body: unknown): Promise<RunAccepted> => {

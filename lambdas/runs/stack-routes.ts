@@ -46,7 +46,7 @@ export function createStackRunsRoutes(agents: ReadonlyMap<string, RunsApiDeps>, 
 
   return {
     start: (caller: Identity, body: unknown) => named(agentOf(body)).start(caller, body),
-    get: async (runId, query, remainingMs) => (await holder(runId)).get(runId, query, remainingMs),
+    get: async (runId, query, remainingMs, seenLifecycle) => (await holder(runId)).get(runId, query, remainingMs, seenLifecycle),
     cancel: async (caller, runId, body) => (await holder(runId)).cancel(caller, runId, body),
     list: async (rawQuery) => {
       const query = parseOrThrow(ListQuery, rawQuery ?? {}, 'query');

@@ -245,7 +245,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // it starts as RunsApi's role, on the alias.
     const runsStarter = sfnAs(Steps.RunsApi);
     // The local setup always has a starter key (keys/starters.key): approvalsOf only wraps it in RunsApi's IAM.
-    const runsDeps: RunsApiDeps = { agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, runs: ledgerOf(Steps.RunsApi), ledger: ledgerOf(Steps.RunsApi), stop: sfnExecutions(runsStarter).stop, ...(childStacks.as && { children: childStacks.as(Steps.RunsApi) }), stateMachineArn: startArn, start: (arn: string, name: string, input: string) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }), people: approvalSetup.policy };
+    const runsDeps: RunsApiDeps = { agent, starterMac: approvalsOf(Steps.RunsApi).starterMac!, runs: ledgerOf(Steps.RunsApi), ledger: ledgerOf(Steps.RunsApi), stop: sfnExecutions(runsStarter).stop, ...(childStacks.as && { children: childStacks.as(Steps.RunsApi) }), stateMachineArn: startArn, start: (arn: string, name: string, input: string) => sfnStarter(runsStarter, arn).start(name, input), clock, prices: deploymentPrices(agent.prices, options.prices), ...(options.maxBudgets && { maxBudgets: options.maxBudgets }), people: approvalSetup.policy, recorded };
     // Batches (local/runtime/batches.ts): the batch state machine's definition on an engine of its own,
     // each item's run started through the runs API's own start path, as the runs API's role.
     // The twin's S3 (local/services/s3.ts), where a batch's manifest is read from: under the state directory, each call decided as its signer's role.
