@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runsClient } from '../../client/connect.js';
 import { apiGatewayEvent } from '../../local/services/approval-api.js';
-import { MAX_WAIT_SECONDS } from '../../lambdas/runs/runs-api.js';
+import { createRunsRoutes, MAX_WAIT_SECONDS } from '../../lambdas/runs/runs-api.js';
+import { SEEN_LIFECYCLE_HEADER } from '../../lambdas/runs/lifecycle.js';
 import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
 import { manualClock } from '../support/manual-clock.js';
 import { waitFor } from '../support/agent-harness.js';
@@ -104,11 +105,72 @@ describe('the runs API', () => {
     expect(clock.now().getTime()).toBe(from);
   });
 
+  /**
+   * The runs routes as the stack serves them (its deps: its ledger, and the writes it makes to it),
+   * on a clock whose timers nothing fires but `release`: a long-poll that arms its tick has not
+   * answered on what it read, and one that answers while no timer has fired answered on a read or
+   * a write, not on a tick.
+   */
+  const heldRoutes = () => {
+    const armed: (() => void)[] = [];
+    let offset = 0;
+    let tickArmed!: () => void;
+    const ticked = new Promise<'tick armed'>((resolve) => (tickArmed = () => resolve('tick armed')));
+    const counts = { fired: 0, cancelled: 0 };
+    const held = { now: () => new Date(clock.now().getTime() + offset), after: (_ms: number, fire: () => void) => (armed.push(fire), tickArmed(), () => void counts.cancelled++) };
+    return {
+      routes: createRunsRoutes({ ...h.stack.served.runs, clock: held }),
+      ticked,
+      counts,
+      /** Moves the held clock past any long-poll's cap and fires its timers. */
+      release: () => {
+        offset += 60_000;
+        for (const fire of armed.splice(0)) (counts.fired++, fire());
+      },
+    };
+  };
+
+  it('long-polls from the lifecycle its caller read: a run that moved on before the poll read it is answered at once, before any tick', async () => {
+    // v1-live waits for a person. A caller that read it working (before it asked) is answered at once.
+    const moved = heldRoutes();
+    expect(await Promise.race([moved.routes.get('v1-live', { wait: '20' }, 28_000, 'working'), moved.ticked])).toMatchObject({ runId: 'v1-live', lifecycle: 'input_required' });
+    expect(moved.counts.fired).toBe(0);
+    // One that read it as it is waits (its tick armed), and answers at its cap.
+    const same = heldRoutes();
+    const waiting = same.routes.get('v1-live', { wait: '20' }, 28_000, 'input_required');
+    expect(await Promise.race([waiting, same.ticked])).toBe('tick armed');
+    same.release();
+    expect(await waiting).toMatchObject({ lifecycle: 'input_required' });
+    // The client names the lifecycle it read in its long-poll's header; the API refuses one that is none.
+    const headers: (string | null)[] = [];
+    const stop = new AbortController();
+    const client = runsClient({
+      base: runs.replace(/\/runs$/, ''),
+      fetch: (url, init) => {
+        if (String(url).includes('?wait=')) (headers.push(new Headers(init?.headers).get(SEEN_LIFECYCLE_HEADER)), stop.abort());
+        return fetch(url, init);
+      },
+    });
+    await expect(client.wait('v1-live', { signal: stop.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    expect(headers).toEqual(['input_required']);
+    const refused = await fetch(`${runs}/v1-live?wait=20`, { headers: { [SEEN_LIFECYCLE_HEADER]: 'asleep' } });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { message: string }).message).toMatch(new RegExp(`^invalid ${SEEN_LIFECYCLE_HEADER}: `));
+  });
+
   it('cancels a run that waits for a person: 202, the kill recorded with who asked, the run stopped now — and a long-poll answers as it moves on', async () => {
     const poll = longPoll(20, 28_000);
+    // A long-poll of the stack's routes is woken by the engine's write of the kill, not by its next tick.
+    const held = heldRoutes();
+    const woken = held.routes.get('v1-live', { wait: '20' }, 28_000);
+    expect(await Promise.race([woken, held.ticked])).toBe('tick armed');
     await new Promise((resolve) => setImmediate(resolve));
     const answer = await send('POST', '/v1-live/cancel', { reason: 'not today' });
     expect(answer.status).toBe(202);
+    // The write of the kill ended its wait before the cancel answered (its tick cancelled, none fired), and it read the run again.
+    expect(held.counts.cancelled).toBeGreaterThan(0);
+    expect(held.counts.fired).toBe(0);
+    expect(await woken).toMatchObject({ lifecycle: 'cancelled' });
     const run = await waitFor(async () => {
       const record = await h.stack.ledger.getRun('v1-live');
       return record?.status === 'killed' && record;
