@@ -85,7 +85,10 @@ export function handOn(seen: TurnSeen | undefined, breaker: { state?: BreakerSta
   if (basis?.content === undefined || !breaker) return undefined;
   const { run, kill, mac, content: state } = basis;
   const handed: HandedStep = { basis: { run, kill, mac }, state, ...(breaker.state && { breaker: breaker.state }) };
-  // Weighed as the payload carries it: the text escaped within the JSON, once a turn.
+  // Weighed as the payload carries it: the text escaped within the JSON, once a turn — measured only
+  // when a bound does not already show it fits (a UTF-16 unit of the text is at most 6 bytes of it, escaped).
+  const rest = Buffer.byteLength(JSON.stringify({ ...handed, state: '' }), 'utf8');
+  if (rest + 6 * state.length <= HANDED_STEP_MAX_BYTES) return handed;
   return Buffer.byteLength(JSON.stringify(handed), 'utf8') <= HANDED_STEP_MAX_BYTES ? handed : undefined;
 }
 

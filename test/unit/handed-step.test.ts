@@ -59,6 +59,13 @@ describe('the state a turn hands its calls', () => {
   it('is not handed past HANDED_STEP_MAX_BYTES (a large run input): its calls read', () => {
     const run = runRecord({ runId: 'r1', input: { notes: 'x'.repeat(HANDED_STEP_MAX_BYTES) } });
     expect(handOn(seen(run), { state: undefined })).toBeUndefined();
+    // Weighed as the payload carries it, escaped: a text of characters JSON escapes weighs six bytes each.
+    const escaped = (text: string) => ({ run: runRecord({ runId: 'r1' }), basis: { ...basis, content: text } });
+    const unit = Math.floor(HANDED_STEP_MAX_BYTES / 6) - 64;
+    expect(handOn(escaped('\u0001'.repeat(unit)), { state: undefined })).toBeDefined();
+    expect(handOn(escaped('\u0001'.repeat(unit * 2)), { state: undefined })).toBeUndefined();
+    expect(handOn(escaped('"'.repeat(HANDED_STEP_MAX_BYTES / 2 + 1)), { state: undefined })).toBeUndefined();
+    expect(handOn(escaped('x'.repeat(HANDED_STEP_MAX_BYTES - 200)), { state: undefined })).toBeDefined();
     // Nor when the engine named no versions.
     expect(handOn({ run: runRecord({ runId: 'r1' }) }, { state: undefined })).toBeUndefined();
   });
