@@ -154,8 +154,12 @@ const inProcessResponseClass = () => class InProcessResponse extends Response {
 
   override clone(): Response {
     if (this.bodyUsed) throw new TypeError('Response.clone: Body has already been consumed.');
-    if (this.#stream) return super.clone();
-    return new InProcessResponse(this.#text, this.status, Object.fromEntries(this.headers));
+    const headers = Object.fromEntries(this.headers);
+    if (!this.#stream) return new InProcessResponse(this.#text, this.status, headers);
+    // The body was taken as a stream: each gets a branch of it.
+    const [mine, theirs] = this.#stream.tee();
+    this.#stream = mine;
+    return new Response(theirs, { status: this.status, headers });
   }
 };
 

@@ -58,5 +58,12 @@ describe('inProcessFetch', () => {
     await expect(response.text()).rejects.toThrow(TypeError);
     expect(copy.headers.get('x-served')).toBe('yes');
     expect(await copy.text()).toBe('{"ok":true}');
+    // Its body taken as a stream, a clone gets a branch of it, with the status and headers.
+    const streamed = await fetch(`${ORIGIN}/y`);
+    expect(streamed.body).not.toBeNull();
+    const branch = streamed.clone();
+    expect([branch.status, branch.headers.get('x-served')]).toEqual([201, 'yes']);
+    expect(await branch.text()).toBe('{"ok":true}');
+    expect(await streamed.text()).toBe('{"ok":true}');
   });
 });
