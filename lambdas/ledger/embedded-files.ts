@@ -111,8 +111,9 @@ export function readLines(source: LineSource, sealer: LedgerSealer, spans: reado
       );
     }
     const entry = parseEntry(JSON.parse(text), text);
-    verifySeal(entry, sealer);
-    return [entry.sk, item(entry.record, entry.hidden ?? {}, entry.seal), span];
+    const read = item(entry.record, entry.hidden ?? {}, entry.seal);
+    verifySeal(entry, sealer, read.json);
+    return [entry.sk, read, span];
   });
 }
 

@@ -223,19 +223,26 @@ function frozen<T>(value: T): T {
 
 /**
  * Deep-copies a value parsed from JSON: plain objects, arrays and primitives only. Every read of
- * the embedded ledger copies what it returns, so this runs on each: arrays are made at their
- * length, and an object's keys are copied in their order (JSON.parse's own, integer keys first).
+ * the embedded ledger copies what it returns, so this runs on each (issue 38: a third of a read's
+ * cost in memory). A level is copied whole first — an array by `slice`, an object by spread, which
+ * V8 copies in one go and which keeps an own "__proto__" key a key (it defines each property, it
+ * does not assign it) — then each object or array in it is replaced by its copy (an assignment to
+ * an own "__proto__" data property writes that property). The keys keep their order.
  */
 export function cloneJson(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
-    const clone = new Array<unknown>(value.length);
-    for (let index = 0; index < value.length; index++) clone[index] = cloneJson(value[index]);
+    const clone = value.slice();
+    for (let index = 0; index < clone.length; index++) {
+      const entry: unknown = clone[index];
+      if (typeof entry === 'object' && entry !== null) clone[index] = cloneJson(entry);
+    }
     return clone;
   }
-  const clone: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    setField(clone, key, cloneJson((value as Record<string, unknown>)[key]));
+  const clone: Record<string, unknown> = { ...value };
+  for (const key of Object.keys(clone)) {
+    const field = clone[key];
+    if (typeof field === 'object' && field !== null) clone[key] = cloneJson(field);
   }
   return clone;
 }

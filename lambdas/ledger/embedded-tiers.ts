@@ -7,7 +7,7 @@ import type { DamagedRunOptions } from './ledger.js';
 import type { LockFile } from './lock-file.js';
 import type { Key } from './protocol.js';
 import { FINISHED_STATUSES, runPartitions } from './pruning.js';
-import { chained, line, type Hidden, type Item, type LogEntry, type LogHead } from './sealed-log.js';
+import { chained, itemText, sealedLine, textSeal, type Hidden, type Item, type LogEntry, type LogHead } from './sealed-log.js';
 import type { LedgerSealer } from './seal.js';
 import { StorageLedger } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
@@ -172,11 +172,14 @@ export abstract class TieredStore extends StorageLedger {
     const plain = plainCopy(record);
     const json = plain === NOT_PLAIN ? (JSON.parse(text) as unknown) : plain;
     // The seal protects a record at rest: in memory there is no rest (nothing outside this process
-    // holds the item, and it dies with it), so only a ledger with a log seals what it writes.
-    const item: Item = { record: json, json: text, hidden, seal: this.log ? this.sealer.seal(key, { ...(json as object), ...hidden }) : '' };
+    // holds the item, and it dies with it), so only a ledger with a log seals what it writes: the
+    // item's text in its line (sealed-log.ts `textSeal`).
+    const unsealed = this.log && itemText(key, text, hidden);
+    const seal = unsealed ? textSeal(unsealed, this.sealer) : '';
+    const item: Item = { record: json, json: text, hidden, seal };
     let span: Span | undefined;
-    if (this.log) {
-      const body = line(key, item);
+    if (this.log && unsealed) {
+      const body = sealedLine(unsealed, seal);
       const chain = this.sealer.chain(this.tip, body);
       span = this.log.append(chained(body, chain));
       this.tip = chain;

@@ -91,7 +91,7 @@ export function sealedAsHanded(store: HandedStore, runId: string, basis: StepBas
   // The same state checked again (a call's check before it sends, then its write): its seal is not
   // computed twice. Found by the run, versions and seal given, the very same text beside them.
   const content = typeof basis.content === 'string' ? basis.content : undefined;
-  const given = `${runId}\u0000${basis.run}\u0000${basis.kill}\u0000${basis.mac}`;
+  const given = sealedKey(runId, basis);
   if (content !== undefined && store.sealed.get(given) === content) return;
   return andThen(store.versions.seal(runId, { run: basis.run, kill: basis.kill, content: basis.content }), (seal) => {
     if (content === undefined || !sameSecret(seal, basis.mac)) throw new StepChangedError(`run ${runId}: the state handed is not the one sealed with its versions`);
@@ -99,8 +99,14 @@ export function sealedAsHanded(store: HandedStore, runId: string, basis: StepBas
   });
 }
 
-/** A ledger instance's memory of the states it found sealed (`HandedStore.sealed`): a call checks its own twice, moments apart. */
+/**
+ * A ledger instance's memory of the states it found sealed (`HandedStore.sealed`): a call checks
+ * its own twice, moments apart, and the calls of a turn check what the turn's write sealed (`seenWith`).
+ */
 export const handedChecks = (): RecentMap<string, string> => new RecentMap(64);
+
+/** Where `HandedStore.sealed` keeps a state: by its run, the versions and the seal it was handed with. */
+const sealedKey = (runId: string, basis: Pick<StepBasis, 'run' | 'kill' | 'mac'>): string => `${runId}\u0000${basis.run}\u0000${basis.kill}\u0000${basis.mac}`;
 
 /**
  * A write call's claim on handed versions (ToolCallLedger `claimCall` with a basis): the call taken
@@ -157,9 +163,11 @@ function writeOnBasis<R>(store: HandedStore, writes: readonly ItemWrite[], runId
  * What a turn's write saw (TurnSeen): the run item as it wrote it (`run`), the global kill item as
  * it checked it or as the engine knew it (`kill`, absent: none), and their versions (`basis`: the
  * kill's null when absent), sealed with what its calls are handed — no basis when the engine marks
- * no version of either.
+ * no version of either. The state sealed goes into `sealed` (the ledger's `HandedStore.sealed`), as
+ * found sealed: its calls, when they check it on the same ledger (the local engine), do not make
+ * its seal again (issue 38) — it is the seal just made, over that very content.
  */
-export async function seenWith(engine: Pick<EngineVersions, 'versionOf' | 'seal'>, run: Stored, kill: Stored | undefined, turn: TurnRecord): Promise<TurnSeen> {
+export async function seenWith(engine: Pick<EngineVersions, 'versionOf' | 'seal'>, run: Stored, kill: Stored | undefined, turn: TurnRecord, sealed?: RecentMap<string, string>): Promise<TurnSeen> {
   const record = run.record as unknown as RunRecord;
   const globalKill = (kill?.record as { flag?: KillFlag } | undefined)?.flag;
   const seen = { run: record, ...(globalKill && { globalKill }) };
@@ -168,5 +176,7 @@ export async function seenWith(engine: Pick<EngineVersions, 'versionOf' | 'seal'
   if (runMark === undefined || killMark === undefined) return seen;
   const content = handedContent(record, globalKill, turn);
   const mac = await engine.seal(record.runId, { run: runMark, kill: killMark, content });
-  return { ...seen, basis: { run: runMark, kill: killMark, mac, content } };
+  const basis = { run: runMark, kill: killMark, mac, content };
+  sealed?.set(sealedKey(record.runId, basis), content);
+  return { ...seen, basis };
 }

@@ -20,6 +20,9 @@ import { approvalSkOf, type ApprovalRecord } from '../records/ledger-records.js'
  * the counters are also the run's sealed head: `verifyRun` checks that the turns and calls they
  * count exist, which is how a deleted or truncated record is found.
  *
+ * The embedded ledger's log seals each line's item over its own text instead, under the same key
+ * (sealed-log.ts `textSeal`): the same key and attributes covered, without the canonical form.
+ *
  * Updates in place (a claim completed, counters added, a decision) rewrite the whole item with a
  * new seal; an implementation must check the seal of what it updates first, so that a write never
  * launders a damaged record into a sealed one.

@@ -1,16 +1,17 @@
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { fileSync } from './file-sync.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
+import { sameSecret } from '../shared/same-secret.js';
 import type { Key } from './protocol.js';
-import type { LedgerSealer } from './seal.js';
+import { recordOf, type LedgerSealer } from './seal.js';
 
 /**
  * The embedded ledger's file format: one JSON line per write,
  *
  *   {"pk":…,"sk":…,"record":{…},"hidden":{…},"seal":…,"chain":…}
  *
- * `seal` seals the item (its key, record and hidden attributes, seal.ts); `chain` binds the line to
- * the one before it; `ledger.head` beside the log counts its lines (LogHead).
+ * `seal` seals the item (its key, record and hidden attributes: `textSeal`); `chain` binds the line
+ * to the one before it; `ledger.head` beside the log counts its lines (LogHead).
  */
 
 /** Attributes the DynamoDB ledger keeps on an item but never returns; here, beside the record. */
@@ -44,9 +45,43 @@ export interface LogEntry extends Key {
   chain: string;
 }
 
-/** Checks an entry's item seal (its key, record and hidden attributes). */
-export function verifySeal(entry: LogEntry, sealer: LedgerSealer): void {
-  sealer.verify(entry, { ...(entry.record as object), ...(entry.hidden ?? {}) }, entry.seal);
+/**
+ * Checks an entry's item seal (its key, record and hidden attributes). `json`: its record's text
+ * as `item` makes it (JSON.stringify of the record parsed), when the caller has it already.
+ */
+export function verifySeal(entry: LogEntry, sealer: LedgerSealer, json?: string): void {
+  // A line written by 0.15.x or earlier: its seal is the one seal.ts makes, over the canonical JSON of the attributes.
+  if (!entry.seal.startsWith(TEXT_SEAL)) return sealer.verify(entry, { ...(entry.record as object), ...(entry.hidden ?? {}) }, entry.seal);
+  const hidden = entry.hidden ?? {};
+  if (!sameSecret(entry.seal, textSeal(itemText(entry, json ?? JSON.stringify(entry.record), hidden), sealer))) {
+    throw new LedgerIntegrityError(recordOf(entry), 'its seal does not match its content and key (altered, moved or forged)');
+  }
+}
+
+/**
+ * The seal a line carries (written after 0.15): `TEXT_SEAL` and the MAC of the item's text as the line
+ * holds it (`itemText`: its key, record and hidden attributes, the line up to its seal), under the
+ * chain key in a domain of its own (no chain, head, index or cold-store MAC is this). What 0.15
+ * sealed instead, the canonical JSON of the attributes (seal.ts `sealedText`), was most of a
+ * write's cost on disk (issue 38): the record's text is made for the line anyway. A reader checks
+ * it over the text it makes again from the record parsed (`verifySeal`), so a record altered in any
+ * way — or a line moved to another key — fails, as with the canonical seal; the text is the same
+ * because the record's JSON round-trips exactly (JSON.stringify of what JSON.parse made of its
+ * own output is that output). 0.15.x knows only the canonical rule: it finds these seals not
+ * matching, so a log written to after 0.15 is not one 0.15.x can read (MIGRATING.md).
+ */
+export function textSeal(text: string, sealer: LedgerSealer): string {
+  return `${TEXT_SEAL}${sealer.chain(TEXT_SEAL_DOMAIN, text)}`;
+}
+
+/** Marks a text seal: no canonical seal (base64url) holds a '.', so a seal is read by the rule it was made by. */
+const TEXT_SEAL = 't.';
+const TEXT_SEAL_DOMAIN = 'savepoint ledger item text v1';
+
+/** An item's text in its line: `{"pk":…,"sk":…,"record":…,"hidden":…}` ("hidden" when it holds any), what `textSeal` seals. */
+export function itemText(key: Key, json: string, hidden: Hidden): string {
+  const hiddenText = Object.keys(hidden).length > 0 ? `,"hidden":${JSON.stringify(hidden)}` : '';
+  return `{"pk":${JSON.stringify(key.pk)},"sk":${JSON.stringify(key.sk)},"record":${json}${hiddenText}}`;
 }
 
 /**
@@ -110,9 +145,14 @@ export function splitChained(text: string): { body: string; chain: string } | un
   return { body: `${text.slice(0, at)}}`, chain: text.slice(at + CHAIN.length, -2) };
 }
 
+/** An item's line without its chain: its text (`itemText`) and its seal. */
 export function line(key: Key, stored: Item): string {
-  const hidden = Object.keys(stored.hidden).length > 0 ? `,"hidden":${JSON.stringify(stored.hidden)}` : '';
-  return `{"pk":${JSON.stringify(key.pk)},"sk":${JSON.stringify(key.sk)},"record":${stored.json}${hidden},"seal":${JSON.stringify(stored.seal)}}`;
+  return sealedLine(itemText(key, stored.json, stored.hidden), stored.seal);
+}
+
+/** An item's text (`itemText`) with its seal, as the last field. */
+export function sealedLine(text: string, seal: string): string {
+  return `${text.slice(0, -1)},"seal":${JSON.stringify(seal)}}`;
 }
 
 const CHAIN = ',"chain":"';

@@ -335,7 +335,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
     // Told by the write that counted the turn: the kill item as checked, or as known without a request.
     return stored.then(async (record) => {
       const [run, kill] = items;
-      if (run) told(await seenWith(this.versions, run, tell ? kill : await this.readForUpdate(GLOBAL_KILL, false, true), record));
+      if (run) told(await seenWith(this.versions, run, tell ? kill : await this.readForUpdate(GLOBAL_KILL, false, true), record, this.handedSealed));
       return record;
     });
   };

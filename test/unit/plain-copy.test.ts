@@ -112,4 +112,19 @@ describe('cloneJson', () => {
     expect(Object.getOwnPropertyDescriptor(a, '__proto__')?.value).toStrictEqual({ x: 1 });
     expect(Object.getOwnPropertyDescriptor(a, '__proto__')?.value).not.toBe(Object.getOwnPropertyDescriptor((parsed as { a: object }).a, '__proto__')?.value);
   });
+
+  it('shares no object or array with what it copied, at any depth', () => {
+    const parsed = JSON.parse('{"a":[[1,[2,{"b":{"c":[3]}}]],{"d":{}}],"e":{"f":{"g":[[],{}]}},"__proto__":[{"h":1}]}') as unknown;
+    const objects = (value: unknown, into: object[] = []): object[] => {
+      if (typeof value !== 'object' || value === null) return into;
+      into.push(value);
+      for (const key of Object.keys(value)) objects((value as Record<string, unknown>)[key], into);
+      return into;
+    };
+    const copy = cloneJson(parsed);
+    expect(copy).toStrictEqual(parsed);
+    const original = new Set(objects(parsed));
+    expect(objects(copy)).toHaveLength(original.size);
+    expect(objects(copy).filter((object) => original.has(object))).toEqual([]);
+  });
 });
