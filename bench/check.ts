@@ -597,8 +597,8 @@ export const SPEED_LIMITS = {
     // times each, the first replay 55 ms median against main's 48 and 49 with the records kept unfrozen, a variant measured only:
     // the steps' own objects frozen beneath them). `savepoint replay`'s process, a first replay too, unchanged (0.260 against 0.268).
     // The bounds stay.
-    warm: { bound: 0.35, target: 0.1, measured: "0.077–0.114 (median 0.103) at load 6–9 (the replay's own flags, clocks without timers); 0.066–0.125 (median 0.095) with records kept as written; 0.117–0.130 (sixth pass); 0.162–0.184 (fourth pass); the engine's 0.31–0.88" },
-    cold: { bound: 0.45, target: 0.2, measured: "0.108–0.135 (median 0.125) at load 6–9 (the replay's own flags, clocks without timers); 0.122–0.179 (median 0.144) with records kept as written; 0.136–0.147 (sixth pass); 0.176–0.224 (fourth pass); the engine's 0.36–1.09" },
+    warm: { bound: 0.35, target: 0.1, measured: "0.094–0.108 (median 0.100) at load 6–7 on the built harness; 0.077–0.114 (median 0.103) at load 6–9 (the replay's own flags, clocks without timers); 0.066–0.125 (median 0.095) with records kept as written; 0.117–0.130 (sixth pass); 0.162–0.184 (fourth pass); the engine's 0.31–0.88" },
+    cold: { bound: 0.45, target: 0.2, measured: "0.118–0.130 (median 0.127) at load 6–7 on the built harness; 0.108–0.135 (median 0.125) at load 6–9 (the replay's own flags, clocks without timers); 0.122–0.179 (median 0.144) with records kept as written; 0.136–0.147 (sixth pass); 0.176–0.224 (fourth pass); the engine's 0.36–1.09" },
     // 0.9.1 (2026-12-05, load 2–3): `savepoint run` 673–680 ms of CPU (from 785–802: the CLI bundle requires its CommonJS packages, and
     // the interpreter's validator loads only if called), `savepoint replay` the same 175–183 ms (it loads neither): the share 0.26–0.27.
     // Issue 38, a pass on the replay's process (2026-12-05 12:01–12:06 UTC, CI's form twelve times alternated with main's code at load
@@ -673,7 +673,22 @@ export const SPEED_LIMITS = {
     // 0.58-0.61 s of CPU against main's 0.66-0.71 but 0.58-0.59 s of wall time against 0.53-0.61 (the run's own thread slower
     // unoptimised), --no-lazy alone 0.61-0.63 s of CPU and 0.49-0.52 s of wall (5 rounds alternated, load 2-3), and a longer
     // run, where TurboFan's code pays, keeps it. The 0.15.1 CI before that change: cli 0.25 (replay 120 and 118 ms, run 476).
-    cli: { bound: 0.35, target: 0.2, measured: "0.198–0.212 (median 0.205) at load 2–5 (zod's locales on call, one-pass seal text; main's 0.200–0.212 beside it); 0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
+    // 2026-12-06 07:25–07:56 UTC (branch replay3, load 4–11): the in-process run and replays on the built harness (dist/, as
+    // an installed package runs it; bench/built.ts), not the sources through tsx (keepNames' `__name` wrappers, a second copy of
+    // the harness); a command line's other command modules left unloaded (cli/register-commands.ts); sameJson's fields read once.
+    // CI's form seven pairs alternated with main's code at load 6–7: warm 0.094–0.108 (median 0.100) against 0.100–0.108 (0.102),
+    // the first 0.118–0.130 (0.127) against 0.133–0.151 (0.148), cli 0.210–0.219 (0.216) against 0.216–0.224 (0.219); the replay
+    // process 113 -> 112 ms of CPU (20 pairs, paired median -1 to -2). Where the replay process's ~120 ms go (process.cpuUsage
+    // marks, medians of 10): Node's start 23, flags 3, the bundle check 6 (473 source stamps 2.3, the index 1.2, the outputs
+    // 0.5, bin/bundle.js's own load 1.5), zod's chunk 9, the CLI's chunk 13, the ledger's open 4.5 and first read 5.5, the
+    // agent 4.5, the replay's chunks 8.8, the replay 41.5 (its steps: CallModel ~0.6 ms each, CallTool ~0.35; the replay's own
+    // comparisons, answers and clock ~4.5 ms), the exit 1. 1,049 zod schemas are built before the replay starts (~7 ms: the
+    // agent's 234, the harness's records and steps ~600, the model providers' ~80 and other commands' ~90 that a replay never
+    // parses with); none after. Measured and left: V8's semi-spaces larger (Node's own start +8 ms), --no-lazy-feedback-allocation,
+    // --maglev, --no-maglev, --no-parallel-scavenge, --single-threaded-gc, --no-concurrent-sparkplug (none lower); the replay's
+    // request comparison left out entirely (an upper bound, not a change: -1.5 ms in the process, -5 ms on the first replay in
+    // process, -2 ms warm). The bounds stay.
+    cli: { bound: 0.35, target: 0.2, measured: "0.210–0.219 (median 0.216) at load 6–7 (other commands' modules unloaded; main's 0.216–0.224 beside it); 0.198–0.212 (median 0.205) at load 2–5 (zod's locales on call, one-pass seal text; main's 0.200–0.212 beside it); 0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
   },
   /**
    * bench/tracing.ts: the CPU per step the export adds over the same stack's with tracing off,

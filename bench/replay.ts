@@ -9,6 +9,14 @@
  * run, its approvals and the simulators all run in this process: the steadier figure on a shared
  * machine, which bench/check.ts bounds).
  *
+ * The harness both sides run in this process is the built one (dist/: `node bin/build.js`, which
+ * CI runs before the benchmarks), the code an installed package runs, for the run and for the
+ * replays alike: the example agent imports it so already (`savepoint` resolves to dist/ outside
+ * the tests), and the TypeScript sources through tsx wrap every function they define in a
+ * `__name` call (esbuild's keepNames), a cost no user's process pays (3% of a replay's profile),
+ * and load a second copy of the harness beside the agent's. A dist/ older than a source file under
+ * it is refused (bench/built.ts): it would measure other code than the checkout's.
+ *
  * Then the same as a user runs it (`cli`): `savepoint run` of the sample day, then `savepoint
  * replay` of it `--replays` times, each command its own process on one state directory: each
  * replay process's CPU over the run process's (cold every time: a new process). `--json` for
@@ -17,12 +25,11 @@
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { refundReconciler } from '../agents/refund-reconciler/agent.dev.js';
-import { replayRun, type ReplayResult } from '../local/replay/index.js';
-import { startLocalStack } from '../local/runtime/local-stack.js';
-import { waitForChain } from '../local/runtime/chain.js';
+import type { ReplayResult } from '../local/replay/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { builtModule } from './built.js';
 import { savepointCommand } from './processes.js';
 import { median } from './stats.js';
 
@@ -44,6 +51,11 @@ export interface ReplayBenchmark {
 }
 
 export async function replayBenchmark(options: { replays: number }): Promise<ReplayBenchmark> {
+  const [{ replayRun }, { startLocalStack }, { waitForChain }] = await Promise.all([
+    builtModule<typeof import('../local/replay/index.js')>('local/replay/index.js'),
+    builtModule<typeof import('../local/runtime/local-stack.js')>('local/runtime/local-stack.js'),
+    builtModule<typeof import('../local/runtime/chain.js')>('local/runtime/chain.js'),
+  ]);
   let approvals = '';
   const stack = await startLocalStack({
     agent: refundReconciler,

@@ -13,7 +13,7 @@ import { LockHeldError } from '../lambdas/ledger/lock-file.js';
 import { ledgerInUse } from './state.js';
 
 // The commands the command line names, or every one (cli/register-commands.ts).
-registerCommands(program, commandWord(process.argv), stateDir, { out, err });
+await registerCommands(program, commandWord(process.argv), stateDir, { out, err });
 // Each command's examples, last in its help (cli/examples.ts).
 for (const command of program.commands) command.addHelpText('after', examplesHelp(command.name()));
 

@@ -1,20 +1,23 @@
 /**
  * What every `savepoint` command loads before it runs: the CLI's static imports (cli/savepoint.ts
- * sets zod's mode and loads cli/main.ts, which registers every command: both are traced). The local engine, the Step Functions and DynamoDB SDKs and dynalite
+ * sets zod's mode and loads cli/main.ts, which loads the module of the command named, or of every
+ * command, to register it: cli/register-commands.ts; each is traced). The local engine, the Step Functions and DynamoDB SDKs and dynalite
  * are loaded by the commands that need them, when they run (a dynamic import()): `status`, `runs`
  * and `approvals` on a small state directory are held to 200 ms of CPU (issue 38, item 7;
  * bench/check.ts SPEED_LIMITS.cli), and loading the engine for them cost about 270 ms more.
  */
 import { buildSync } from 'esbuild';
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 /** Packages no command needs at start: each chain of static imports from the CLI's entry that reaches one. */
 const HEAVY = ['aws-local-stepfunctions', '@aws-sdk/client-sfn', '@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', 'dynalite', 'aws-cdk-lib'];
 
-function staticChains(entry: string): Map<string, string[]> {
-  const { metafile } = buildSync({ entryPoints: [entry], bundle: true, write: false, metafile: true, platform: 'node', format: 'esm', packages: 'external', outdir: 'unused', splitting: true, logLevel: 'silent' });
-  const from = new Map<string, string | null>([[entry, null]]);
-  const queue = [entry];
+/** Each chain of static imports from one of `entries` that reaches a HEAVY package (one build of them all). */
+function staticChains(...entries: string[]): Map<string, string[]> {
+  const { metafile } = buildSync({ entryPoints: entries, bundle: true, write: false, metafile: true, platform: 'node', format: 'esm', packages: 'external', outdir: 'unused', splitting: true, logLevel: 'silent' });
+  const from = new Map<string, string | null>(entries.map((entry) => [entry, null]));
+  const queue = [...entries];
   const reached = new Map<string, string[]>();
   while (queue.length > 0) {
     const file = queue.shift()!;
@@ -36,7 +39,8 @@ function staticChains(entry: string): Map<string, string[]> {
 
 describe("the CLI's start", () => {
   it('loads no engine, Step Functions or DynamoDB SDK, dynalite or CDK before a command runs', () => {
-    const chains = [...staticChains('cli/savepoint.ts'), ...staticChains('cli/main.ts')];
+    const commands = readdirSync('cli/commands').filter((file) => file.endsWith('.ts')).map((file) => `cli/commands/${file}`);
+    const chains = [...staticChains('cli/savepoint.ts', 'cli/main.ts', ...commands)];
     expect(Object.fromEntries(chains.map(([name, chain]) => [name, chain.join(' → ')]))).toEqual({});
   });
 

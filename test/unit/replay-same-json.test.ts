@@ -14,6 +14,9 @@ describe("replay's sameJson", () => {
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: '{"ok":true}', is_error: true }] },
     { role: 'user', content: [{ tool_use_id: 't1', type: 'tool_result', content: '{"ok":true}' }] },
     { when: new Date(0) }, { when: '1970-01-01T00:00:00.000Z' },
+    // A field JSON leaves out, first, last or alone on one side; an item it writes as null.
+    { c: undefined, a: 1 }, { a: 1, b: () => 1 }, { s: Symbol('s'), a: 1 }, { a: 1, b: 2, c: undefined }, [undefined, 1], [null, 1], [Symbol('s'), 1],
+    { a: { b: undefined } }, { a: {} }, { a: [0] }, { a: [-0] }, { a: [NaN] }, { a: [null] },
   ];
 
   it('says two values are the same exactly when JSON.stringify writes them alike', () => {
