@@ -54,7 +54,7 @@ export function inProcessFetch(origin: string, service: HttpService, fallback: t
   const served = new URL(origin).origin;
   return async (input, init) => {
     const request = input instanceof Request ? input : undefined;
-    const url = new URL(request?.url ?? String(input));
+    const url = servedPath(served, typeof input === 'string' ? input : undefined) ?? new URL(request?.url ?? String(input));
     if (url.origin !== served) return fallback(input, init);
     const signal = init?.signal ?? request?.signal;
     signal?.throwIfAborted();
@@ -69,9 +69,26 @@ export function inProcessFetch(origin: string, service: HttpService, fallback: t
     // signal's reason (the service goes on, as a server does with a request whose client left).
     const reply = signal ? await untilAborted(replying, signal) : await replying;
     if (reply === DROPPED) throw new TypeError('fetch failed', { cause: new Error('other side closed (the service dropped its answer)') });
-    return new (InProcessResponse ??= inProcessResponseClass())(reply.body, { status: reply.status, ...(reply.headers && { headers: reply.headers }) });
+    return new (InProcessResponse ??= inProcessResponseClass())(reply.body, reply.status, reply.headers);
   };
 }
+
+/**
+ * A URL on the served origin, as `new URL(text)` would read it, without parsing it: the text is the
+ * origin, then a path (and query) made only of characters the URL parser keeps as they are, with
+ * no dot segment (which it would resolve). Undefined for any other text, which `new URL` reads.
+ */
+function servedPath(served: string, text: string | undefined): Pick<URL, 'origin' | 'pathname' | 'search'> | undefined {
+  if (text === undefined || !text.startsWith(served) || text.charCodeAt(served.length) !== 47 /* '/' */) return undefined;
+  const rest = text.slice(served.length);
+  if (!KEPT_AS_IS.test(rest) || DOT_SEGMENT.test(rest)) return undefined;
+  const query = rest.indexOf('?');
+  return query < 0 ? { origin: served, pathname: rest, search: '' } : { origin: served, pathname: rest.slice(0, query), search: query === rest.length - 1 ? '' : rest.slice(query) };
+}
+/** A path and query the URL parser writes back unchanged: unreserved and sub-delimiter characters but the quote (which a query of an http URL escapes), ':', '@', '/', '?' and '%'. */
+const KEPT_AS_IS = /^[A-Za-z0-9\-._~!$&()*+,;=:@/?%]*$/;
+/** A `.` or `..` segment of the path (before any query), which the parser resolves. */
+const DOT_SEGMENT = /^[^?]*\/\.\.?(?:[/?]|$)/;
 
 
 /**
@@ -90,9 +107,18 @@ const inProcessResponseClass = () => class InProcessResponse extends Response {
   #used = false;
   #stream: Response["body"] | undefined;
 
-  constructor(text: string, init: ResponseInit) {
-    super(null, init);
+  readonly #headerFields: Readonly<Record<string, string>> | undefined;
+  #headers: Headers | undefined;
+
+  /** The headers are made into a `Headers` when first read (the clients read the status and the text). */
+  constructor(text: string, status: number, headers?: Readonly<Record<string, string>>) {
+    super(null, { status });
     this.#text = text;
+    this.#headerFields = headers;
+  }
+
+  override get headers(): Headers {
+    return (this.#headers ??= new Headers(this.#headerFields));
   }
 
   override get body(): Response["body"] {
@@ -128,8 +154,12 @@ const inProcessResponseClass = () => class InProcessResponse extends Response {
 
   override clone(): Response {
     if (this.bodyUsed) throw new TypeError('Response.clone: Body has already been consumed.');
-    if (this.#stream) return super.clone();
-    return new InProcessResponse(this.#text, { status: this.status, statusText: this.statusText, headers: this.headers });
+    const headers = Object.fromEntries(this.headers);
+    if (!this.#stream) return new InProcessResponse(this.#text, this.status, headers);
+    // The body was taken as a stream: each gets a branch of it.
+    const [mine, theirs] = this.#stream.tee();
+    this.#stream = mine;
+    return new Response(theirs, { status: this.status, headers });
   }
 };
 

@@ -18,7 +18,7 @@ import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/t
 import { rememberLineage } from '../runs/fork.js';
 import { atPosition } from '../ledger/open-turn.js';
 import { isStepChanged } from '../ledger/handed-versions.js';
-import { handedTo } from './handed-step.js';
+import { handedStates, handedTo } from './handed-step.js';
 import type { StepBasis, StepRead } from '../ledger/ledger.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
 import { claimRefused, effectGate, recordEscalation, undecided, unknownEarlierSend } from '../tools/effects.js';
@@ -108,15 +108,15 @@ type Attempted = { kind: 'ok'; outcome: Outcome } | Failure;
  */
 export function createCallTool(deps: CallToolDeps) {
   const handedAttempts = new HandedAttempts();
+  const states = handedStates();
   return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult | ChildWaitResult> => {
     const parsed = parseOrThrow(CallToolInput, input, 'CallTool input');
     const { runId, turn, call, approval: waited, taskToken } = parsed;
-    // Handed what the turn's write left (handed-step.ts), a first attempt with no wait behind it is
-    // checked on that and reads nothing: a read is sent and recorded (one put of its own item), a
-    // write is claimed on the condition that the run item and the kill item are still as handed;
-    // any other — a retry, which must find its record first, one a person must approve, a write
-    // whose handed items changed — reads first, as every call did.
-    const handed = taskToken === undefined && !isWaited(waited) && handedAttempts.first(runId, turn, call) ? handedTo(parsed.made, runId, turn, deps.clock.now()) : undefined;
+    // Handed what the turn's write left (handed-step.ts), a first attempt with no wait behind it is checked on that and reads
+    // nothing: a read is sent and recorded (one put of its own item), a write is claimed on the condition that the run item and
+    // the kill item are still as handed; any other — a retry, which must find its record first, one a person must approve, a
+    // write whose handed items changed — reads first, as every call did. (`states`: the handed states this instance parsed.)
+    const handed = taskToken === undefined && !isWaited(waited) && handedAttempts.first(runId, turn, call) ? handedTo(parsed.made, runId, turn, deps.clock.now(), states) : undefined;
     // The basis with what the checks are made on, checked against its seal first (a state made up on
     // the way reads instead): nothing of it is sent otherwise.
     const basis = handed && (await sealedBasis(deps.ledger, runId, { ...handed.basis, content: handed.state }));

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { RecentMap } from '../shared/recent-map.js';
 import type { BreakerState } from '../records/breaker-state.js';
 import type { StepBasis, TurnSeen } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.js';
@@ -84,7 +85,10 @@ export function handOn(seen: TurnSeen | undefined, breaker: { state?: BreakerSta
   if (basis?.content === undefined || !breaker) return undefined;
   const { run, kill, mac, content: state } = basis;
   const handed: HandedStep = { basis: { run, kill, mac }, state, ...(breaker.state && { breaker: breaker.state }) };
-  // Weighed as the payload carries it: the text escaped within the JSON, once a turn.
+  // Weighed as the payload carries it: the text escaped within the JSON, once a turn — measured only
+  // when a bound does not already show it fits (a UTF-16 unit of the text is at most 6 bytes of it, escaped).
+  const rest = Buffer.byteLength(JSON.stringify({ ...handed, state: '' }), 'utf8');
+  if (rest + 6 * state.length <= HANDED_STEP_MAX_BYTES) return handed;
   return Buffer.byteLength(JSON.stringify(handed), 'utf8') <= HANDED_STEP_MAX_BYTES ? handed : undefined;
 }
 
@@ -102,25 +106,55 @@ const State = z.object({
   turn: record.extend({ kind: z.literal('turn'), turn: z.number().int().positive(), content: z.array(z.unknown()), recordedAt: z.string() }),
 });
 
+/** The records of a handed state, as its text parses (`state`), checked for the shape used. */
+type HandedRecords = Pick<TakenStep, 'run' | 'globalKill' | 'turn'>;
+
+/**
+ * A function instance's memo of the handed states it parsed (`handedTo`), by their text: the calls
+ * of one turn are handed one text, and an instance (a warm Lambda one, the local runtime's) serves
+ * several of them, so the text is parsed and its shape checked once, not once a call. The records
+ * are frozen: every call of the turn reads the same ones, and none may change them for the others.
+ * `null`: the text is not a state in the expected shape.
+ */
+export function handedStates(): RecentMap<string, HandedRecords | null> {
+  return new RecentMap(8);
+}
+
 /**
  * The state CallTool was handed for call `turn`/`call` of `runId` (its input's `made`: CallModel's
  * whole result), parsed, or undefined: none handed, another run's or turn's, not in the expected
  * shape, or no longer fresh at `now` (HANDED_FRESH_MS). Its seal is the ledger's to check
  * (`checkHanded`, with `state` as the basis's content) before anything of it is acted on.
+ * `states`: the instance's memo of the states it parsed (`handedStates`).
  */
-export function handedTo(made: unknown, runId: string, turn: number, now: Date): TakenStep | undefined {
+export function handedTo(made: unknown, runId: string, turn: number, now: Date, states = handedStates()): TakenStep | undefined {
   const handed = (made as { handed?: unknown } | null | undefined)?.handed;
   if (handed === undefined || handed === null) return undefined;
   const wire = Handed.safeParse(handed);
   if (!wire.success) return undefined;
+  const records = states.getOrSet(wire.data.state, () => parsedState(wire.data.state));
+  if (records === null || records.run.runId !== runId || records.turn.runId !== runId || records.turn.turn !== turn) return undefined;
+  const taken = { ...(wire.data as HandedStep), ...records };
+  return freshAt(taken, now) ? taken : undefined;
+}
+
+/** A handed state's text as records, frozen, or null when it is not JSON in the shape checked. */
+function parsedState(text: string): HandedRecords | null {
   let records: unknown;
   try {
-    records = JSON.parse(wire.data.state);
+    records = JSON.parse(text);
   } catch {
-    return undefined;
+    return null;
   }
   const parsed = State.safeParse(records);
-  if (!parsed.success || parsed.data.run.runId !== runId || parsed.data.turn.runId !== runId || parsed.data.turn.turn !== turn) return undefined;
-  const taken = { ...(wire.data as HandedStep), ...(parsed.data as unknown as Pick<TakenStep, 'run' | 'globalKill' | 'turn'>) };
-  return freshAt(taken, now) ? taken : undefined;
+  return parsed.success ? deepFrozen(parsed.data as unknown as HandedRecords) : null;
+}
+
+/** `value` with every object in it frozen (JSON data: no cycles). */
+function deepFrozen<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const field of Object.values(value)) deepFrozen(field);
+  }
+  return value;
 }

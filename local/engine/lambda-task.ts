@@ -10,7 +10,7 @@ import { walkStates, type AslDefinition, type TaskInfo } from '../template/asl.j
 import { statesTimeout, TaskFailure, UncatchableError } from './errors.js';
 import type { HistoryEvent } from './history.js';
 import { untilAborted } from '../../lambdas/shared/deadline.js';
-import { isRecord } from '../../lambdas/shared/json.js';
+import { isRecord, jsonCopy } from '../../lambdas/shared/json.js';
 import type { TaskTokens, TokenOwner } from './task-tokens.js';
 import type { Timers } from './timers.js';
 import { overPayloadLimit } from '../aws/sfn-payload-limit.js';
@@ -119,14 +119,15 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
     await nextMacrotask(); // lets the event-log consumer record <Type>StateEntered before TaskScheduled
     if (signal.aborted || exec.forcedEnd) throw new UncatchableError('States.Runtime', 'The execution has ended');
 
-    // One serialization each way: the event's text, parsed back as the handler's own copy.
+    // One serialization each way: the event's text; the handler's own copy is the value that text
+    // parses back to, made without parsing it (the payload's strings shared, not unescaped anew).
     const parameters = JSON.stringify(params);
     // The quota covers "input data when scheduling a task" and a task's result (local/aws/sfn-payload-limit.ts).
     if (overPayloadLimit(parameters)) {
       run.exceedsDataLimit(stateName, 'input');
       throw new UncatchableError('States.DataLimitExceeded', 'The task input is over the payload quota');
     }
-    const parsed: unknown = JSON.parse(parameters);
+    const parsed = parsedBack(params, parameters);
     const payload = (isRecord(parsed) ? (parsed.Payload ?? null) : null) as JsonValue;
     // A retry of an attempt that timed out waits for it to end: attempts of one call never overlap.
     // (Keyed by the whole input: hashed only when some attempt of the execution has timed out.)
@@ -175,7 +176,7 @@ export async function runLambdaTask<Owner extends TaskOwner>(run: LambdaTaskRun<
       const payloadText = JSON.stringify(handlerResult ?? null);
       // Lambda answers which version ran: the qualifier of a version ARN, else $LATEST.
       const executed = executedVersion(isRecord(parsed) ? parsed.FunctionName : undefined);
-      result = { StatusCode: 200, Payload: JSON.parse(payloadText) as JsonValue, ExecutedVersion: executed };
+      result = { StatusCode: 200, Payload: parsedBack(handlerResult ?? null, payloadText) as JsonValue, ExecutedVersion: executed };
       // JSON.stringify(result), without serializing the payload a second time.
       resultText = `{"StatusCode":200,"Payload":${payloadText},"ExecutedVersion":${JSON.stringify(executed)}}`;
     } catch (e) {
@@ -316,6 +317,14 @@ function holdRetryUntilSettled(timedOut: Map<string, Promise<void>>, key: string
   timedOut.set(key, settled);
 }
 
+
+/**
+ * `JSON.parse(text)`, where `text` is `JSON.stringify(value)`: the same copy, built from the value
+ * (lambdas/shared/json.ts `jsonCopy`); a value with no JSON (text undefined) fails as the parse did.
+ */
+function parsedBack(value: unknown, text: string | undefined): unknown {
+  return text === undefined ? JSON.parse(text as unknown as string) : jsonCopy(value);
+}
 
 function nextMacrotask(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HANDED_FRESH_MS, HANDED_STEP_MAX_BYTES, handedTo, handOn } from '../../lambdas/steps/handed-step.js';
+import { HANDED_FRESH_MS, HANDED_STEP_MAX_BYTES, handedStates, handedTo, handOn } from '../../lambdas/steps/handed-step.js';
 import { handedContent } from '../../lambdas/ledger/handed-versions.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { runRecord } from '../support/records.js';
@@ -31,9 +31,41 @@ describe('the state a turn hands its calls', () => {
     expect(handedTo({ handed: { ...handed, state: JSON.stringify({ run, turn: { ...recorded, kind: 'call' } }) } }, 'r1', 2, at)).toBeUndefined();
   });
 
+  it('is parsed once for the calls of a turn (the memo of an instance): the same frozen records, each call still checked for its run, turn and age', () => {
+    const run = runRecord({ runId: 'r1', input: { date: '2026-11-28' } });
+    const handed = handOn(seen(run), { state: undefined })!;
+    const at = new Date(Date.parse(recorded.recordedAt!) + 1_000);
+    const states = handedStates();
+    const first = handedTo({ handed }, 'r1', 2, at, states)!;
+    const second = handedTo({ handed: { ...handed } }, 'r1', 2, at, states)!;
+    expect(second).toEqual({ ...handed, run, turn: recorded });
+    expect(second.run).toBe(first.run);
+    expect(second.turn).toBe(first.turn);
+    expect(states.size).toBe(1);
+    // No call may change what the others of its turn read.
+    expect(Object.isFrozen(first.run) && Object.isFrozen(first.turn.content[0])).toBe(true);
+    expect(() => ((first.run as { steps: number }).steps = 99)).toThrow(TypeError);
+    // The memo answers the text, never the checks of the call asking.
+    expect(handedTo({ handed }, 'r2', 2, at, states)).toBeUndefined();
+    expect(handedTo({ handed }, 'r1', 3, at, states)).toBeUndefined();
+    expect(handedTo({ handed }, 'r1', 2, new Date(Date.parse(recorded.recordedAt!) + HANDED_FRESH_MS + 1), states)).toBeUndefined();
+    // A text not in the shape is remembered as such, and taken as nothing handed again.
+    const broken = { ...handed, state: JSON.stringify({ run, turn: { ...recorded, kind: 'call' } }) };
+    expect(handedTo({ handed: broken }, 'r1', 2, at, states)).toBeUndefined();
+    expect(handedTo({ handed: broken }, 'r1', 2, at, states)).toBeUndefined();
+    expect(states.size).toBe(2);
+  });
+
   it('is not handed past HANDED_STEP_MAX_BYTES (a large run input): its calls read', () => {
     const run = runRecord({ runId: 'r1', input: { notes: 'x'.repeat(HANDED_STEP_MAX_BYTES) } });
     expect(handOn(seen(run), { state: undefined })).toBeUndefined();
+    // Weighed as the payload carries it, escaped: a text of characters JSON escapes weighs six bytes each.
+    const escaped = (text: string) => ({ run: runRecord({ runId: 'r1' }), basis: { ...basis, content: text } });
+    const unit = Math.floor(HANDED_STEP_MAX_BYTES / 6) - 64;
+    expect(handOn(escaped('\u0001'.repeat(unit)), { state: undefined })).toBeDefined();
+    expect(handOn(escaped('\u0001'.repeat(unit * 2)), { state: undefined })).toBeUndefined();
+    expect(handOn(escaped('"'.repeat(HANDED_STEP_MAX_BYTES / 2 + 1)), { state: undefined })).toBeUndefined();
+    expect(handOn(escaped('x'.repeat(HANDED_STEP_MAX_BYTES - 200)), { state: undefined })).toBeDefined();
     // Nor when the engine named no versions.
     expect(handOn({ run: runRecord({ runId: 'r1' }) }, { state: undefined })).toBeUndefined();
   });
