@@ -165,7 +165,8 @@ function rendersAs(known: Rendered, view: { opening: string; turns: readonly Tur
 
 /**
  * The conversations last rendered in this process, per tool set (what an undeclared call renders
- * as depends on it) and run: a few runs', as a container lives through many (shared/recent-map.ts).
+ * as depends on it: the set is the agent's, define/tool.ts `toolNames`, one per tool list and
+ * never changed) and run: a few runs', as a container lives through many (shared/recent-map.ts).
  */
 const renderedByTools = new WeakMap<object, RecentMap<string, Rendered>>();
 const NO_TOOLS = {};
