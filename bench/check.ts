@@ -526,9 +526,9 @@ export const CLI_START_CPU = { ms: 24, nodeMajor: 22, measured: 'startCpuMs 22.9
 // still move 2–4× with load, and their bounds carry it.
 export const SPEED_LIMITS = {
   /**
-   * bench/overhead.ts: a row's CPU per agent step over the bare interpreter's, each in the row's own
-   * process, on the main thread (threadCpuRatioToFloor): each of the row's runs against the floor
-   * runs just before and after it, the median of the runs' ratios. The process's CPU
+   * bench/overhead.ts: a row's CPU per agent step over the floor's (the local engine with stub
+   * tasks), each in the row's own process, on the main thread (threadCpuRatioToFloor): each of the
+   * row's runs against the floor runs just before and after it, the median of the runs' ratios. The process's CPU
    * (cpuRatioToFloor, in the report beside it) also counts V8's background threads, whose concurrent
    * marking of the row's garbage lands in whichever runs are going on, the floor's included. CI's
    * form, 26 reports at load 1.3–8.2 (issue 38, 2026-12-06 03:27–03:39 UTC, the last 4 beside 4

@@ -26,8 +26,10 @@
  *   - the "wire-format simulated model" row: the simulated model of `savepoint run` (sim/), called
  *     in process through the HTTP client and the Anthropic wire format, on the embedded ledger in
  *     memory: what a local run pays per step, simulator included.
- * The floor: the same definition on the bare interpreter with stub tasks that return what the real
- * steps returned, in the same order (no ledger, no model, no HTTP). Each row's process runs it
+ * The floor: the same definition on the local engine (the interpreter with the engine's history,
+ * timers and task wrapper; no IAM twin) with stub tasks that return what the real steps returned,
+ * in the same order (no ledger, no model, no HTTP): a cut to the engine comes off the floor too, so
+ * only what the harness adds to it moves the ratio. Each row's process runs it
  * too, in batches of FLOOR_RUNS_PER_BATCH runs before the row's first run and after each run, and
  * the row's "× floor" is the median over its runs of each run's figure over the floor's around it
  * (the batches just before and after it): measured in the same process in the same seconds (the
@@ -380,8 +382,8 @@ function bracketingFloor(before: readonly Timed[], after: readonly Timed[]): Tim
 }
 
 /**
- * The floor: the same definition on the bare interpreter, every Task a stub returning the recorded
- * step's result. `once` runs one execution and returns its figures per agent step.
+ * The floor: the same definition on the local engine (the interpreter, its history and timers),
+ * every Task a stub returning the recorded step's result. `once` runs one execution and returns its figures per agent step.
  */
 function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: number) {
   const extracted = extractStateMachine(template);
@@ -429,7 +431,7 @@ function floorEngine(template: CfnTemplateJson, turns: RecordedTurn[], steps: nu
   };
 }
 
-/** The floor's own row, in its own process (its peak RSS is the bare interpreter's). */
+/** The floor's own row, in its own process (its peak RSS is the local engine's with stub tasks). */
 export async function measureFloor(template: CfnTemplateJson, turns: RecordedTurn[], steps: number, runs: number) {
   const floor = floorEngine(template, turns, steps);
   try {
@@ -439,7 +441,7 @@ export async function measureFloor(template: CfnTemplateJson, turns: RecordedTur
     const samples = [];
     for (let run = 1; run <= runs; run++) samples.push(await floor.once(`floor-${run}`));
     return {
-      target: 'floor: bare interpreter, stub tasks',
+      target: 'floor: local engine, stub tasks',
       model: 'none',
       msPerStep: median(samples.map((sample) => sample.ms)),
       cpuMsPerStep: median(samples.map((sample) => sample.cpuMs)),

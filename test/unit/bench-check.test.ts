@@ -245,7 +245,7 @@ describe('bench/check.ts speed limits', () => {
         peakRssMb: 150,
         runs: 3,
       })),
-      { target: 'floor: bare interpreter, stub tasks', msPerStep: 2, cpuMsPerStep: 1.4, transitionsPerStep: 1.91, peakRssMb: 130, runs: 3 },
+      { target: 'floor: local engine, stub tasks', msPerStep: 2, cpuMsPerStep: 1.4, transitionsPerStep: 1.91, peakRssMb: 130, runs: 3 },
     ],
     cliRuns: [{ ledger: 'memory', wallMs: 7_800, peakRssMb: 126 }],
     aws: {
@@ -364,14 +364,14 @@ describe('bench/check.ts speed limits', () => {
     // bench/main.ts --overhead --ledgers dynalite --steps 100 --runs 1: the rows without DynamoDB figures are the memory row and the floor.
     const day = (requestsPerStep: number, steps = 100) => ({
       steps,
-      results: [{ target: 'DynamoDB ledger on dynalite', dynamodb: dynamoFigures(requestsPerStep) }, { target: 'embedded ledger, in memory, wire-format simulated model' }, { target: 'floor: bare interpreter, stub tasks' }],
+      results: [{ target: 'DynamoDB ledger on dynalite', dynamodb: dynamoFigures(requestsPerStep) }, { target: 'embedded ledger, in memory, wire-format simulated model' }, { target: 'floor: local engine, stub tasks' }],
     });
     // Measured on 2026-12-06: 1.82 (2.54 before a call was handed its turn's state).
     expect(checkReport('dynamodb-day', text(day(1.82)))).toEqual([]);
     expect(checkReport('dynamodb-day', text(day(2.54)))).toEqual(['results: 2.54 DynamoDB requests per agent step on the sample day (DynamoDB ledger on dynalite): over the target of 2']);
     expect(checkReport('dynamodb-day', text(day(2 * 1.82)))).toHaveLength(1);
     expect(checkReport('dynamodb-day', text(day(1.82, 20)))).toEqual(["steps: 20 steps: the sample day's target is held over 100 steps or more (--steps 100)"]);
-    expect(checkReport('dynamodb-day', text({ steps: 100, results: [{ target: 'floor: bare interpreter, stub tasks' }] }))).toEqual(['results: no row measured DynamoDB (--ledgers dynalite)']);
+    expect(checkReport('dynamodb-day', text({ steps: 100, results: [{ target: 'floor: local engine, stub tasks' }] }))).toEqual(['results: no row measured DynamoDB (--ledgers dynalite)']);
   });
 
   it('fails a report without a held row, naming it', () => {
@@ -486,7 +486,7 @@ describe('bench/check.ts: state transitions in the loop (issue 38: ≤ 2 per age
   const report = (loopTransitions: Record<string, number>, transitionsPerStep = 1.95) => ({
     results: [
       { target: 'embedded ledger, in memory', msPerStep: 2, cpuMsPerStep: 1.4, cpuRatioToFloor: 3, transitionsPerStep, peakRssMb: 150, runs: 3 },
-      { target: 'floor: bare interpreter, stub tasks', msPerStep: 1, cpuMsPerStep: 0.7, transitionsPerStep, peakRssMb: 130, runs: 3 },
+      { target: 'floor: local engine, stub tasks', msPerStep: 1, cpuMsPerStep: 0.7, transitionsPerStep, peakRssMb: 130, runs: 3 },
     ],
     cliRuns: [{ ledger: 'memory', wallMs: 7_800, peakRssMb: 126 }],
     aws: {
