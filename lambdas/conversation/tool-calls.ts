@@ -139,16 +139,30 @@ const lastWeighedTurn = (turn: number) => turn - 1;
  * a step read them): they are left out, so the set is the same whenever the rule is asked.
  */
 export function runFacts(agent: AgentDefinition, turn: TurnRecord, call: number, completed: readonly ToolCallRecord[]): RunFacts {
-  const before = completed.filter((record) => record.status === 'completed' && record.turn <= lastWeighedTurn(turn.turn));
-  before.sort((a, b) => a.turn - b.turn || a.call - b.call);
   const alongside = toolUses(turn)
     .slice(0, call - 1)
     .map((block, index) => {
       const parsed = findTool(agent, block.name)?.input.safeParse(block.input);
       return { turn: turn.turn, call: index + 1, name: block.name, args: jsonObject(parsed?.success ? parsed.data : block.input) };
     });
-  return { calls: [...before.map(factOf), ...alongside] };
+  return { calls: [...factsBefore(turn, completed), ...alongside] };
 }
+
+/**
+ * The facts of the completed calls of the turns before `turn`, in conversation order. Every call of
+ * a turn (and every step of each) asks for the same ones: they are sorted and made facts once per
+ * turn record, and used again while they are made from the same records, in the same order (a
+ * completed record never changes; another read, ledger or run gives other records: worked out again).
+ */
+function factsBefore(turn: TurnRecord, completed: readonly ToolCallRecord[]): readonly RunFacts['calls'][number][] {
+  const before = completed.filter((record) => record.status === 'completed' && record.turn <= lastWeighedTurn(turn.turn));
+  const known = earlierFacts.get(turn);
+  if (known !== undefined && known.records.length === before.length && known.records.every((record, index) => record === before[index])) return known.facts;
+  const facts = [...before].sort((a, b) => a.turn - b.turn || a.call - b.call).map(factOf);
+  earlierFacts.set(turn, { records: before, facts });
+  return facts;
+}
+const earlierFacts = new WeakMap<TurnRecord, { records: readonly ToolCallRecord[]; facts: readonly RunFacts['calls'][number][] }>();
 
 /**
  * A completed call as a fact, made once per record: a completed record never changes, and every

@@ -25,7 +25,7 @@ export function toAnthropicParams(request: MessageRequest): MessageCreateParamsN
   const tools = request.tools?.map((tool, i, all): Tool => ({
     name: tool.name,
     description: tool.description,
-    input_schema: parseOrThrow(ObjectSchema, tool.input_schema, `input schema of tool ${tool.name}`),
+    input_schema: checkedSchema(tool),
     ...(i === all.length - 1 ? { cache_control: EPHEMERAL } : {}),
   }));
   return {
@@ -36,6 +36,24 @@ export function toAnthropicParams(request: MessageRequest): MessageCreateParamsN
     messages: request.messages.map((message, i, all) => toMessageParam(message, i === all.length - 1)),
   };
 }
+
+/**
+ * A tool's input schema, checked (and copied, as the check returns it) once per schema object when
+ * that object is frozen: the agent's tools hand the same frozen schema every turn (define/tool.ts
+ * `toolSpecs`), and a frozen object's root `type` cannot change after its check. A schema not
+ * frozen (a caller's own request) is checked on every request.
+ */
+function checkedSchema(tool: { name: string; input_schema: Record<string, unknown> }): Tool['input_schema'] {
+  const schema = tool.input_schema;
+  const frozen = Object.isFrozen(schema);
+  let checked = frozen ? checkedSchemas.get(schema) : undefined;
+  if (checked === undefined) {
+    checked = parseOrThrow(ObjectSchema, schema, `input schema of tool ${tool.name}`);
+    if (frozen) checkedSchemas.set(schema, Object.freeze(checked));
+  }
+  return checked;
+}
+const checkedSchemas = new WeakMap<object, Tool['input_schema']>();
 
 /** One message; the last one of the conversation carries the breakpoint on its last block. */
 function toMessageParam(message: Message, last: boolean): MessageParam {

@@ -25,6 +25,7 @@ import { check, isFinalAnswer, withHistoryBound, type Decided, type DecisionDeps
 import { counted } from '../shared/text.js';
 import { closing } from '../ledger/open-turn.js';
 import { handOn, type HandedStep } from './handed-step.js';
+import { RecentMap } from '../shared/recent-map.js';
 
 /** `history`: the execution's history bound at the last decision (StartRun's at the execution's start: lambdas/guards/history.ts). */
 export const CallModelInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
@@ -84,7 +85,6 @@ export interface CallModelDeps extends DecisionDeps {
 export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCallRecord[], tools?: ReadonlySet<string>): Message[] {
   // Context compaction (compaction.ts): after one, the prompt and summary open, then the recent turns.
   const view = compactedView(run, turns);
-  const messages: Message[] = [{ role: 'user', content: view.opening }];
   // Calls by turn and position (the first of each): one pass over them, not one per tool use (a
   // run holds hundreds), with no key text made per call (every turn renders them all again).
   const byPosition = new Map<number, Map<number, ToolCallRecord>>();
@@ -93,14 +93,23 @@ export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCal
     if (ofTurn === undefined) byPosition.set(record.turn, (ofTurn = new Map()));
     if (!ofTurn.has(record.call)) ofTurn.set(record.call, record);
   }
+  const memory = renderedOf(tools);
+  const known = memory.get(run.runId);
+  // The run's conversation as this process last rendered it, when it was built from exactly these
+  // records (else from the start): each turn renders again only into the turns after it.
+  const from = known !== undefined && rendersAs(known, view, byPosition) ? known : undefined;
+  const messages: Message[] = from ? [...from.messages] : [{ role: 'user', content: view.opening }];
+  const sources: RenderedTurn[] = from ? [...from.turns] : [];
   const declared = (name: string) => tools === undefined || tools.has(name);
-  for (const turn of view.turns) {
+  for (const turn of view.turns.slice(sources.length)) {
     withNotes(messages, turn.notes ?? []);
     const uses = toolUses(turn);
     const content = uses.every((use) => declared(use.name))
       ? turn.content
       : turn.content.map((block) => (block.type === 'tool_use' && !declared(block.name) ? { type: 'text' as const, text: `(call of ${block.name} with ${JSON.stringify(block.input)})` } : block));
     messages.push({ role: 'assistant', content });
+    const answered: RenderedTurn['calls'] = [];
+    sources.push({ record: turn, content: turn.content, notes: turn.notes, calls: answered });
     if (uses.length === 0) continue;
     const results: ToolResultBlock[] = [];
     const answers: { type: 'text'; text: string }[] = [];
@@ -109,13 +118,64 @@ export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCal
       if (!record || record.status !== 'completed' || record.result === undefined) {
         throw new InvalidInputError(`turn: tool call ${index + 1} of turn ${turn.turn} (${use.name}) has no recorded result`);
       }
+      answered.push({ record, result: record.result, outcome: record.outcome });
       if (declared(use.name)) results.push({ type: 'tool_result', tool_use_id: use.id, content: record.result, ...(record.outcome === 'ok' ? {} : { is_error: true }) });
       // Text comes after the tool results in a user turn.
       else answers.push({ type: 'text', text: `(answer to the call of ${use.name}: ${record.result})` });
     });
     messages.push({ role: 'user', content: [...results, ...answers] });
   }
+  if (from === undefined || sources.length > from.turns.length) memory.set(run.runId, { opening: view.opening, turns: sources, messages: [...messages] });
   return messages;
+}
+
+/**
+ * A conversation `conversation()` rendered, with what it was rendered from: the records (a record
+ * never changes once recorded; another ledger, a fork, a resume or a replay reads other objects)
+ * and the fields it read of them, so that it is used again only when a rebuild would give the
+ * same messages. Its messages are never changed: a caller gets a copy of the list
+ * (`withNotes` and the compaction's instructions replace the last message, never edit it).
+ */
+interface Rendered {
+  opening: string;
+  turns: readonly RenderedTurn[];
+  messages: readonly Message[];
+}
+interface RenderedTurn {
+  record: TurnRecord;
+  content: TurnRecord['content'];
+  notes: TurnRecord['notes'];
+  /** The call record each of its tool uses was answered from, in call order. */
+  calls: { record: ToolCallRecord; result: string; outcome: ToolCallRecord['outcome'] }[];
+}
+
+/** Whether `known` renders the start of `view`: the same opening, and turn for turn, call for call, the same records as they were read. */
+function rendersAs(known: Rendered, view: { opening: string; turns: readonly TurnRecord[] }, byPosition: ReadonlyMap<number, ReadonlyMap<number, ToolCallRecord>>): boolean {
+  if (known.opening !== view.opening || known.turns.length > view.turns.length) return false;
+  return known.turns.every((source, index) => {
+    const turn = view.turns[index]!;
+    if (source.record !== turn || source.content !== turn.content || source.notes !== turn.notes) return false;
+    const ofTurn = byPosition.get(turn.turn);
+    return source.calls.every((call, position) => {
+      const record = ofTurn?.get(position + 1);
+      return record === call.record && record.status === 'completed' && record.result === call.result && record.outcome === call.outcome;
+    });
+  });
+}
+
+/**
+ * The conversations last rendered in this process, per tool set (what an undeclared call renders
+ * as depends on it: the set is the agent's, define/tool.ts `toolNames`, one per tool list and
+ * never changed) and run: a few runs', as a container lives through many (shared/recent-map.ts).
+ */
+const renderedByTools = new WeakMap<object, RecentMap<string, Rendered>>();
+const NO_TOOLS = {};
+const RENDERED_RUNS = 8;
+function renderedOf(tools: ReadonlySet<string> | undefined): RecentMap<string, Rendered> {
+  const key = tools ?? NO_TOOLS;
+  let memory = renderedByTools.get(key);
+  if (memory === undefined) renderedByTools.set(key, (memory = new RecentMap(RENDERED_RUNS)));
+  return memory;
 }
 
 /**

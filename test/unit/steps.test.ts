@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { decide } from '../../lambdas/steps/budget-check.js';
-import { conversation } from '../../lambdas/steps/call-model.js';
+import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
 import { runRequestFromEvent } from '../../lambdas/runs/run-request.js';
 import { createStartRun } from '../../lambdas/steps/start-run.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
@@ -103,6 +103,45 @@ describe('the conversation', () => {
   it('refuses to call the model while a tool call of an earlier turn has no result', () => {
     const turns = [turn(1, [{ type: 'tool_use', id: 'a', name: 'get_order', input: {} }])];
     expect(() => conversation(baseRun, turns, [])).toThrow(/tool call 1 of turn 1 \(get_order\) has no recorded result/);
+  });
+
+  // A process renders a run's conversation again each turn, from what it rendered the turn before
+  // (call-model.ts `conversation`): the same messages as a rebuild from records it has never seen.
+  const uses = (number: number) => turn(number, [{ type: 'tool_use', id: `u${number}`, name: 'get_order', input: { n: number } }]);
+  const rebuilt = (turns: TurnRecord[], calls: ToolCallRecord[], tools?: ReadonlySet<string>) =>
+    conversation({ ...baseRun, runId: `fresh-${Math.random()}` }, structuredClone(turns), structuredClone(calls), tools);
+
+  it('renders each turn on from the last, as a rebuild from the same records would', () => {
+    const turns = [uses(1), uses(2), uses(3), turn(4, [{ type: 'text', text: 'done' }])].map((recorded, index) => ({ ...recorded, notes: [`note ${index + 1}`] }));
+    const calls = [result(1, 1, 'ok', 'one'), result(2, 1, 'error', 'two'), result(3, 1, 'ok', 'three')];
+    for (const tools of [undefined, new Set(['issue_refund'])]) {
+      for (let through = 0; through <= turns.length; through += 1) {
+        expect(conversation(baseRun, turns.slice(0, through), calls, tools)).toEqual(rebuilt(turns.slice(0, through), calls, tools));
+      }
+    }
+  });
+
+  it('renders what the records it is given say, never what another ledger of the run said', () => {
+    const turns = [uses(1), uses(2)];
+    expect(conversation(baseRun, turns, [result(1, 1, 'ok', 'first ledger'), result(2, 1, 'ok', 'x')]).at(2)).toMatchObject({ content: [{ content: 'first ledger' }] });
+    // The same run, turns and call numbers, read from another ledger (a fork, a restore): its own records.
+    const other = [result(1, 1, 'ok', 'second ledger'), result(2, 1, 'ok', 'x')];
+    expect(conversation(baseRun, structuredClone(turns), other)).toEqual(rebuilt(turns, other));
+    expect(conversation(baseRun, structuredClone(turns), other).at(2)).toMatchObject({ content: [{ content: 'second ledger' }] });
+    // The same turn records, another call record of a turn: rendered again.
+    const again = [result(1, 1, 'error', 'third ledger'), result(2, 1, 'ok', 'x')];
+    expect(conversation(baseRun, turns, again)).toEqual(rebuilt(turns, again));
+    // Another prompt (the opening): rendered again.
+    expect(conversation({ ...baseRun, prompt: 'another prompt' }, turns, again)[0]).toEqual({ role: 'user', content: 'another prompt' });
+  });
+
+  it('hands each caller a list of its own: the notes one caller appends are not in the next render', () => {
+    const turns = [uses(1)];
+    const calls = [result(1, 1, 'ok', 'one')];
+    const first = conversation(baseRun, turns, calls);
+    withNotes(first, ['[harness] a note of this call only']);
+    first.push({ role: 'assistant', content: 'not recorded' });
+    expect(conversation(baseRun, turns, calls)).toEqual(rebuilt(turns, calls));
   });
 });
 

@@ -101,6 +101,17 @@ describe('what the run did, as an approval rule reads it (runFacts, the one buil
     expect(runFacts(agent, second, 1, [])).toEqual({ calls: [] });
   });
 
+  it('is made from the records it is given each time, however often its turn asked before (another ledger, another read)', () => {
+    const pays = (cents: number) => [call({ turn: 1, call: 1, name: 'pay', args: { invoice: 'i0', cents }, status: 'completed', outcome: 'ok' }), call({ turn: 1, call: 2, name: 'lookup', args: { invoice: 'i0' }, status: 'completed', outcome: 'ok' })];
+    const one = pays(200);
+    expect(runFacts(agent, second, 1, one).calls.map((fact) => fact.args)).toEqual([{ invoice: 'i0', cents: 200 }, { invoice: 'i0' }]);
+    expect(runFacts(agent, second, 2, one).calls.map((fact) => fact.args)).toEqual([{ invoice: 'i0', cents: 200 }, { invoice: 'i0' }, { invoice: 'i1', cents: 400 }]);
+    // As many records of the same calls, read from another ledger: their own facts.
+    expect(runFacts(agent, second, 1, pays(300)).calls.map((fact) => fact.args)).toEqual([{ invoice: 'i0', cents: 300 }, { invoice: 'i0' }]);
+    // The same records handed in another order: in conversation order still.
+    expect(runFacts(agent, second, 1, [...one].reverse()).calls.map((fact) => fact.call)).toEqual([1, 2]);
+  });
+
   it('is what a step handed the call reads from the ledger: the verdict it was planned with, and no read for a tool without a rule', async () => {
     const ledger = EmbeddedLedger.open();
     await ledger.createRun(run);
