@@ -2,6 +2,7 @@ import type { Span } from './append-log.js';
 import { aggregateKey, effectKey, type Stored } from './protocol.js';
 import type { Hidden, Item } from './sealed-log.js';
 import { runKey } from '../records/ledger-records.js';
+import { isMadeFrozen, NOT_PLAIN } from '../shared/plain-copy.js';
 
 /**
  * The embedded ledger's in-memory form: a Partition per partition key, holding its items (or, let
@@ -247,12 +248,6 @@ export function cloneJson(value: unknown): unknown {
   return clone;
 }
 
-/** Sets `object[key]`, an own "__proto__" key (JSON allows it) kept a key, not made the prototype. */
-function setField(object: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
-  else object[key] = value;
-}
-
 /**
  * A written record as a store that shares its records keeps it (EmbeddedLedgerOptions
  * `sharedReads`): the record itself, not a copy, when a JSON round trip would give it back as it
@@ -275,7 +270,7 @@ function sameAfterJson(value: unknown): boolean {
     case 'number':
       return Number.isFinite(value) && !Object.is(value, -0);
     case 'object': {
-      if (value === null || madeFrozen.has(value)) return true;
+      if (value === null || isMadeFrozen(value)) return true;
       if (Array.isArray(value)) {
         for (let index = 0; index < value.length; index++) if (!sameAfterJson(value[index])) return false;
         return true;
@@ -294,62 +289,8 @@ function sameAfterJson(value: unknown): boolean {
  * already frozen: one frozen by its writer may hold objects that are not.
  */
 function freezeAll(value: unknown): void {
-  if (typeof value !== 'object' || value === null || madeFrozen.has(value)) return;
+  if (typeof value !== 'object' || value === null || isMadeFrozen(value)) return;
   if (Array.isArray(value)) for (let index = 0; index < value.length; index++) freezeAll(value[index]);
   else for (const key of Object.keys(value)) freezeAll((value as Record<string, unknown>)[key]);
   Object.freeze(value);
-}
-
-/** The objects and arrays `plainCopy` made and froze: plain JSON data that never changes. */
-const madeFrozen = new WeakSet<object>();
-const madeFrozenCopy = <T extends object>(copy: T): T => {
-  madeFrozen.add(Object.freeze(copy));
-  return copy;
-};
-
-/** What `plainCopy` answers for a value that is not plain JSON data. */
-export const NOT_PLAIN: unique symbol = Symbol('not plain JSON data');
-
-/**
- * `JSON.parse(JSON.stringify(value))` for plain JSON data — plain objects (an undefined field left
- * out, as JSON leaves it), arrays, strings, finite numbers, booleans, null — without parsing (about
- * a third of the parse's time); NOT_PLAIN for anything JSON would change (a Date, a class instance,
- * a function, undefined in an array, NaN, -0, …), which the caller copies through JSON instead.
- * `freeze`: each object and array of the copy frozen as it is made (a store that shares its reads),
- * and one made so before taken as it is: what such a store hands out, written back in a record of
- * its own (a run record with one counter changed), is not copied again.
- */
-export function plainCopy(value: unknown, freeze = false): unknown {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      return Number.isFinite(value) && !Object.is(value, -0) ? value : NOT_PLAIN;
-    case 'object': {
-      if (value === null) return null;
-      if (freeze && madeFrozen.has(value)) return value;
-      if (Array.isArray(value)) {
-        const copy = new Array<unknown>(value.length);
-        for (let index = 0; index < value.length; index++) {
-          const entry = plainCopy(value[index], freeze);
-          if (entry === NOT_PLAIN) return NOT_PLAIN;
-          copy[index] = entry;
-        }
-        return freeze ? madeFrozenCopy(copy) : copy;
-      }
-      if (Object.getPrototypeOf(value) !== Object.prototype) return NOT_PLAIN;
-      const copy: Record<string, unknown> = {};
-      for (const key of Object.keys(value)) {
-        const field: unknown = (value as Record<string, unknown>)[key];
-        if (field === undefined) continue;
-        const entry = plainCopy(field, freeze);
-        if (entry === NOT_PLAIN) return NOT_PLAIN;
-        setField(copy, key, entry);
-      }
-      return freeze ? madeFrozenCopy(copy) : copy;
-    }
-    default:
-      return NOT_PLAIN;
-  }
 }

@@ -1,7 +1,8 @@
 import type { AppendLog, LogReader, Span } from './append-log.js';
 import { ColdStore, type ColdGroup, type ColdItem } from './cold-store.js';
 import { liveLines, readColdItems, readIndexed, readLines, type LineSource } from './embedded-files.js';
-import { copy, crossRunPartition, frozenInPlace, groupOfPartition, NOT_PLAIN, Partition, plainCopy, RUN_SK, runOfPartition } from './embedded-memory.js';
+import { copy, crossRunPartition, frozenInPlace, groupOfPartition, Partition, RUN_SK, runOfPartition } from './embedded-memory.js';
+import { NOT_PLAIN, plainCopy } from '../shared/plain-copy.js';
 import type { LedgerIndex } from './ledger-index.js';
 import type { DamagedRunOptions } from './ledger.js';
 import type { LockFile } from './lock-file.js';

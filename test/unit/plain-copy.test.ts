@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cloneJson, frozenInPlace, NOT_PLAIN, plainCopy } from '../../lambdas/ledger/embedded-memory.js';
+import { cloneJson, frozenInPlace } from '../../lambdas/ledger/embedded-memory.js';
+import { NOT_PLAIN, plainCopy } from '../../lambdas/shared/plain-copy.js';
 
 // The embedded ledger stores a write's record as plainCopy(record) in place of JSON.parse(JSON.stringify(record)):
 // the two must agree on every value plainCopy copies, and plainCopy must refuse what JSON would change.
