@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import type { RunConfig, ToolCallRecord } from '../records/ledger-records.js';
+import { deepFreeze } from '../shared/plain-copy.js';
 
 /**
  * A tool: what it does to the world, what it is given, the guarantee it gets, its timeout, its
@@ -370,14 +371,6 @@ function inputSchemaOf(tool: ToolDefinition): Record<string, unknown> {
     inputSchemas.set(tool.input, schema);
   }
   return schema as Record<string, unknown>;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const item of Object.values(value)) deepFreeze(item);
-  }
-  return value;
 }
 
 /** The names of the agent's tools (computed once per agent). */

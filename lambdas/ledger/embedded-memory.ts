@@ -2,7 +2,7 @@ import type { Span } from './append-log.js';
 import { aggregateKey, effectKey, type Stored } from './protocol.js';
 import type { Hidden, Item } from './sealed-log.js';
 import { runKey } from '../records/ledger-records.js';
-import { isMadeFrozen, NOT_PLAIN } from '../shared/plain-copy.js';
+import { deepFreeze, isMadeFrozen, NOT_PLAIN } from '../shared/plain-copy.js';
 
 /**
  * The embedded ledger's in-memory form: a Partition per partition key, holding its items (or, let
@@ -204,22 +204,13 @@ export function item<T>(record: T, hidden: Hidden, seal: string): Item<T> {
  * A stored record as a read returns it: a fresh copy (for listConversation's hundreds of records,
  * ~5× faster than parsing its JSON), so that a caller that changes what it was handed does not
  * change the store; or, `shared` (EmbeddedLedgerOptions `sharedReads`), the stored record itself,
- * deeply frozen: a caller that tries to change it throws, and nothing is copied.
+ * deeply frozen: a caller that tries to change it throws, and nothing is copied. The freeze stops
+ * at an object frozen already: the store's objects are its own (made by `plainCopy` or parsed from
+ * JSON when stored), or a written record's frozen all through when stored (`frozenInPlace`), so
+ * none is frozen only on its surface.
  */
 export function copy<T>(stored: Item<T>, shared = false): T {
-  return shared ? frozen(stored.record) : (cloneJson(stored.record) as T);
-}
-
-/**
- * Freezes a stored record and every object in it, children first, so that a frozen object's are
- * frozen too and the next read of it stops at once. Its objects are the store's own (made by
- * `plainCopy` or parsed from JSON when it was stored), or a written record's frozen all through
- * when it was stored (`frozenInPlace`): none is frozen only on its surface.
- */
-function frozen<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  for (const key of Object.keys(value)) frozen((value as Record<string, unknown>)[key]);
-  return Object.freeze(value);
+  return shared ? deepFreeze(stored.record) : (cloneJson(stored.record) as T);
 }
 
 /**

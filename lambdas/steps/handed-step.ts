@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { RecentMap } from '../shared/recent-map.js';
+import { deepFreeze } from '../shared/plain-copy.js';
 import type { BreakerState } from '../records/breaker-state.js';
 import type { StepBasis, TurnSeen } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.js';
@@ -147,14 +148,5 @@ function parsedState(text: string): HandedRecords | null {
     return null;
   }
   const parsed = State.safeParse(records);
-  return parsed.success ? deepFrozen(parsed.data as unknown as HandedRecords) : null;
-}
-
-/** `value` with every object in it frozen (JSON data: no cycles). */
-function deepFrozen<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const field of Object.values(value)) deepFrozen(field);
-  }
-  return value;
+  return parsed.success ? deepFreeze(parsed.data as unknown as HandedRecords) : null;
 }

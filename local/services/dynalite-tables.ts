@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- dynalite's internals are untyped JavaScript */
+import { deepFreeze } from '../../lambdas/shared/plain-copy.js';
 
 type Callback = (error: unknown, table?: any) => void;
 
@@ -55,12 +56,4 @@ export function sharingTableDescriptions(store: any): void {
       checkStatus(error, table);
     });
   };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const entry of Object.values(value)) deepFreeze(entry);
-  }
-  return value;
 }
