@@ -10,7 +10,7 @@ import { INDEX_FILE, refreshIndex, type RefreshOptions } from './ledger-index.js
 import type { DamagedRunOptions } from './ledger.js';
 import { blobKey, isPendingApproval, type Key, type Stored } from './protocol.js';
 import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './pruning.js';
-import { line, type Item, type LogEntry } from './sealed-log.js';
+import { line, type Hidden, type Item, type LogEntry } from './sealed-log.js';
 import { ephemeralSealer, type LedgerSealer } from './seal.js';
 import type { ItemWrite } from './storage-ledger.js';
 import { handedKey, type EngineVersions } from './handed-versions.js';
@@ -73,6 +73,14 @@ export interface EmbeddedLedgerOptions {
    * record throws a TypeError (strict mode), and the store is left as it was. In memory only. @default false
    */
   readonly sharedReads?: boolean;
+  /**
+   * Marks the versions of the items it holds, so that a turn's write can hand its calls what it
+   * wrote, sealed (handed-versions.ts `seenWith`), and a call handed it can write on those
+   * versions. False for a ledger whose steps are never handed a state (a replay's: its loop hands
+   * CallTool no decision, local/replay/loop.ts): a turn's write then makes no handed state and no
+   * seal that nothing would read, and every call reads. @default true
+   */
+  readonly handsState?: boolean;
 }
 
 /**
@@ -108,6 +116,7 @@ export class EmbeddedLedger extends TieredStore {
     if (options.dir === undefined) {
       const ledger = new EmbeddedLedger(options.sealer ?? ephemeralSealer());
       ledger.sharedReads = options.sharedReads === true;
+      ledger.handsState = options.handsState !== false;
       return ledger;
     }
     const onNote = options.onNote ?? ((note: string) => console.warn(`savepoint ledger: ${note}`));
@@ -122,6 +131,7 @@ export class EmbeddedLedger extends TieredStore {
       log = AppendLog.openToAppend<LogEntry>(files.logPath, files.index.log, { fsync: options.fsync, onNote });
       const ledger = new EmbeddedLedger(files.sealer, log, files.lock, files.head);
       ledger.onNote = onNote;
+      ledger.handsState = options.handsState !== false;
       // At least the run just asked for stays: the caller reads the partition it was handed.
       if (options.retainFinishedRuns !== undefined) ledger.retainFinishedRuns = Math.max(1, options.retainFinishedRuns);
       if (options.retainEffects !== undefined) ledger.retainEffects = Math.max(1, options.retainEffects);
@@ -213,6 +223,8 @@ export class EmbeddedLedger extends TieredStore {
     return sameItem(this.get(key), basis as Item | undefined);
   }
 
+  /** EmbeddedLedgerOptions `handsState`: false, no version is marked (`versionOf`), so none is handed. */
+  private handsState = true;
   // A version mark (StorageLedger `versionOf`): a sealed item's seal, which covers its key and
   // content (a ledger on disk: any instance opened on it names the same version alike); an item in
   // memory, unsealed, is a new object at every write, never changed, so its identity is its version,
@@ -230,6 +242,7 @@ export class EmbeddedLedger extends TieredStore {
   }
   protected readonly versions: EngineVersions = {
     versionOf: (stored) => {
+      if (!this.handsState) return undefined;
       const item = this.writtenItems.get(stored) ?? (stored.basis as Item | undefined);
       return item && typeof item === 'object' && !(item instanceof HandedVersion) ? this.markOf(item) : undefined;
     },
@@ -252,11 +265,14 @@ export class EmbeddedLedger extends TieredStore {
 
   private storeItem(key: Key, item: Stored): void {
     const { countedSteps, guardReasons } = item.meta;
-    this.store(key, item.record, {
-      ...(countedSteps && { countedSteps }),
-      ...(guardReasons && { guardReasons }),
-      ...(isPendingApproval(item.record) && { pendingApproval: true }),
-    });
+    // Set field by field (a literal of conditional spreads copies an object for each).
+    const hidden: Hidden = {};
+    if (countedSteps) hidden.countedSteps = countedSteps;
+    if (guardReasons) hidden.guardReasons = guardReasons;
+    if (isPendingApproval(item.record)) hidden.pendingApproval = true;
+    this.store(key, item.record, hidden);
+    // What `versionOf` names an item written by (none, when no version is marked).
+    if (!this.handsState) return;
     const stored = this.get(key);
     if (stored) this.writtenItems.set(item, stored);
   }
@@ -265,7 +281,11 @@ export class EmbeddedLedger extends TieredStore {
   protected queryPartition(pk: string, fromSk?: string): Stored[] {
     const items = this.partition(pk)?.sorted() ?? [];
     // Sort-key order, as a DynamoDB query returns the partition: TURN#0001, TURN#0001#CALL#01, …
-    return items.filter(([sk]) => fromSk === undefined || sk >= fromSk).map(([, item]) => ({ record: copy(item, this.sharedReads) as Record<string, unknown>, meta: {} }));
+    // From `fromSk` on, found by halving (a step reads its turn's records of a run of hundreds).
+    const from = fromSk === undefined ? 0 : firstAtOrAfter(items, fromSk);
+    const found: Stored[] = new Array(items.length - from);
+    for (let index = from; index < items.length; index++) found[index - from] = { record: copy(items[index]![1], this.sharedReads) as Record<string, unknown>, meta: {} };
+    return found;
   }
 
   // The newest `limit` runs by the creation time each run partition keeps (the order listRuns
@@ -382,6 +402,18 @@ export class EmbeddedLedger extends TieredStore {
     if (this.log) this.rewriteLive();
     return deleted;
   }
+}
+
+/** The index of the first of `items` (in sort-key order) whose key is `sk` or after it (their length: none). */
+function firstAtOrAfter(items: readonly (readonly [string, unknown])[], sk: string): number {
+  let low = 0;
+  let high = items.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (items[middle]![0] < sk) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 /** The basis of an item only checked, at a version handed to the step (StorageLedger `atVersion`). */

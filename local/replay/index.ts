@@ -95,7 +95,10 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   // Its records are written and read by the replayed steps only, which change none of what they
   // write or read: kept as written and handed out, frozen, not copied (a step that tried to change
   // one would throw, and the replay would not be identical).
-  const store = EmbeddedLedger.open({ sharedReads: true });
+  // Nor does a turn's write hand its calls a sealed state: the replay's loop passes CallTool no
+  // decision to take it from (loop.ts `toolCall`), and each call reads; made and sealed every
+  // turn, it would be read by nothing.
+  const store = EmbeddedLedger.open({ sharedReads: true, handsState: false });
   const ledger = passingLedger(store, recording, clock, asked);
   // One view per function: what each caches of the ledger (conversation/turns.ts) is its own, as
   // each Lambda function's is. An object of its own over the ledger, its methods found on it.

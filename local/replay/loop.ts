@@ -9,7 +9,8 @@ import type { AgentSteps, StepFn } from '../../lambdas/wiring/create-steps.js';
  * The agent loop of infra/agent-state-machine.ts, walked over the step functions with no engine:
  * what a replay runs (issue 38: the engine, its ASL interpreter and its endpoints were most of a
  * replay's time, and none of them is what a replay checks). Each state's Task is its step
- * function called with the payload the definition gives it, its error retried or caught as its
+ * function called with the payload the definition gives it (CallTool's without the decision it
+ * may take a handed state from: `toolCall`), its error retried or caught as its
  * `Retry` and `Catch` fields say (LOOP_STATES: test/replay/loop-definition.test.ts holds them to the
  * synthesized definition), the Choice states' rules taken in their order, a turn's tool calls run
  * side by side as the `ToolCalls` Map runs them, and each wait on a task token answered through
@@ -164,25 +165,29 @@ export function agentLoop(deps: LoopDeps): Loop {
   /** One Task: the step called until it answers, or its error is one no Retry field takes (more). */
   const task = async (state: LoopState, payload: Record<string, unknown>): Promise<any> => {
     const { step, retry } = LOOP_STATES[state];
-    const retried = new Map<Retrier, number>();
+    // Made at a first retry: most Tasks succeed at once.
+    let retried: Map<Retrier, number> | undefined;
     for (;;) {
       if (stopped) throw new Stopped();
       const invocation = deps.steps(step)(payload);
       invocations.add(invocation);
-      // Forgotten once settled, either way (one reaction, not a catch and a finally after it).
-      const settled = () => void invocations.delete(invocation);
-      invocation.then(settled, settled);
+      let output: unknown;
       try {
-        return await invocation;
+        output = await invocation;
       } catch (thrown) {
+        // Forgotten once settled, either way, by the Task that waits for it (no reaction of its own).
+        invocations.delete(invocation);
         if (stopped) throw new Stopped();
         const failure = lambdaFailure(stepError(thrown));
         const retrier = retry.find((candidate) => candidate.errors.includes(failure.error));
-        const count = retrier ? (retried.get(retrier) ?? 0) : 0;
+        const count = retrier ? (retried?.get(retrier) ?? 0) : 0;
         if (!retrier || count >= retrier.maxAttempts) throw failure;
-        retried.set(retrier, count + 1);
+        (retried ??= new Map()).set(retrier, count + 1);
         await later();
+        continue;
       }
+      invocations.delete(invocation);
+      return output;
     }
   };
 
@@ -304,6 +309,10 @@ export function agentLoop(deps: LoopDeps): Loop {
       // A failed Map starts no state in its other iterations (their invocations in flight finish, as Lambda's do).
       if (mapFailed()) return;
       try {
+        // Not handed CallModel's decision (`made`, in the Map's item selector), which may hand the
+        // call what the turn's write left (steps/handed-step.ts): the replay's calls read. Handed,
+        // a replay took 6% more CPU in memory (parsing and checking the sealed state costs more
+        // than the read it saves), and the records it compares are the same either way.
         await task('CallTool', { ...payload, approval });
         return;
       } catch (failure) {

@@ -1,8 +1,10 @@
+import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import type { Ledger, TurnSeen } from '../../lambdas/ledger/ledger.js';
+import { run, turn } from './fixtures.js';
 import { describeLedgerContract } from './ledger.contract.js';
 
 describeLedgerContract('embedded, in memory', async () => ({ ledger: EmbeddedLedger.open() }));
@@ -10,6 +12,24 @@ describeLedgerContract('embedded, in memory', async () => ({ ledger: EmbeddedLed
 // Reads hand out the stored records, frozen (a replay's ledger): every rule of the protocol holds,
 // and none of them changes a record it read (it would throw).
 describeLedgerContract('embedded, in memory, shared reads', async () => ({ ledger: EmbeddedLedger.open({ sharedReads: true }) }), { sharedReads: true });
+
+// A replay's ledger: it hands no state either (its loop hands CallTool none to take it from),
+// and every rule of the protocol holds all the same; a turn's write tells what it saw, unsealed.
+describeLedgerContract('embedded, in memory, shared reads, handing no state', async () => ({ ledger: EmbeddedLedger.open({ sharedReads: true, handsState: false }) }), { sharedReads: true, tellsSeen: false });
+describe('embedded, in memory, handing no state', () => {
+  it("tells a turn's write what it saw, with no basis: nothing is handed or sealed", async () => {
+    const ledger = EmbeddedLedger.open({ sharedReads: true, handsState: false });
+    await ledger.createRun(run('r1'));
+    let seen: TurnSeen | undefined;
+    await ledger.recordTurn(turn(3), { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1 }, handing: (saw) => (seen = saw) });
+    expect(seen).toEqual({ run: await ledger.getRun('r1') });
+    // Handed by the same ledger opened otherwise: the basis is there.
+    const handing = EmbeddedLedger.open({ sharedReads: true });
+    await handing.createRun(run('r1'));
+    await handing.recordTurn(turn(3), { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1 }, handing: (saw) => (seen = saw) });
+    expect(seen?.basis).toMatchObject({ run: expect.any(String), mac: expect.any(String) });
+  });
+});
 
 describeLedgerContract(
   'embedded, on disk',
