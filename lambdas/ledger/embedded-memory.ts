@@ -36,11 +36,11 @@ export type ReadLines = (spans: readonly Span[]) => [string, Item, Span][];
 export function stored(item: Item | undefined, shared = false): Stored | undefined {
   if (!item) return undefined;
   const { countedSteps, guardReasons } = item.hidden;
-  return {
-    record: copy(item, shared) as Record<string, unknown>,
-    meta: { ...(countedSteps && { countedSteps: [...countedSteps] }), ...(guardReasons && { guardReasons: [...guardReasons] }) },
-    basis: item,
-  };
+  // Set field by field (a literal of conditional spreads copies an object for each): every read makes one.
+  const meta: Stored['meta'] = {};
+  if (countedSteps) meta.countedSteps = [...countedSteps];
+  if (guardReasons) meta.guardReasons = [...guardReasons];
+  return { record: copy(item, shared) as Record<string, unknown>, meta, basis: item };
 }
 
 /**
@@ -245,6 +245,11 @@ export function cloneJson(value: unknown): unknown {
  * is (`sameAfterJson`), every object and array in it frozen where it is, so that its writer can no
  * more change it than its readers can (a change throws, and the store is left as it was); else
  * NOT_PLAIN, the caller's objects left as they were (the store copies such a record).
+ *
+ * The objects frozen here are not marked as `plainCopy`'s frozen copies are (`isMadeFrozen`), though
+ * that would spare a record written again around them (a run record with a counter changed) a
+ * walk: each would go into that WeakSet, and in the replay bench's A/B (issue 38) the walks spared
+ * were the cold replay's while the warm one came out no cheaper.
  */
 export function frozenInPlace(record: unknown): unknown {
   if (!sameAfterJson(record)) return NOT_PLAIN;
@@ -276,8 +281,8 @@ function sameAfterJson(value: unknown): boolean {
 }
 
 /**
- * Freezes plain data all through, children first. Unlike `frozen`, it does not stop at an object
- * already frozen: one frozen by its writer may hold objects that are not.
+ * Freezes plain data all through, children first. Unlike `deepFreeze`, it does not stop at an
+ * object already frozen: one frozen by its writer may hold objects that are not.
  */
 function freezeAll(value: unknown): void {
   if (typeof value !== 'object' || value === null || isMadeFrozen(value)) return;

@@ -201,16 +201,7 @@ export abstract class TieredStore extends StorageLedger {
     let copy = this.sharedReads ? frozenInPlace(record) : NOT_PLAIN;
     if (copy === NOT_PLAIN) copy = plainCopy(record, this.sharedReads);
     if (copy === NOT_PLAIN) return false;
-    let text: string | undefined;
-    const item: Item = {
-      record: copy,
-      get json() {
-        return (text ??= JSON.stringify(copy));
-      },
-      hidden,
-      seal: '',
-    };
-    this.set(key, item);
+    this.set(key, new UnsealedItem(copy, hidden));
     this.evictFinished();
     return true;
   }
@@ -323,9 +314,11 @@ export abstract class TieredStore extends StorageLedger {
    * `pk` has no partition. Its approvals are in the approval index again.
    */
   protected warm(pk: string): Partition | undefined {
+    // In memory, nothing is let go of (and every read of a partition not there, the kill of all runs', asks).
+    if (!this.cold) return undefined;
     const runId = runOfPartition(pk);
     // Only a run's partitions and an effect's are ever let go of: no other key is looked for there.
-    if (!this.cold || (runId === undefined && !crossRunPartition(pk))) return undefined;
+    if (runId === undefined && !crossRunPartition(pk)) return undefined;
     const group = groupOfPartition(pk);
     // A run's partitions are let go of and read back together: its run partition in memory means the group is.
     if (runId !== undefined && this.partitions.has(group)) return undefined;
@@ -417,4 +410,24 @@ export function runRecords(listed: [string, Listed][], { onDamaged }: DamagedRun
     }
   }
   return runs;
+}
+
+/**
+ * An item of a ledger with no log (`storeInMemory`): unsealed, its text written when first asked
+ * for (a prune's digest), not on every write. Its record is never changed, so the text is the
+ * record's. A class, not an object literal with a getter: the literal made an accessor and a
+ * closure for every write.
+ */
+class UnsealedItem implements Item {
+  #json: string | undefined;
+  readonly seal = '';
+
+  constructor(
+    readonly record: unknown,
+    readonly hidden: Hidden,
+  ) {}
+
+  get json(): string {
+    return (this.#json ??= JSON.stringify(this.record));
+  }
 }

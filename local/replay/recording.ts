@@ -84,7 +84,8 @@ const indexes = new WeakMap<readonly object[], Map<string, object>>();
  * a machine slow enough a lease's renewal (every third of a second) wrote to the replay's ledger
  * in the middle of a call: what a replay does no longer depends on how fast it runs.
  */
-const unarmed = (): (() => void) => () => undefined;
+const unarmed = (): (() => void) => disarm;
+const disarm = (): void => undefined;
 
 /** A moment of the recorded run, and the write of the replay that reproduces it. */
 type Moment = { key: string; at: number };
