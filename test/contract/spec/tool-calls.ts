@@ -159,6 +159,7 @@ export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean }
         // The same content checked again under another seal or version: checked, not taken as found before.
         await expect(ledger.checkHanded('r1', { ...seen.basis, mac: 'not-its-seal' })).rejects.toThrow(changed);
         await expect(ledger.checkHanded('r1', { ...seen.basis, run: 'not-a-version' })).rejects.toThrow(changed);
+        await expect(ledger.checkHanded('r1', { ...seen.basis, kill: seen.basis.run })).rejects.toThrow(changed);
         await expect(ledger.checkHanded('r2', seen.basis)).rejects.toThrow(changed);
         await expect(ledger.checkHanded('r1', { ...seen.basis, content: handedContent({ ...seen.run, config: { ...seen.run.config, maxSteps: 1_000_000 } }, undefined, turn(3)) })).rejects.toThrow(changed);
         await expect(ledger.checkHanded('r1', { ...seen.basis, mac: 'not-its-seal' })).rejects.toThrow(changed);
