@@ -114,14 +114,16 @@ const NOT_PACKED = new Set(['node_modules', 'dist', 'test', 'cdk.out', 'docs/api
  * The hash of what `npm pack` of this checkout is made from: the path, mode and bytes of every file
  * of the repository it may read (NOT_PACKED aside), the installed dependencies as npm recorded them
  * (node_modules/.package-lock.json: the compiler, the CDK the templates are synthesized with, the
- * types), and the versions of Node and of the npm that packs. Undefined when npm's version cannot
- * be read.
+ * types), the versions of Node and of the npm that packs, and the CDK's settings in the environment.
+ * Undefined when npm's version cannot be read.
  */
 function packInputs(): string | undefined {
   const npm = npmVersion();
   const installed = join(ROOT, 'node_modules', '.package-lock.json');
   if (npm === undefined || !existsSync(installed)) return undefined;
-  const hash = createHash('sha256').update(`node ${process.version}\nnpm ${npm}\n`);
+  // The CDK's settings from the environment (CDK_CONTEXT_JSON, CDK_DEFAULT_REGION, …): the build synthesizes templates.
+  const cdkSettings = Object.entries(process.env).filter(([name]) => name.startsWith('CDK_')).sort();
+  const hash = createHash('sha256').update(JSON.stringify({ node: process.version, npm, cdkSettings }));
   hashTree(hash, '');
   hash.update(readFileSync(installed));
   return hash.digest('hex').slice(0, 32);
