@@ -9,19 +9,22 @@ import type { AslDefinition, CfnTemplateJson } from '../local/template/asl.js';
 import { parseOptions, UsageError } from './errors.js';
 import { agentDirsOf, openEveryAgent, runningEngine } from './state.js';
 import { watchStopSignals } from './signals.js';
+import { schemaOnFirstUse } from '../lambdas/shared/on-first-use.js';
 
-export const ConsoleOptions = z
-  .object({
-    stateDir: z.string().min(1),
-    port: z.coerce.number().int().min(0).max(65535).default(0),
-    /** Anything but loopback serves the console read-only. */
-    host: z.string().min(1).default('127.0.0.1'),
-    agent: z.string().min(1).optional(),
-    /** A deployed stack (`--stack`): the console reads and steers it with the operator's AWS credentials. */
-    stack: z.string().min(1).optional(),
-    region: z.string().min(1).optional(),
-  })
-  .strict();
+export const ConsoleOptions = schemaOnFirstUse(() =>
+  z
+    .object({
+      stateDir: z.string().min(1),
+      port: z.coerce.number().int().min(0).max(65535).default(0),
+      /** Anything but loopback serves the console read-only. */
+      host: z.string().min(1).default('127.0.0.1'),
+      agent: z.string().min(1).optional(),
+      /** A deployed stack (`--stack`): the console reads and steers it with the operator's AWS credentials. */
+      stack: z.string().min(1).optional(),
+      region: z.string().min(1).optional(),
+    })
+    .strict(),
+);
 
 /**
  * `savepoint console`: while an engine runs on the state directory, its console is the one
@@ -31,7 +34,7 @@ export const ConsoleOptions = z
  * delivered when the run resumes; nothing is started.
  */
 export async function consoleCommand(raw: Record<string, unknown>, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
-  const options = parseOptions(ConsoleOptions, raw);
+  const options = parseOptions(ConsoleOptions(), raw);
   if (options.stack) return stackConsole({ ...options, stack: options.stack }, io);
   const engine = await runningEngine(options.stateDir);
   if (engine) {
@@ -106,7 +109,7 @@ const LEDGER_READS: ReadonlySet<string> = new Set<keyof Ledger>([
 ]);
 
 /** `savepoint --stack <name> console`: the console on a deployed stack, until Ctrl-C. */
-async function stackConsole(options: z.infer<typeof ConsoleOptions> & { stack: string }, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
+async function stackConsole(options: z.infer<ReturnType<typeof ConsoleOptions>> & { stack: string }, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
   // Loaded only here: a local run never pays for the AWS SDK clients of a deployed stack.
   const [{ describeDeployment }, { startStackConsole }] = await Promise.all([import('../client/aws.js'), import('../console/stack.js')]);
   const deployment = await describeDeployment({ stackName: options.stack, ...(options.region && { region: options.region }), ...(options.agent && !options.agent.includes('/') && { agent: options.agent }) });

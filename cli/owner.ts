@@ -9,6 +9,7 @@ import { processLives } from '../lambdas/shared/process-lives.js';
 import { sameSecret } from '../lambdas/shared/same-secret.js';
 import { checkPrivateState, PRIVATE_DIR_MODE, refuseForeignLinks, UnsafeStateError } from '../local/state/private-state.js';
 import { describe, UsageError } from './errors.js';
+import { schemaOnFirstUse } from '../lambdas/shared/on-first-use.js';
 
 /**
  * One process at a time owns a state directory: the on-disk DynamoDB (dynalite) and the provider's
@@ -32,16 +33,18 @@ import { describe, UsageError } from './errors.js';
  * Only whoever can read the lock (the state directory's owner) can check a proof.
  */
 
-const LockFile = z.object({
-  pid: z.number().int().positive(),
-  nonce: z.string().min(16),
-  /** Loopback URL that answers `{ nonce }` while the owner lives. */
-  owner: z.string().url(),
-  /** The savepoint command that holds it (`run`, `status`, …), for the message a second one gets. */
-  command: z.string(),
-  startedAt: z.string(),
-});
-export type LockFile = z.infer<typeof LockFile>;
+const LockFile = schemaOnFirstUse(() =>
+  z.object({
+    pid: z.number().int().positive(),
+    nonce: z.string().min(16),
+    /** Loopback URL that answers `{ nonce }` while the owner lives. */
+    owner: z.string().url(),
+    /** The savepoint command that holds it (`run`, `status`, …), for the message a second one gets. */
+    command: z.string(),
+    startedAt: z.string(),
+  }),
+);
+export type LockFile = z.infer<ReturnType<typeof LockFile>>;
 
 export const lockFilePath = (stateDir: string) => join(stateDir, 'owner.lock');
 
@@ -170,7 +173,7 @@ function readLock(path: string): LockFile | undefined {
     if (codeOf(error) === 'ENOENT') return undefined;
     throw new UsageError(`cannot read the lock ${path}: ${describe(error)}`);
   }
-  const parsed = LockFile.safeParse(parseJson(text));
+  const parsed = LockFile().safeParse(parseJson(text));
   if (!parsed.success) throw new UsageError(`${path} is not a savepoint lock file; remove it if no savepoint command is running on ${dirname(path)}`);
   return parsed.data;
 }

@@ -60,7 +60,7 @@ export const RunOptions = z
     /** Resume even though the code changed since the run started. */
     force: z.boolean().default(false),
     /** `savepoint fork`: start the run as a fork of another (lambdas/runs/fork.ts). */
-    fork: ForkRequest.optional(),
+    fork: ForkRequest().optional(),
     failRate: z.coerce.number().min(0).max(0.5),
     seed: z.coerce.number().int().nonnegative(),
     crashAt: CrashAt.optional(),
@@ -588,7 +588,7 @@ function jsonFile(option: string, path: string): unknown {
  * fleet-budget.ts), checked before anything starts; a bad field is refused, naming it.
  */
 export function fleetBudgetFile(path: string): LocalFleetBudget {
-  const parsed = LocalFleetBudget.safeParse(jsonFile('--fleet-budget', path));
+  const parsed = LocalFleetBudget().safeParse(jsonFile('--fleet-budget', path));
   if (!parsed.success) throw new UsageError(`--fleet-budget ${path}: ${problemsOf(parsed.error)}`);
   return parsed.data;
 }

@@ -13,6 +13,7 @@ import { describe, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
 import { busyMessage, checkStateDirOnce, liveOwner, ownStateDir } from './owner.js';
 import { agentDir } from '../local/state/agent-dirs.js';
+import { schemaOnFirstUse } from '../lambdas/shared/on-first-use.js';
 
 export const DEFAULT_STATE_DIR = '.savepoint';
 
@@ -20,25 +21,27 @@ export const DEFAULT_STATE_DIR = '.savepoint';
  * While `savepoint run` drives the local engine it owns the state directory (only one process may
  * open the on-disk DynamoDB; cli/owner.ts) and publishes its loopback endpoints here, with the
  * nonce of its lock; other commands reach it through them, or own the state directory themselves
- * while no engine runs.
+ * while no engine runs. Made on first use (schemaOnFirstUse): read only when the file is there.
  */
-const EngineFile = z.object({
-  pid: z.number().int(),
-  /** The nonce of the owner's lock: an engine file is obeyed only while that lock is live. */
-  nonce: z.string().optional(),
-  startedAt: z.string(),
-  /** The agent the engine runs (its name, and the module it was loaded from). */
-  agent: z.object({ name: z.string(), module: z.string() }).optional(),
-  /**
-   * `ledger`: the engine's embedded ledger, served over loopback (lambdas/ledger/remote-ledger.ts);
-   * `dynamodb`: dynalite's port, for an engine on `--ledger dynalite`. One of the two.
-   */
-  endpoints: z
-    .object({ ledger: z.string().url().optional(), dynamodb: z.string().url().optional(), sfn: z.string(), approvals: z.string(), model: z.string() })
-    .catchall(z.string())
-    .refine((endpoints) => (endpoints.ledger === undefined) !== (endpoints.dynamodb === undefined), 'names the ledger endpoint or the dynamodb one'),
-});
-export type EngineFile = z.infer<typeof EngineFile>;
+const EngineFile = schemaOnFirstUse(() =>
+  z.object({
+    pid: z.number().int(),
+    /** The nonce of the owner's lock: an engine file is obeyed only while that lock is live. */
+    nonce: z.string().optional(),
+    startedAt: z.string(),
+    /** The agent the engine runs (its name, and the module it was loaded from). */
+    agent: z.object({ name: z.string(), module: z.string() }).optional(),
+    /**
+     * `ledger`: the engine's embedded ledger, served over loopback (lambdas/ledger/remote-ledger.ts);
+     * `dynamodb`: dynalite's port, for an engine on `--ledger dynalite`. One of the two.
+     */
+    endpoints: z
+      .object({ ledger: z.string().url().optional(), dynamodb: z.string().url().optional(), sfn: z.string(), approvals: z.string(), model: z.string() })
+      .catchall(z.string())
+      .refine((endpoints) => (endpoints.ledger === undefined) !== (endpoints.dynamodb === undefined), 'names the ledger endpoint or the dynamodb one'),
+  }),
+);
+export type EngineFile = z.infer<ReturnType<typeof EngineFile>>;
 
 const engineFilePath = (stateDir: string) => join(stateDir, 'engine.json');
 
@@ -65,7 +68,7 @@ function readEngineFile(stateDir: string, options: { quiet?: boolean } = {}): En
   } catch {
     raw = undefined;
   }
-  const engine = EngineFile.safeParse(raw);
+  const engine = EngineFile().safeParse(raw);
   if (engine.success) return engine.data;
   if (options.quiet) return undefined;
   throw new UsageError(`${path} is not a valid engine file; remove it if no \`savepoint run\` is running on ${stateDir}`);

@@ -212,7 +212,7 @@ export function createClient(parts: ClientParts): SavepointClient {
     const parent = await parts.ledger.getRun(parseOrThrow(RunId, parentRunId, 'runId'));
     if (!parent) throw new InvalidInputError(`runId: no run ${parentRunId}`);
     const { at, effects, freshBudget, results } = options;
-    const fork = parseOrThrow(ForkRequest, { from: parentRunId, at, ...(effects && { effects }), ...(freshBudget && { freshBudget }), ...(results && { results }) }, 'fork');
+    const fork = parseOrThrow(ForkRequest(), { from: parentRunId, at, ...(effects && { effects }), ...(freshBudget && { freshBudget }), ...(results && { results }) }, 'fork');
     // Refused here as StartRun would refuse it: a turn past the run's end, an edit of no such call.
     const { turns, calls } = await parts.ledger.listConversation(parentRunId);
     editedPrefix(forkPrefix({ run: parent, turns, calls }, fork.at), fork);
@@ -223,7 +223,7 @@ export function createClient(parts: ClientParts): SavepointClient {
     async start(request) {
       const runId = request.runId ?? (parts.agent ? runIdOf(parts.agent, parseOrThrow(parts.agent.input, request.input, `input of agent ${parts.agent.name}`)) : undefined);
       if (!runId) throw new InvalidInputError('runId: required when the client does not know the agent (pass `agent` to createClient)');
-      const input = parseOrThrow(RunRequest, { runId: parseOrThrow(RunId, runId, 'runId'), input: request.input, config: request.config, force: request.force }, 'run request');
+      const input = parseOrThrow(RunRequest(), { runId: parseOrThrow(RunId, runId, 'runId'), input: request.input, config: request.config, force: request.force }, 'run request');
       // A new execution name per start: the run id (not the execution) is the idempotency key, and
       // StartRun joins, resumes or skips a run that exists.
       const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
@@ -313,7 +313,7 @@ export function createClient(parts: ClientParts): SavepointClient {
       if (existing && !(existing.forkedFrom?.runId === parentRunId && existing.forkedFrom.turn === fork.at)) {
         throw new InvalidInputError(`runId: run ${runId} exists already (${existing.forkedFrom ? `a fork of ${existing.forkedFrom.runId} at turn ${existing.forkedFrom.turn}` : 'not this fork'}); a fork needs a run id of its own`);
       }
-      const request = parseOrThrow(RunRequest, { runId, input, fork, ...(options.model && { model: options.model }) }, 'fork request');
+      const request = parseOrThrow(RunRequest(), { runId, input, fork, ...(options.model && { model: options.model }) }, 'fork request');
       const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
       const { StartExecutionCommand, executionArnOf } = await sfnModules();
       const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn: parts.stateMachineArn, name, input: JSON.stringify(request) }));
@@ -332,7 +332,7 @@ export function createClient(parts: ClientParts): SavepointClient {
       if (!run) throw new InvalidInputError(`runId: no run ${runId}`);
       if (run.status !== 'running') throw new InvalidInputError(`runId: run ${runId} is ${run.status}; only a live run is migrated`);
       if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('migrate: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
-      const input = parseOrThrow(RunRequest, { runId, input: run.input, migrate: { to, by } }, 'migrate request');
+      const input = parseOrThrow(RunRequest(), { runId, input: run.input, migrate: { to, by } }, 'migrate request');
       const name = `${runId}-m${(run.migrations?.length ?? 0) + 1}-${clock.now().getTime().toString(36)}`.slice(0, 80);
       const { DescribeExecutionCommand, StartExecutionCommand, executionArnOf } = await sfnModules();
       const started = await parts.sfn.send(new StartExecutionCommand({ stateMachineArn: parts.stateMachineArn, name, input: JSON.stringify(input) }));

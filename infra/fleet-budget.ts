@@ -67,7 +67,7 @@ export function fleetBudgetEnvironment(scope: IConstruct, id: string, agent: Fle
     ...((agent?.whenSpent ?? stack?.whenSpent) !== undefined && { whenSpent: agent?.whenSpent ?? stack?.whenSpent }),
     ...((agent?.leaseDollars ?? stack?.leaseDollars) !== undefined && { leaseDollars: agent?.leaseDollars ?? stack?.leaseDollars }),
   };
-  const parsed = FleetBudget.safeParse(budget);
+  const parsed = FleetBudget().safeParse(budget);
   if (!parsed.success) throw new Error(`DurableAgent ${id}: fleetBudget: ${problemsOf(parsed.error)}`);
   return { FLEET_BUDGET: JSON.stringify(parsed.data) };
 }

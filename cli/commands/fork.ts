@@ -43,7 +43,7 @@ export function registerForkCommand(program: Command): void {
       if (!Number.isInteger(at) || at < 1) throw new UsageError(`--at: a turn number (1 or more), not ${options.at}`);
       const results = (options.result ?? []).map((spec) => editedResult(spec));
       const { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } = await import('../../lambdas/runs/fork.js');
-      const fork = parseOrThrow(ForkRequest, { from: parentId, at, effects: options.effects, ...(options.freshBudget && { freshBudget: true }), ...(results.length > 0 && { results }) }, 'fork');
+      const fork = parseOrThrow(ForkRequest(), { from: parentId, at, effects: options.effects, ...(options.freshBudget && { freshBudget: true }), ...(results.length > 0 && { results }) }, 'fork');
       // What the command line asks that StartRun would refuse, refused before the report and before anything starts.
       if (options.runId === parentId) throw new UsageError(`--run-id: a fork needs a run id of its own, not its parent's (${parentId})`);
       if (options.model !== undefined) modelSpecOf(options.model, '--model');

@@ -59,7 +59,7 @@ export const StepEnvironment = z.object({
   /** The stack's ceilings on the budgets a run request may ask for (JSON, `BudgetCaps`): the construct's `maxBudgets` (StartRun and the runs API). */
   MAX_BUDGETS: jsonVariable(BudgetCaps).optional(),
   /** The fleet budget (JSON, `FleetBudget`: lambdas/records/fleet.ts): the agent's and the stack's `fleetBudget` (CallModel and Compact). */
-  FLEET_BUDGET: jsonVariable(FleetBudget).optional(),
+  FLEET_BUDGET: jsonVariable(FleetBudget()).optional(),
   /** ARNs of the Secrets Manager secrets holding the providers' API keys (CallModel only): each descriptor's `secret.variable`. */
   ...secretVariables(),
   CODE_VERSION: z.string().min(1),

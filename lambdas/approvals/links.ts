@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { sameSecret } from '../shared/same-secret.js';
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 
 /**
  * Signed approval links: one per approver, bound to the approval id and the approver, expiring at
@@ -11,21 +12,23 @@ import * as z from 'zod';
  *                                                 POST from the page decides, once per link id
  */
 
-export const LinkClaims = z
-  .object({
-    /** The approval this link decides. */
-    approvalId: z.string().min(1),
-    /** The run the approval belongs to. */
-    runId: z.string().min(1),
-    /** Who the link was sent to: the identity a decision through it is recorded under. */
-    approver: z.string().min(1).max(200),
-    /** Seconds since the epoch after which the link is refused. */
-    expiresAt: z.number().int().positive(),
-    /** The link's own id: each link decides once. */
-    linkId: z.string().min(8),
-  })
-  .strict();
-export type LinkClaims = z.infer<typeof LinkClaims>;
+export const LinkClaims = schemaOnFirstUse(() =>
+  z
+    .object({
+      /** The approval this link decides. */
+      approvalId: z.string().min(1),
+      /** The run the approval belongs to. */
+      runId: z.string().min(1),
+      /** Who the link was sent to: the identity a decision through it is recorded under. */
+      approver: z.string().min(1).max(200),
+      /** Seconds since the epoch after which the link is refused. */
+      expiresAt: z.number().int().positive(),
+      /** The link's own id: each link decides once. */
+      linkId: z.string().min(8),
+    })
+    .strict(),
+);
+export type LinkClaims = z.infer<ReturnType<typeof LinkClaims>>;
 
 export type LinkVerdict =
   | { ok: true; claims: LinkClaims }
@@ -110,7 +113,7 @@ export async function verifyLink(
   }
   let claims: LinkClaims;
   try {
-    claims = LinkClaims.parse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
+    claims = LinkClaims().parse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));
   } catch {
     return { ok: false, status: 401, message: 'link: unreadable claims' };
   }

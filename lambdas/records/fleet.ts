@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 
 /**
  * A fleet budget (issue 34 item 4): dollars per day and runs at once, per agent and per stack, set
@@ -16,32 +17,36 @@ import * as z from 'zod';
  */
 
 /** One scope's limits: dollars per UTC day, runs holding a lease at once. */
-export const FleetLimits = z
-  .object({
-    /** Dollars all the scope's runs may spend per UTC day (model calls, reserved before they are sent). */
-    dollarsPerDay: z.number().positive().max(1_000_000).optional(),
-    /** Runs of the scope that may hold a lease at once (runs that made a model call today and have not ended). */
-    concurrentRuns: z.number().int().positive().max(1_000_000).optional(),
-  })
-  .strict();
-export type FleetLimits = z.infer<typeof FleetLimits>;
+export const FleetLimits = schemaOnFirstUse(() =>
+  z
+    .object({
+      /** Dollars all the scope's runs may spend per UTC day (model calls, reserved before they are sent). */
+      dollarsPerDay: z.number().positive().max(1_000_000).optional(),
+      /** Runs of the scope that may hold a lease at once (runs that made a model call today and have not ended). */
+      concurrentRuns: z.number().int().positive().max(1_000_000).optional(),
+    })
+    .strict(),
+);
+export type FleetLimits = z.infer<ReturnType<typeof FleetLimits>>;
 
 export const FLEET_WHEN_SPENT = ['stop', 'wait'] as const;
 
 /** The deployment's fleet budget, as the steps are given it (the `FLEET_BUDGET` variable: JSON of this). */
-export const FleetBudget = z
-  .object({
-    /** The agent's own limits. */
-    agent: FleetLimits.optional(),
-    /** The stack's, shared by every agent of it: `name` keys its counters (the stack's name). */
-    stack: FleetLimits.extend({ name: z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/) }).strict().optional(),
-    /** What a model call the budget cannot take does: `stop` the run, saying why, or `wait` for budget (a lease returned, the next day). */
-    whenSpent: z.enum(FLEET_WHEN_SPENT).optional(),
-    /** The most one lease takes at once, in dollars (less as a day's budget runs low). */
-    leaseDollars: z.number().positive().max(1_000).optional(),
-  })
-  .strict();
-export type FleetBudget = z.infer<typeof FleetBudget>;
+export const FleetBudget = schemaOnFirstUse(() =>
+  z
+    .object({
+      /** The agent's own limits. */
+      agent: FleetLimits().optional(),
+      /** The stack's, shared by every agent of it: `name` keys its counters (the stack's name). */
+      stack: FleetLimits().extend({ name: z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/) }).strict().optional(),
+      /** What a model call the budget cannot take does: `stop` the run, saying why, or `wait` for budget (a lease returned, the next day). */
+      whenSpent: z.enum(FLEET_WHEN_SPENT).optional(),
+      /** The most one lease takes at once, in dollars (less as a day's budget runs low). */
+      leaseDollars: z.number().positive().max(1_000).optional(),
+    })
+    .strict(),
+);
+export type FleetBudget = z.infer<ReturnType<typeof FleetBudget>>;
 
 /**
  * @default the lease chunk: $0.25, about ten calls of a mid-sized model. Sized for the counter, one

@@ -11,6 +11,7 @@ import { toolUses } from '../conversation/turns.js';
 import { writeVerdict } from '../conversation/fork-writes.js';
 import { requestShape, shapeChanges } from './request-shape.js';
 import { counted } from '../shared/text.js';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 
 /**
  * Forks: a new run whose first turns are its parent's, copied from the parent's ledger records
@@ -31,29 +32,31 @@ import { counted } from '../shared/text.js';
  * made is answered from the parent's record (the counterfactual sees the day as the parent saw it).
  */
 
-export const ForkRequest = z
-  .object({
-    /** The parent run. */
-    from: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
-    /** The fork's first turn of its own: the parent's turns before it are copied. */
-    at: z.number().int().positive(),
-    effects: z.enum(['reuse', 'dry']).default('reuse'),
-    /** The fork's budgets count only its own work (the copied steps are added to each limit). @default false: it inherits what the parent spent */
-    freshBudget: z.boolean().optional(),
-    /**
-     * Edited results of the tool calls of turn `at - 1`, the last copied turn: what the fork's first
-     * turn shows the model instead of what the parent recorded (`call` numbers the turn's calls from
-     * 1). Recorded as the call's result in the fork, and named in its lineage (`edited.results`).
-     * @default none: every copied result is the parent's
-     */
-    results: z
-      .array(z.object({ call: z.number().int().positive(), result: z.unknown().refine((value) => value !== undefined, 'a result (any JSON value)') }).strict())
-      .min(1)
-      .max(64)
-      .optional(),
-  })
-  .strict();
-export type ForkRequest = z.infer<typeof ForkRequest>;
+export const ForkRequest = schemaOnFirstUse(() =>
+  z
+    .object({
+      /** The parent run. */
+      from: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
+      /** The fork's first turn of its own: the parent's turns before it are copied. */
+      at: z.number().int().positive(),
+      effects: z.enum(['reuse', 'dry']).default('reuse'),
+      /** The fork's budgets count only its own work (the copied steps are added to each limit). @default false: it inherits what the parent spent */
+      freshBudget: z.boolean().optional(),
+      /**
+       * Edited results of the tool calls of turn `at - 1`, the last copied turn: what the fork's first
+       * turn shows the model instead of what the parent recorded (`call` numbers the turn's calls from
+       * 1). Recorded as the call's result in the fork, and named in its lineage (`edited.results`).
+       * @default none: every copied result is the parent's
+       */
+      results: z
+        .array(z.object({ call: z.number().int().positive(), result: z.unknown().refine((value) => value !== undefined, 'a result (any JSON value)') }).strict())
+        .min(1)
+        .max(64)
+        .optional(),
+    })
+    .strict(),
+);
+export type ForkRequest = z.infer<ReturnType<typeof ForkRequest>>;
 
 /** The parent's turns and calls a fork at `at` copies: every turn before it, each with its completed calls. */
 export function forkPrefix(parent: { run: RunRecord; turns: TurnRecord[]; calls: ToolCallRecord[] }, at: number): { turns: TurnRecord[]; calls: ToolCallRecord[] } {

@@ -7,6 +7,7 @@ import { DYNAMODB_ITEM_MAX_BYTES, PAYLOAD_LIMIT_BYTES } from '../shared/limits.j
 import { parseOrThrow } from '../shared/validation.js';
 import { ForkRequest } from './fork.js';
 import { RUN_ID_PATTERN, RUN_ID_RULE } from './run-id.js';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 
 /**
  * What asks for a run: a run request (`savepoint run`, `StartExecution`, the client) or the
@@ -20,46 +21,50 @@ export const KillReason = z.string().max(500, 'at most 500 characters');
 export const RunId = z.string().regex(RUN_ID_PATTERN, RUN_ID_RULE);
 
 /** A run started by a person or a script (`savepoint run`, `StartExecution`, the client). */
-export const RunRequest = z
-  .object({
-    runId: RunId.optional(),
-    /** The agent's input, validated by the agent's own `input` schema. */
-    input: z.unknown(),
-    config: RunConfig.partial().strict().optional(),
-    /** The model of this run (`provider:model-id`), instead of the stack's or the agent's. */
-    model: z.string().min(1).optional(),
-    /** Resume even though the code changed since the run started (the operator's `--force`). */
-    force: z.boolean().optional(),
-    /**
-     * Who started the run, as the runs API signed it (runs/starter.ts): recorded only when
-     * `startedByMac` verifies, never on this field's word (separation of duties: the starter may
-     * not approve the run's requests).
-     */
-    startedBy: z.string().min(1).max(200).optional(),
-    startedByMac: z.string().min(1).max(200).optional(),
-    /**
-     * `savepoint migrate`: move this live run to the code that runs this StartRun, which must be
-     * agent version `to` and declare the run's version compatible (runs/versions.ts).
-     */
-    migrate: z.object({ to: z.string().min(1).max(64), by: z.string().min(1).max(200) }).strict().optional(),
-    /** `savepoint fork`: start this run as a fork of another one (runs/fork.ts). */
-    fork: ForkRequest.optional(),
-    /**
-     * A child run (`defineAgentTool`): the parent's tool call it answers. Its end wakes that call's
-     * wait. Taken on the input's word: a false claim can only wake a wait early, and the woken
-     * CallTool reads the child it derives itself (`childRunId`), never this one, and waits again.
-     */
-    parent: z.object({ runId: RunId, turn: z.number().int().positive(), call: z.number().int().positive() }).strict().optional(),
-  })
-  .strict();
-export type RunRequest = z.infer<typeof RunRequest>;
+export const RunRequest = schemaOnFirstUse(() =>
+  z
+    .object({
+      runId: RunId.optional(),
+      /** The agent's input, validated by the agent's own `input` schema. */
+      input: z.unknown(),
+      config: RunConfig.partial().strict().optional(),
+      /** The model of this run (`provider:model-id`), instead of the stack's or the agent's. */
+      model: z.string().min(1).optional(),
+      /** Resume even though the code changed since the run started (the operator's `--force`). */
+      force: z.boolean().optional(),
+      /**
+       * Who started the run, as the runs API signed it (runs/starter.ts): recorded only when
+       * `startedByMac` verifies, never on this field's word (separation of duties: the starter may
+       * not approve the run's requests).
+       */
+      startedBy: z.string().min(1).max(200).optional(),
+      startedByMac: z.string().min(1).max(200).optional(),
+      /**
+       * `savepoint migrate`: move this live run to the code that runs this StartRun, which must be
+       * agent version `to` and declare the run's version compatible (runs/versions.ts).
+       */
+      migrate: z.object({ to: z.string().min(1).max(64), by: z.string().min(1).max(200) }).strict().optional(),
+      /** `savepoint fork`: start this run as a fork of another one (runs/fork.ts). */
+      fork: ForkRequest().optional(),
+      /**
+       * A child run (`defineAgentTool`): the parent's tool call it answers. Its end wakes that call's
+       * wait. Taken on the input's word: a false claim can only wake a wait early, and the woken
+       * CallTool reads the child it derives itself (`childRunId`), never this one, and waits again.
+       */
+      parent: z.object({ runId: RunId, turn: z.number().int().positive(), call: z.number().int().positive() }).strict().optional(),
+    })
+    .strict(),
+);
+export type RunRequest = z.infer<ReturnType<typeof RunRequest>>;
 
 /** The EventBridge scheduled event (events/scheduled-event.json) that starts the nightly run. */
-export const ScheduledEvent = z.object({
-  'detail-type': z.literal('Scheduled Event'),
-  source: z.literal('aws.events'),
-  time: z.iso.datetime({ offset: true }),
-});
+export const ScheduledEvent = schemaOnFirstUse(() =>
+  z.object({
+    'detail-type': z.literal('Scheduled Event'),
+    source: z.literal('aws.events'),
+    time: z.iso.datetime({ offset: true }),
+  }),
+);
 
 export interface StartRequest {
   runId: string;
@@ -91,12 +96,12 @@ export function namedConfig(raw: unknown, parsed: Partial<RunConfig> | undefined
 
 export function runRequestFromEvent(agent: AgentDefinition, event: unknown): StartRequest {
   if (typeof event === 'object' && event !== null && 'detail-type' in event) {
-    const scheduled = parseOrThrow(ScheduledEvent, event, 'scheduled event');
+    const scheduled = parseOrThrow(ScheduledEvent(), event, 'scheduled event');
     if (!agent.scheduled) throw new InvalidInputError(`scheduled event: agent ${agent.name} does not run on a schedule (it defines no \`scheduled\`)`);
     const input = parseOrThrow(agent.input, agent.scheduled(new Date(scheduled.time)), `input of agent ${agent.name} for the scheduled event`);
     return { runId: runIdOf(agent, input), input, config: {}, startedBy: `schedule:${scheduled.source}` };
   }
-  const request = parseOrThrow(RunRequest, event, 'run input');
+  const request = parseOrThrow(RunRequest(), event, 'run input');
   const input = parseOrThrow(agent.input, request.input, `input of agent ${agent.name}`);
   const config = namedConfig(event, request.config);
   const model = request.model === undefined ? undefined : modelSpecOf(request.model, 'model');

@@ -17,6 +17,7 @@ import { decodeCursor, encodeCursor, newestFirst } from './run-pages.js';
 import { starterPerson } from '../approvals/people.js';
 import { createBatchRoutes, type BatchStore, type ManifestReader } from './batch.js';
 import { runWatches, type RecordedRuns } from './run-writes.js';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 
 /**
  * The runs API (`/v1/runs`), one set of routes for `savepoint serve` and a deployed stack
@@ -48,8 +49,8 @@ const ANSWER_MARGIN_MS = 2_000;
 const LIST_READ_LIMIT = 1_000;
 
 /** `POST /v1/runs`: a run request, and the agent it is for (the one this API runs, when named). */
-export const StartRunV1Body = StartRunBody.extend({ agent: z.string().min(1).max(200).optional() }).strict();
-export type StartRunV1Body = z.infer<typeof StartRunV1Body>;
+export const StartRunV1Body = schemaOnFirstUse(() => StartRunBody().extend({ agent: z.string().min(1).max(200).optional() }).strict());
+export type StartRunV1Body = z.infer<ReturnType<typeof StartRunV1Body>>;
 
 export const CancelBody = z.object({ reason: KillReason.optional() }).strict();
 
@@ -255,7 +256,7 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
   const start = async (caller: Identity, body: unknown): Promise<RunAccepted> => {
     if (!serving || !startRoute) throw new NoEngine(`start: no engine runs here to start a run: ${reading!.engineHint}`);
     const deps = serving;
-    const request = parseOrThrow(StartRunV1Body, body, 'run request');
+    const request = parseOrThrow(StartRunV1Body(), body, 'run request');
     const { agent, ...rest } = request;
     if (agent !== undefined && agent !== deps.agent.name) throw new InvalidInputError(`agent: no agent ${agent} here (this API runs ${deps.agent.name})`);
     // Idempotent on the run id, unless the caller names the execution it starts (the CLI's run and resume).

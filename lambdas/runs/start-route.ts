@@ -13,6 +13,7 @@ import { budgetCeilings, overBudgetRequest } from './budget-caps.js';
 import { executionInputTooLarge, modelSpecOf, newRunTooLarge, namedConfig, RunId, RunRequest, RequestTooLarge, runIdOf } from './run-request.js';
 import { signStarter } from './starter.js';
 import { unqualifiedArn } from './versions.js';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 
 /**
  * `POST /runs`: a run request as the client sends it — no `startedBy` (the caller is who the
@@ -20,14 +21,16 @@ import { unqualifiedArn } from './versions.js';
  * to start it: `stateMachineArn` (the state machine, its alias or one of its versions: an
  * unfinished run resumes on its own version) and the execution's name.
  */
-export const StartRunBody = RunRequest.omit({ startedBy: true, startedByMac: true, migrate: true })
-  .extend({
-    stateMachineArn: z.string().min(1).max(2048).optional(),
-    /** StartExecution's `name` rules: 1-80 letters, digits, "-" or "_". @default `<runId>-<time in base 36>` */
-    executionName: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/).optional(),
-  })
-  .strict();
-export type StartRunBody = z.infer<typeof StartRunBody>;
+export const StartRunBody = schemaOnFirstUse(() =>
+  RunRequest().omit({ startedBy: true, startedByMac: true, migrate: true })
+    .extend({
+      stateMachineArn: z.string().min(1).max(2048).optional(),
+      /** StartExecution's `name` rules: 1-80 letters, digits, "-" or "_". @default `<runId>-<time in base 36>` */
+      executionName: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/).optional(),
+    })
+    .strict(),
+);
+export type StartRunBody = z.infer<ReturnType<typeof StartRunBody>>;
 
 export interface StartRouteDeps {
   agent: AgentDefinition;
@@ -69,7 +72,7 @@ export function createStartRoute(deps: StartRouteDeps) {
     // The starter is a person the deployment names, when it names one for this principal (approvals/people.ts).
     const starter = starterPerson(caller.principal ?? caller.id, caller.id, deps.people ?? {});
     if (!starter.ok) throw new StarterRefused(`caller: ${starter.message}`);
-    const { stateMachineArn, executionName, ...request } = parseOrThrow(StartRunBody, body, 'run request');
+    const { stateMachineArn, executionName, ...request } = parseOrThrow(StartRunBody(), body, 'run request');
     const input = parseOrThrow(deps.agent.input, request.input, `input of agent ${deps.agent.name}`);
     const runId = parseOrThrow(RunId, request.runId ?? runIdOf(deps.agent, input), 'runId');
     // A model StartRun would refuse for want of a price is refused here, before anything starts:

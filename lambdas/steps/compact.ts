@@ -17,10 +17,11 @@ import { COMPACTION_STOP_REASON, compactionSettings, isCompaction } from '../con
 import { loadConversationStep } from '../conversation/turns.js';
 import { closing, openCalls, withCounted } from '../ledger/open-turn.js';
 import { requestBytes, WRAPPER_BYTES } from '../guards/request-size.js';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 
 /** The Compact step; what compaction is and when it is due: conversation/compaction.ts. */
 
-export const CompactInput = z.object({ runId: z.string().min(1), turn: z.number().int().positive(), covers: z.number().int().positive() });
+export const CompactInput = schemaOnFirstUse(() => z.object({ runId: z.string().min(1), turn: z.number().int().positive(), covers: z.number().int().positive() }));
 
 export interface CompactDeps {
   agent: AgentDefinition;
@@ -40,7 +41,7 @@ export interface CompactDeps {
 /** The Compact step: one model call that summarises turns 1..covers, recorded as turn `turn`. */
 export function createCompact(deps: CompactDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<{ turn: number; covers: number; skipped?: string }> => {
-    const { runId, turn, covers } = parseOrThrow(CompactInput, input, 'Compact input');
+    const { runId, turn, covers } = parseOrThrow(CompactInput(), input, 'Compact input');
     const settings = compactionSettings(deps.agent);
     if (!settings) throw new InvalidInputError(`agent ${deps.agent.name} sets no contextWindow: nothing to compact`);
     // The run and the conversation as CallModel reads them (its turns, its completed calls, their

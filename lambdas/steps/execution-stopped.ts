@@ -35,7 +35,7 @@ type Detail = ExecutionStatusChange['detail'];
  */
 export function createExecutionStopped(deps: StoppedDeps) {
   return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' | 'woke' }> => {
-    const { detail } = parseOrThrow(ExecutionStatusChange, input, 'execution status change');
+    const { detail } = parseOrThrow(ExecutionStatusChange(), input, 'execution status change');
     const child = childRequestOf(detail.input);
     if (child) {
       const killed = detail.status === 'ABORTED' && (await kill(deps, child.runId, detail));

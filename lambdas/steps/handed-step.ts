@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { RecentMap } from '../shared/recent-map.js';
 import { deepFreeze } from '../shared/plain-copy.js';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import type { BreakerState } from '../records/breaker-state.js';
 import type { StepBasis, TurnSeen } from '../ledger/ledger.js';
 import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.js';
@@ -94,17 +95,22 @@ export function handOn(seen: TurnSeen | undefined, breaker: { state?: BreakerSta
 }
 
 // The records are the ledger's own, sealed by the turn's write: their shape is checked where it is
-// used (a malformed one reads instead), not re-validated field by field here.
-const record = z.object({ runId: z.string(), kind: z.string() }).passthrough();
-const Handed = z.object({
-  basis: z.object({ run: z.string().min(1), kill: z.string().min(1).nullable(), mac: z.string().min(1) }).strict(),
-  state: z.string().min(2),
-  breaker: z.object({ name: z.string() }).passthrough().optional(),
-});
-const State = z.object({
-  run: record.extend({ kind: z.literal('run') }),
-  globalKill: z.object({}).passthrough().optional(),
-  turn: record.extend({ kind: z.literal('turn'), turn: z.number().int().positive(), content: z.array(z.unknown()), recordedAt: z.string() }),
+// used (a malformed one reads instead), not re-validated field by field here. Made on first use
+// (schemaOnFirstUse): only a tool call that was handed a state parses one.
+const Handed = schemaOnFirstUse(() =>
+  z.object({
+    basis: z.object({ run: z.string().min(1), kill: z.string().min(1).nullable(), mac: z.string().min(1) }).strict(),
+    state: z.string().min(2),
+    breaker: z.object({ name: z.string() }).passthrough().optional(),
+  }),
+);
+const State = schemaOnFirstUse(() => {
+  const record = z.object({ runId: z.string(), kind: z.string() }).passthrough();
+  return z.object({
+    run: record.extend({ kind: z.literal('run') }),
+    globalKill: z.object({}).passthrough().optional(),
+    turn: record.extend({ kind: z.literal('turn'), turn: z.number().int().positive(), content: z.array(z.unknown()), recordedAt: z.string() }),
+  });
 });
 
 /** The records of a handed state, as its text parses (`state`), checked for the shape used. */
@@ -131,7 +137,7 @@ export function handedStates(): RecentMap<string, HandedRecords | null> {
 export function handedTo(made: unknown, runId: string, turn: number, now: Date, states = handedStates()): TakenStep | undefined {
   const handed = (made as { handed?: unknown } | null | undefined)?.handed;
   if (handed === undefined || handed === null) return undefined;
-  const wire = Handed.safeParse(handed);
+  const wire = Handed().safeParse(handed);
   if (!wire.success) return undefined;
   const records = states.getOrSet(wire.data.state, () => parsedState(wire.data.state));
   if (records === null || records.run.runId !== runId || records.turn.runId !== runId || records.turn.turn !== turn) return undefined;
@@ -147,6 +153,6 @@ function parsedState(text: string): HandedRecords | null {
   } catch {
     return null;
   }
-  const parsed = State.safeParse(records);
+  const parsed = State().safeParse(records);
   return parsed.success ? deepFreeze(parsed.data as unknown as HandedRecords) : null;
 }

@@ -6,6 +6,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import type { Clock } from '../shared/ports.js';
 import type { ExecutionStarter } from './recover-run.js';
 import { loadRun } from '../conversation/turns.js';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 
 /** A state machine version's ARN (`…:stateMachine:<name>:<number>`), not the machine's nor an alias's. */
 export function isVersionArn(arn: string): boolean {
@@ -13,7 +14,7 @@ export function isVersionArn(arn: string): boolean {
 }
 
 /** `stateMachine`: the context object's `$$.StateMachine.Id`, which may name the execution's version. */
-export const HandoffInput = z.object({ runId: z.string().min(1), executionArn: z.string().min(1), stateMachine: z.string().min(1).optional(), events: z.number().int().nonnegative().optional() });
+export const HandoffInput = schemaOnFirstUse(() => z.object({ runId: z.string().min(1), executionArn: z.string().min(1), stateMachine: z.string().min(1).optional(), events: z.number().int().nonnegative().optional() }));
 
 export type HandoffResult =
   | { runId: string; continued: true; from: string; to: string; events?: number }
@@ -40,7 +41,7 @@ export type HandoffResult =
  */
 export function createHandoff(deps: { ledger: RunLedger & Pick<FleetLedger, 'returnFleetLease'>; starter: ExecutionStarter; clock: Clock }) {
   return async (input: unknown): Promise<HandoffResult> => {
-    const { runId, executionArn, stateMachine, events } = parseOrThrow(HandoffInput, input, 'Handoff input');
+    const { runId, executionArn, stateMachine, events } = parseOrThrow(HandoffInput(), input, 'Handoff input');
     let run = await loadRun(deps.ledger, runId);
     if (run.status !== 'running') return { runId, continued: false, reason: `the run is ${run.status}` };
     if (run.executionArn === executionArn) {

@@ -180,7 +180,7 @@ function continuing(ended: EndedExecution): { on: string } | { sameVersionAs: st
 export function createRecoverOnStatusChange(deps: RecoverDeps & { ledger: Pick<ExecutionRunLedger, 'runOfExecution'> }) {
   const recover = createRecoverRun(deps);
   return async (event: unknown): Promise<RecoverResult | { action: 'ignored'; reason: string }> => {
-    const { detail, time } = parseOrThrow(ExecutionStatusChange, event, 'execution status change');
+    const { detail, time } = parseOrThrow(ExecutionStatusChange(), event, 'execution status change');
     if (detail.status !== 'FAILED' && detail.status !== 'TIMED_OUT' && detail.status !== 'ABORTED') {
       return { action: 'ignored', reason: `execution ${detail.status}` };
     }

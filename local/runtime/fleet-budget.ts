@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { FleetBudget, FleetLimits } from '../../lambdas/records/fleet.js';
+import { schemaOnFirstUse } from '../../lambdas/shared/on-first-use.js';
 
 /**
  * A fleet budget for the local stack (`savepoint run` / `resume` / `serve --fleet-budget <file>`,
@@ -9,8 +10,8 @@ import { FleetBudget, FleetLimits } from '../../lambdas/records/fleet.js';
  *
  *   { "agent": { "dollarsPerDay": 5, "concurrentRuns": 20 }, "stack": { "dollarsPerDay": 20 }, "whenSpent": "stop" }
  */
-export const LocalFleetBudget = FleetBudget.extend({ stack: FleetLimits.optional() }).strict();
-export type LocalFleetBudget = z.infer<typeof LocalFleetBudget>;
+export const LocalFleetBudget = schemaOnFirstUse(() => FleetBudget().extend({ stack: FleetLimits().optional() }).strict());
+export type LocalFleetBudget = z.infer<ReturnType<typeof LocalFleetBudget>>;
 
 /**
  * The budget the steps get: the stack's limits under the name of the template's stack, read from

@@ -27,7 +27,7 @@ describe("a deployment's fleet budget", () => {
   it("gives CallModel and Compact the agent's and the stack's limits, the stack's counter named for the stack", () => {
     const template = synth({ dollarsPerDay: 500, whenSpent: 'wait' }, { dollarsPerDay: 200, concurrentRuns: 100 });
     for (const step of [Steps.CallModel, Steps.Compact]) {
-      const budget = FleetBudget.parse(JSON.parse(String(environmentOf(template, step)['FLEET_BUDGET'])));
+      const budget = FleetBudget().parse(JSON.parse(String(environmentOf(template, step)['FLEET_BUDGET'])));
       expect(budget).toEqual({ agent: { dollarsPerDay: 200, concurrentRuns: 100 }, stack: { name: 'Fleet', dollarsPerDay: 500 }, whenSpent: 'wait' });
     }
     for (const step of [Steps.StartRun, Steps.BudgetCheck, Steps.CallTool, Steps.Finalize]) expect(environmentOf(template, step)['FLEET_BUDGET'], step).toBeUndefined();
