@@ -42,8 +42,9 @@ async function lock(): Promise<void> {
  * The repository packed by `npm pack`, copied into `destination`: the tarball's path. Packed at
  * most once a run (prepack compiles the whole of dist/ and synthesizes its templates), and not at
  * all when an earlier run packed the same inputs (packOnce): the first caller puts it in the run's
- * directory (test/support/run-dir.ts) and the next ones copy that tarball. One pack at a time across the test processes (package-app and own-agent each
- * install the package): two prepacks at once empty dist/ under each other's compiler and one fails.
+ * directory (test/support/run-dir.ts) and the next ones copy that tarball. One pack at a time
+ * across the test processes (package-app and own-agent each install the package): two prepacks at
+ * once empty dist/ under each other's compiler and one fails.
  */
 export async function packRepository(destination: string, timeoutMs: number): Promise<string> {
   // Without the global setup (another config), no sharing: packed for this caller alone.
@@ -102,11 +103,12 @@ async function packOnce(destination: string, timeoutMs: number): Promise<string>
 }
 
 /**
- * Top-level entries of the repository that no `npm pack` reads: what it makes (dist/, which prepack
- * builds again), the tests, the tests' and the CLI's own state, caches and scratch, CI's Node, the
- * generated API pages. Everything else counts, a file added anywhere included, so that a change the
+ * Entries of the repository that no `npm pack` reads: what it makes (dist/, which prepack builds
+ * again), the tests (neither packed nor compiled by the build), the installed packages (counted by
+ * npm's record of them, below), the CDK's output, the generated API pages, and the helpers' scratch
+ * directories (tmp-*). Everything else counts, a file added anywhere included, so that a change the
  * list did not foresee repacks rather than reuses a stale tarball. Directories whose name starts
- * with a dot are skipped too (.git, .savepoint, .ci's Node); dot files are not (.npmignore).
+ * with a dot are skipped too (.git, .savepoint state, .ci's Node); dot files are not (.npmignore).
  */
 const NOT_PACKED = new Set(['node_modules', 'dist', 'test', 'cdk.out', 'docs/api']);
 
