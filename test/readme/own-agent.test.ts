@@ -170,8 +170,9 @@ describe('savepoint from npm pack, in a package outside the repository', () => {
   beforeAll(async () => {
     const install = installedBy(snippet('install'));
     expect(install.dependencies).toEqual(['savepoint', 'zod']);
-    // npm pack builds dist/ first (prepack), and npm installs from its cache (the project's own
-    // install, which has every package): minutes on a loaded machine.
+    // npm pack builds dist/ first (prepack; or an earlier run's tarball of the same inputs,
+    // test/support/pack.ts), and npm installs from its cache (the project's own install, which
+    // has every package): minutes on a loaded machine.
     await installApp(
       app,
       {

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { createHash, type Hash } from 'node:crypto';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { whenChanged } from './when-changed.js';
@@ -38,18 +39,19 @@ async function lock(): Promise<void> {
 }
 
 /**
- * The repository packed by `npm pack`, copied into `destination`: the tarball's path. Packed once a
- * run (prepack compiles the whole of dist/ and synthesizes its templates, about a minute of CPU):
- * the first caller packs into the run's directory (test/support/run-dir.ts) and the next ones copy
- * that tarball. One pack at a time across the test processes (package-app and own-agent each
- * install the package): two prepacks at once empty dist/ under each other's compiler and one fails.
+ * The repository packed by `npm pack`, copied into `destination`: the tarball's path. Packed at
+ * most once a run (prepack compiles the whole of dist/ and synthesizes its templates), and not at
+ * all when an earlier run packed the same inputs (packOnce): the first caller puts it in the run's
+ * directory (test/support/run-dir.ts) and the next ones copy that tarball. One pack at a time
+ * across the test processes (package-app and own-agent each install the package): two prepacks at
+ * once empty dist/ under each other's compiler and one fails.
  */
 export async function packRepository(destination: string, timeoutMs: number): Promise<string> {
   // Without the global setup (another config), no sharing: packed for this caller alone.
   const runDir = inject('runDir') ?? destination;
   await lock();
   try {
-    const tarball = packedIn(runDir) ?? (await pack(runDir, timeoutMs));
+    const tarball = packedIn(runDir) ?? (await packOnce(runDir, timeoutMs));
     if (runDir === destination) return tarball;
     const copy = join(destination, tarball.slice(runDir.length + 1));
     copyFileSync(tarball, copy);
@@ -67,6 +69,94 @@ function packedIn(dir: string): string | undefined {
 async function pack(destination: string, timeoutMs: number): Promise<string> {
   const { stdout } = await exec('npm', ['pack', '--silent', '--pack-destination', destination], { cwd: ROOT, timeout: timeoutMs });
   return join(destination, stdout.trim().split('\n').at(-1)!);
+}
+
+/** Where packed tarballs are kept between runs, each in a directory named by the hash of what it was packed from (packInputs). */
+const PACKED = join(ROOT, 'node_modules', '.cache', 'savepoint', 'packed');
+
+/**
+ * The repository packed into `destination` (called with the lock held): a copy of the tarball an
+ * earlier run packed from the same inputs (packInputs), else `npm pack`, whose tarball is then
+ * kept for the next run. A pack is about 8 s of CPU (prepack compiles dist/ and synthesizes its
+ * templates), the same every run while nothing it reads changed. Kept in a directory made under
+ * another name and renamed (a run killed while keeping it leaves nothing half-written to use),
+ * only the newest; on a fresh clone, or where npm's version cannot be read, nothing is kept and
+ * each run packs.
+ */
+async function packOnce(destination: string, timeoutMs: number): Promise<string> {
+  const key = packInputs();
+  const kept = key === undefined ? undefined : join(PACKED, key);
+  const keptTarball = kept && existsSync(kept) ? packedIn(kept) : undefined;
+  if (keptTarball) {
+    const copy = join(destination, basename(keptTarball));
+    copyFileSync(keptTarball, copy);
+    return copy;
+  }
+  const tarball = await pack(destination, timeoutMs);
+  if (kept) {
+    rmSync(PACKED, { recursive: true, force: true });
+    mkdirSync(`${kept}.making`, { recursive: true });
+    copyFileSync(tarball, join(`${kept}.making`, basename(tarball)));
+    renameSync(`${kept}.making`, kept);
+  }
+  return tarball;
+}
+
+/**
+ * Entries of the repository that no `npm pack` reads: what it makes (dist/, which prepack builds
+ * again), the tests (neither packed nor compiled by the build), the installed packages (counted by
+ * npm's record of them, below), the CDK's output, the generated API pages, and the helpers' scratch
+ * directories (tmp-*). Everything else counts, a file added anywhere included, so that a change the
+ * list did not foresee repacks rather than reuses a stale tarball. Directories whose name starts
+ * with a dot are skipped too (.git, .savepoint state, .ci's Node); dot files are not (.npmignore).
+ */
+const NOT_PACKED = new Set(['node_modules', 'dist', 'test', 'cdk.out', 'docs/api']);
+
+/**
+ * The hash of what `npm pack` of this checkout is made from: the path, mode and bytes of every file
+ * of the repository it may read (NOT_PACKED aside), the installed dependencies as npm recorded them
+ * (node_modules/.package-lock.json: the compiler, the CDK the templates are synthesized with, the
+ * types), the versions of Node and of the npm that packs, and the CDK's settings in the environment.
+ * Undefined when npm's version cannot be read.
+ */
+function packInputs(): string | undefined {
+  const npm = npmVersion();
+  const installed = join(ROOT, 'node_modules', '.package-lock.json');
+  if (npm === undefined || !existsSync(installed)) return undefined;
+  // The CDK's settings from the environment (CDK_CONTEXT_JSON, CDK_DEFAULT_REGION, …): the build synthesizes templates.
+  const cdkSettings = Object.entries(process.env).filter(([name]) => name.startsWith('CDK_')).sort();
+  const hash = createHash('sha256').update(JSON.stringify({ node: process.version, npm, cdkSettings }));
+  hashTree(hash, '');
+  hash.update(readFileSync(installed));
+  return hash.digest('hex').slice(0, 32);
+}
+
+function hashTree(hash: Hash, dir: string): void {
+  for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+    if (NOT_PACKED.has(path) || (dir === '' && entry.name.startsWith('tmp-'))) continue;
+    if (entry.isDirectory()) {
+      if (!entry.name.startsWith('.')) hashTree(hash, path);
+    } else if (entry.isFile()) {
+      hash.update(`${path}\0${statSync(join(ROOT, path)).mode & 0o777}\0`).update(readFileSync(join(ROOT, path))).update('\0');
+    } else if (entry.isSymbolicLink()) hash.update(`${path}\0-> ${readlinkSync(join(ROOT, path))}\0`);
+  }
+}
+
+/** The version of the npm that `exec('npm', …)` runs: npm's package.json above the `npm` first on PATH. */
+function npmVersion(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const bin = join(dir, 'npm');
+    if (dir === '' || !existsSync(bin)) continue;
+    for (let at = dirname(realpathSync(bin)); at !== dirname(at); at = dirname(at)) {
+      const manifest = join(at, 'package.json');
+      if (!existsSync(manifest)) continue;
+      const { name, version } = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string; version?: string };
+      return name === 'npm' ? version : undefined;
+    }
+    return undefined;
+  }
+  return undefined;
 }
 
 /** The version of each package that savepoint's own package.json installs (so npm's cache has it). */
@@ -145,7 +235,7 @@ async function sharedInstall(runDir: string, timeoutMs: number): Promise<string>
   await lock();
   try {
     if (existsSync(dir)) return dir;
-    const tarball = packedIn(runDir) ?? (await pack(runDir, timeoutMs));
+    const tarball = packedIn(runDir) ?? (await packOnce(runDir, timeoutMs));
     // Made under another name and renamed once installed: a failed install leaves no half of one.
     const making = `${dir}.making`;
     rmSync(making, { recursive: true, force: true });
