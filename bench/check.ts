@@ -417,7 +417,7 @@ const Replay = z.object({
   runMs: figure.positive(),
   replays: z.object({ coldMs: figure.positive(), warmMedianMs: figure.positive().nullable(), samplesMs: z.array(figure.positive()).min(1), setupMs: z.array(figure.nonnegative()).min(1) }),
   share: z.object({ cold: figure.positive(), warm: figure.positive().nullable() }),
-  // Held (SPEED_LIMITS): the warm share needs a second replay (CI's `--replays 2`).
+  // Held (SPEED_LIMITS): the warm share needs a second replay (CI's `--replays 6`: the median of five warm ones).
   cpu: z.object({ runMs: figure.positive(), coldMs: figure.positive(), warmMedianMs: figure.positive(), share: z.object({ cold: figure.positive(), warm: figure.positive() }) }),
   identical: z.literal(true, { error: 'a replay diverged from the run it replayed' }),
   liveCalls: none('live call(s) made by a replay'),
