@@ -554,6 +554,13 @@ export const SPEED_LIMITS = {
     // times): the handed state carried as the text its turn's write sealed (no records' trees through the Map, no canonical JSON of
     // them) — in memory 4.28–5.27 (median 4.53) against 4.65–5.30 (4.78), on disk 5.04–5.88 (5.22) against 5.60–6.06 (5.73), the
     // wire-format row 5.50–5.84 (5.62) against 6.00–6.69 (6.31): about a tenth off each, the target still 1.8–2.1× away, so the bounds stay.
+    // 2026-12-06 12:10–12:30 UTC (branch lean, load 5–9, CI's form, six pairs alternated with main): the ledger's handed-state
+    // store made once and the in-process Lambda context one object of a class — memory 4.04–4.57 (median 4.26) against 4.33,
+    // disk 4.69–5.59 (4.84) against 5.00: no change, not merged. Per step the engine (the floor's own work) is ~200 µs and the
+    // harness adds ~550–650 µs (ledger 96, GC 70, Node's microtasks, timers and signals 65, steps 57, the Task's payload text,
+    // checks and copies 49, zod 36, IAM 34, the agent's tools 34): 2.5× needs the harness under ~300 µs, half of what it runs a
+    // step, each layer cold code costing about its size (the CallTool input's parse 10.2 µs in a run, 0.15 µs in a hot loop).
+    // Cuts to the engine lower the floor as much as the row. The bounds stay.
     'embedded ledger, in memory': { bound: 7.5, target: 2.5, measured: "main thread: 4.28–5.27 (median 4.53) in six reports at load 7–9 since the handed state is sealed text; 4.33–5.71 in six reports at load 0.4–4 since 0.15.0 (a call handed its turn's state); 3.81–4.74 (median 4.09) in 26 reports at load 1.3–8.2 (2026-12-06); the process's CPU before: 5.79, 5.98, 4.03, 3.73; 2.95–4.98 (issue 38, second pass); 1.85–2.68 at load 4–5 (fifth pass)", caveat: STEADY_STATE },
     'embedded ledger, on disk': { bound: 9, target: 2.5, measured: "main thread: 5.04–5.88 (median 5.22) in the same six reports; 5.95–6.73 in the same six reports since 0.15.0; 4.60–6.10 (median 5.09) in 26 reports at load 1.3–8.2 (2026-12-06); the process's CPU before: 3.51, 5.37, 6.58, 6.18; 3.37–5.71 (issue 38, second pass); 2.32–3.75 at load 4–5 (fifth pass)", caveat: STEADY_STATE },
     // Issue 38's target for this row is absolute (≤ 6 ms of CPU a step: 18.6–49.3 ms measured), so not a ratio here.
@@ -694,6 +701,13 @@ export const SPEED_LIMITS = {
     // --maglev, --no-maglev, --no-parallel-scavenge, --single-threaded-gc, --no-concurrent-sparkplug (none lower); the replay's
     // request comparison left out entirely (an upper bound, not a change: -1.5 ms in the process, -5 ms on the first replay in
     // process, -2 ms warm). The bounds stay.
+    // 2026-12-06 12:05–12:28 UTC (branch start4, load 5–6, marks of 11 replays, medians, ~112 ms in all): Node's start 20.5,
+    // bin/savepoint.js 2.5, the built-ins before the flags 2.7, bin/bundle.js 1, the bundle check 5.4 (476 statSyncs ~2.2), zod's
+    // chunk 8.5, the CLI's main chunk 10.3, commands 1.3, the ledger's modules and open 5.6, the first getRun 3, the agent 4.6, the
+    // replay's modules 6.6, replayRun 38.5, the exit 0.7: all but the last three paid by `savepoint run` too. Measured and left:
+    // the stamps compared as numbers (CI's form 0.2165 -> 0.2140, eight pairs: noise), 30 more modules on the replay's path
+    // (~0.03 ms each, so merging the small chunks saves ~1 ms), --min-semi-space-size=64 (slower), --maglev (no change). The
+    // 0.20 needs ~10 ms off the replay alone: no part of the start path holds that much. The bounds stay.
     cli: { bound: 0.35, target: 0.2, measured: "0.210–0.219 (median 0.216) at load 6–7 (other commands' modules unloaded; main's 0.216–0.224 beside it); 0.198–0.212 (median 0.205) at load 2–5 (zod's locales on call, one-pass seal text; main's 0.200–0.212 beside it); 0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
   },
   /**
