@@ -97,6 +97,11 @@ export const BENCH_HELP: readonly { readonly mode: string; readonly what: string
     ],
   },
   {
+    mode: '--suite',
+    what: "`npm test`'s CPU (its processes' included) against a fixed workload's, measured before and after it",
+    options: [['--batches <n>', 'batches of the fixed workload before the suite and after it (default 3)']],
+  },
+  {
     mode: '--cold-start',
     what: 'bundle size and import CPU of each Lambda function',
     options: [

@@ -12,6 +12,7 @@
  *   --events     100 subscribers of a run's event stream: engine CPU added, delivery delay, resume (bench/events.ts)
  *   --cold-start bundle size and import CPU of each Lambda function (bench/cold-start.ts)
  *   --deploy     resources and idle dollars per agent added to a stack, and a 20-agent synth's time (bench/deploy.ts)
+ *   --suite      the README's test command's CPU, against a fixed workload's before and after it (bench/suite.ts)
  * `bench/check.ts` validates each mode's `--json` (CI runs a short form of every mode through it).
  */
 // Like bin/savepoint.js: the SDK's Node 20 notice is noise here (read when a client is created).
@@ -23,7 +24,7 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
   process.exit(0);
 }
 
-const MODES = ['overhead', 'cost', 'longruns', 'ledger', 'fleet', 'growth', 'replay', 'tracing', 'events', 'deploy'] as const;
+const MODES = ['overhead', 'cost', 'longruns', 'ledger', 'fleet', 'growth', 'replay', 'tracing', 'events', 'deploy', 'suite'] as const;
 
 // `--cold-start` runs bench/cold-start.ts (the module's own main), like the waste benchmark.
 const mode = MODES.find((name) => process.argv.includes(`--${name}`)) ?? (process.argv.includes('--cold-start') ? 'cold-start' : 'waste');

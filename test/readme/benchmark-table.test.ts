@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CLI_TARGETS, COLD_START_TARGETS, DYNAMODB_REQUESTS_PER_STEP, SPEED_LIMITS } from '../../bench/check.js';
+import { CLI_TARGETS, COLD_START_TARGETS, DYNAMODB_REQUESTS_PER_STEP, SPEED_LIMITS, TEST_SUITE_TARGET } from '../../bench/check.js';
 
 /**
  * docs/benchmarks.md's table of the figures CI holds ("Every benchmark in CI") says the bound and
@@ -57,6 +57,7 @@ const ROWS: [string, Limit, (limit: Limit) => [string, string]][] = [
   ['`savepoint status` with `savepoint serve`', SPEED_LIMITS.cliServed.status, (l) => [times(l.bound), `${times(l.target!)} (${CLI_TARGETS.cpuMs} ms)`]],
   ['`savepoint runs` with `savepoint serve`', SPEED_LIMITS.cliServed.runs, (l) => [times(l.bound), `${times(l.target!)} (${CLI_TARGETS.cpuMs} ms)`]],
   ['`savepoint approvals` with `savepoint serve`', SPEED_LIMITS.cliServed.approvals, (l) => [times(l.bound), `${times(l.target!)} (${CLI_TARGETS.cpuMs} ms)`]],
+  ["`npm test`'s CPU", SPEED_LIMITS.suite, (l) => [times(l.bound), `${times(l.target!)} (${TEST_SUITE_TARGET.cpuSeconds} s)`]],
 ];
 
 describe("docs/benchmarks.md's table of the figures CI holds", () => {

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import config from '../../vitest.config.js';
+import { SUITE_COMMAND } from '../../bench/suite.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CI_RUN = readFileSync(join(ROOT, '.ci/run'), 'utf8');
@@ -31,8 +32,9 @@ describe('.ci/run', () => {
     expect(needed.filter(([command]) => !installed.has(command)).map(([command, file]) => `${command} (${file})`)).toEqual([]);
   });
 
-  it("runs the README's test command, whose vitest refuses a stray .only", () => {
-    expect(CI_RUN.split('\n')).toContain('npm test');
+  it("runs the README's test command, through the suite benchmark that holds its CPU, whose vitest refuses a stray .only", () => {
+    expect(CI_RUN.split('\n')).toContain('node --import tsx bench/main.ts --suite --json | node --import tsx bench/check.ts suite');
+    expect(SUITE_COMMAND).toBe('npm test');
     expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.test).toMatch(/vitest run$/);
     expect(config.test?.allowOnly).toBe(false);
   });

@@ -22,6 +22,7 @@ const MODULES: Record<string, string> = {
   '--events': 'events.ts',
   '--cold-start': 'cold-start.ts',
   '--deploy': 'deploy.ts',
+  '--suite': 'suite.ts',
 };
 
 /** The options a mode's module reads: the keys of its parseArgs options, or the names it looks up in argv. */
