@@ -970,7 +970,7 @@ function summary(mode: Mode, report: any): string {
   const fixed = (value: number, digits = 2) => value.toFixed(digits);
   switch (mode) {
     case 'suite':
-      return `${report.command}: ${fixed(report.cpuSeconds.total, 1)} s of CPU (${fixed(report.cpuSeconds.user, 1)} user + ${fixed(report.cpuSeconds.system, 1)} system; target ${TEST_SUITE_TARGET.cpuSeconds} s at this machine's rest speed), ${fixed(report.wallSeconds, 0)} s of wall time at load ${report.load.map((load: number) => fixed(load, 1)).join('–')}; the floor's batch ${Math.round(report.floor.cpuMs)} ms (at rest here ${TEST_SUITE_TARGET.floorCpuMs})`;
+      return `${report.command}: ${fixed(report.cpuSeconds.total, 1)} s of CPU (${fixed(report.cpuSeconds.user, 1)} user + ${fixed(report.cpuSeconds.system, 1)} system; target ${TEST_SUITE_TARGET.cpuSeconds} s at this machine's rest speed), ${fixed(report.wallSeconds, 0)} s of wall time at load ${report.load.map((load: number) => fixed(load, 1)).join('–')}; the floor's batch ${Math.round(report.floor.cpuMs)} ms (before the suite ${report.floor.beforeMs.join(', ')}, after it ${report.floor.afterMs.join(', ')}; at rest here ${TEST_SUITE_TARGET.floorCpuMs})`;
     case 'deploy':
       return `${report.flat.perAgent} resources and $${fixed(report.flat.idlePerAgent)}/month idle per added agent (nested: ${fixed(report.nested.perAgent, 1)}, $${fixed(report.nested.idlePerAgent)}; ${report.nested.operation} resources in one operation), synthesized in ${Math.round(report.synthMs)} ms`;
     case 'waste':
