@@ -7,14 +7,16 @@
  *
  * The figure held is that CPU over a floor measured in the same minutes: batches of 5 processes of
  * bench/suite-floor.mjs (a fixed amount of plain JavaScript work, each with Node's start) before the
- * suite and after it, their median. The same code's suite took 275–343 s of CPU in fresh clones on
- * the same day (docs/development.md), the machine's own speed moving it; the floor moves with it.
+ * suite and after it, their median. The same code's suite took 304–354 s of CPU in three fresh-clone
+ * CIs within half an hour, the machine's own speed moving it: the floor measured 530–618 ms beside
+ * it, and the ratio moved 3% (bench/check.ts TEST_SUITE_TARGET).
  */
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { median } from './stats.js';
 
 /** The README's test command. */
 export const SUITE_COMMAND = 'npm test';
@@ -65,12 +67,6 @@ async function floorBatch(): Promise<number> {
   const { userMs, systemMs } = await cpuOfScript(`for n in $(seq ${FLOOR_PROCESSES_PER_BATCH}); do "${process.execPath}" "${FLOOR}" > /dev/null || exit 1; done`);
   return Math.round(userMs + systemMs);
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 export async function suiteBenchmark({ batches = 3, command = SUITE_COMMAND } = {}): Promise<SuiteReport> {
   const beforeMs: number[] = [];
