@@ -422,7 +422,7 @@ const Replay = z.object({
   identical: z.literal(true, { error: 'a replay diverged from the run it replayed' }),
   liveCalls: none('live call(s) made by a replay'),
   // Held (SPEED_LIMITS): the median of the replay processes' shares.
-  cli: z.object({ runCpuMs: figure.positive(), replayCpuMs: z.array(figure.positive()).min(1), shares: z.array(figure.positive()).min(1), share: figure.positive() }),
+  cli: z.object({ runCpuMs: figure.positive(), runCpuMsSamples: z.array(figure.positive()).min(3), replayCpuMs: z.array(figure.positive()).min(1), shares: z.array(figure.positive()).min(1), share: figure.positive() }),
 });
 
 /**
@@ -1012,7 +1012,7 @@ function summary(mode: Mode, report: any): string {
     case 'growth':
       return `engine heap ${fixed(report.engine.heapPerRunKb, 1)} KB/run; ${(['status', 'runs', 'approvals', 'verifyAll'] as const).map((name) => `${name} ${report[name].oneRun.cpuMs} ms CPU / ${report[name].oneRun.peakRssMb} MB with 1 run, ${report[name].manyRuns.cpuMs} ms CPU / ${report[name].manyRuns.peakRssMb} MB with ${report.options.runs}, CPU ${fixed(pairedRatio(report[name].cpuMsPairs))}×`).join('; ')}; ${report.stateDir.bytesPerRun} bytes/run on disk`;
     case 'replay':
-      return `${report.steps} steps: run ${report.runMs} ms, replay cold ${report.replays.coldMs} ms (${fixed(report.share.cold * 100, 0)}%), warm ${report.replays.warmMedianMs ?? '-'} ms; CPU: run ${report.cpu.runMs} ms, replay cold ${report.cpu.coldMs} ms, warm ${report.cpu.warmMedianMs} ms; as a user runs them: run ${report.cli.runCpuMs} ms, replay ${report.cli.replayCpuMs.join(', ')} ms of CPU; ${report.liveCalls} live calls`;
+      return `${report.steps} steps: run ${report.runMs} ms, replay cold ${report.replays.coldMs} ms (${fixed(report.share.cold * 100, 0)}%), warm ${report.replays.warmMedianMs ?? '-'} ms; CPU: run ${report.cpu.runMs} ms, replay cold ${report.cpu.coldMs} ms, warm ${report.cpu.warmMedianMs} ms; as a user runs them: run ${report.cli.runCpuMs} ms (median of ${report.cli.runCpuMsSamples.join(', ')}), replay ${report.cli.replayCpuMs.join(', ')} ms of CPU; ${report.liveCalls} live calls`;
     case 'events':
       return `${report.steps} steps, ${report.eventsPerRun} events a run: write → delivery median ${report.delivery.medianMs} ms, p99 ${report.delivery.p99Ms} ms (a step ${fixed(report.delivery.stepMs)} ms); resume after ${report.resume.disconnects} disconnects: ${report.resume.lost} lost, ${report.resume.duplicated} duplicated`;
     case 'tracing':
