@@ -54,12 +54,15 @@ export function cpuOfScript(script: string): Promise<{ userMs: number; systemMs:
   });
 }
 
-/** The children's user and system time (ms) from bash's `times` output: its second line, `0m1.234s 0m0.056s`. */
+/**
+ * The children's user and system time (ms) from bash's `times` output: its second line,
+ * `0m1.234s 0m0.056s`, with the locale's decimal point (`0m1,234s` in some).
+ */
 export function childrenTimes(output: string): { userMs: number; systemMs: number } | undefined {
   const line = output.trim().split('\n')[1];
-  const parts = line && /^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/.exec(line.trim());
+  const parts = line && /^(\d+)m(\d+[.,]\d+)s (\d+)m(\d+[.,]\d+)s$/.exec(line.trim());
   if (!parts) return undefined;
-  const ms = (minutes: string, seconds: string) => (Number(minutes) * 60 + Number(seconds)) * 1000;
+  const ms = (minutes: string, seconds: string) => (Number(minutes) * 60 + Number(seconds.replace(',', '.'))) * 1000;
   return { userMs: ms(parts[1]!, parts[2]!), systemMs: ms(parts[3]!, parts[4]!) };
 }
 

@@ -13,6 +13,8 @@ const text = (value: unknown) => JSON.stringify(value);
 describe('bench/suite.ts: the CPU of a command and its processes', () => {
   it("reads the children's line of bash's times, and nothing else", () => {
     expect(childrenTimes('0m0.001s 0m0.000s\n5m3.250s 0m31.500s\n')).toEqual({ userMs: 303_250, systemMs: 31_500 });
+    // A locale whose decimal point is a comma (bash's times follows LC_NUMERIC).
+    expect(childrenTimes('0m0,001s 0m0,000s\n5m3,250s 0m31,500s\n')).toEqual({ userMs: 303_250, systemMs: 31_500 });
     expect(childrenTimes('0m0.001s 0m0.000s\n')).toBeUndefined();
     expect(childrenTimes('')).toBeUndefined();
   });
