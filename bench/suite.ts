@@ -40,8 +40,9 @@ export interface SuiteReport {
 export function cpuOfScript(script: string): Promise<{ userMs: number; systemMs: number; wallMs: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    // The script's output to this process's stderr: stdout is the report's.
-    const child = spawn('bash', ['-c', `${script}\nstatus=$?\ntimes >&3\nexit $status`], { stdio: ['inherit', 2, 2, 'pipe'] });
+    // The script's output to this process's stderr: stdout is the report's. Descriptor 3 closed for
+    // the script: a process it leaves behind would otherwise hold the pipe open, and 'close' with it.
+    const child = spawn('bash', ['-c', `{\n${script}\n} 3>&-\nstatus=$?\ntimes >&3\nexit $status`], { stdio: ['inherit', 2, 2, 'pipe'] });
     let times = '';
     child.stdio[3]!.on('data', (chunk: Buffer) => (times += chunk));
     child.on('error', reject);

@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkReport, heldLine, SPEED_LIMITS, TEST_SUITE_TARGET } from '../../bench/check.js';
 import { childrenTimes, cpuOfScript, suiteBenchmark, type SuiteReport } from '../../bench/suite.js';
@@ -26,6 +29,17 @@ describe('bench/suite.ts: the CPU of a command and its processes', () => {
     expect(userMs + systemMs).toBeGreaterThanOrEqual(150);
     expect(wallMs).toBeGreaterThan(0);
     await expect(cpuOfScript('exit 3')).rejects.toThrow('"exit 3" ended with code 3');
+  });
+
+  it('ends with the script, not with a process the script left running (which gets no descriptor 3)', async () => {
+    const pidFile = join(mkdtempSync(join(tmpdir(), 'savepoint-bench-suite-')), 'pid');
+    try {
+      const { wallMs } = await cpuOfScript(`"${process.execPath}" -e "setTimeout(() => {}, 30_000)" > /dev/null 2>&1 & echo $! > "${pidFile}"`);
+      expect(wallMs).toBeLessThan(20_000);
+    } finally {
+      process.kill(Number(readFileSync(pidFile, 'utf8')));
+      rmSync(dirname(pidFile), { recursive: true, force: true });
+    }
   });
 
   it('measures the floor before and after the command, and holds the ratio of their median', async () => {
