@@ -7,9 +7,9 @@
  *
  * The figure held is that CPU over a floor measured in the same minutes: batches of 5 processes of
  * bench/suite-floor.mjs (a fixed amount of plain JavaScript work, each with Node's start) before the
- * suite and after it, their median. The same code's suite took 304–354 s of CPU in four fresh-clone
- * CIs within half an hour, the machine's own speed moving it: the floor measured 530–618 ms beside
- * it, and the ratio moved 9% (bench/check.ts SPEED_LIMITS.suite).
+ * suite and after it, their median. The same suite took 304–354 s of CPU in six fresh-clone CIs
+ * within an hour, the machine's own speed moving it: the floor measured 530–618 ms beside it, and
+ * the ratio moved 11% (bench/check.ts SPEED_LIMITS.suite).
  */
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
