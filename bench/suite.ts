@@ -72,14 +72,19 @@ async function floorBatch(): Promise<number> {
   return Math.round(userMs + systemMs);
 }
 
+/** `count` floor batches, one after another: each one's CPU (ms). */
+async function floorBatches(count: number): Promise<number[]> {
+  const cpuMs: number[] = [];
+  for (let batch = 0; batch < count; batch += 1) cpuMs.push(await floorBatch());
+  return cpuMs;
+}
+
 export async function suiteBenchmark({ batches = 3, command = SUITE_COMMAND } = {}): Promise<SuiteReport> {
-  const beforeMs: number[] = [];
-  for (let batch = 0; batch < batches; batch += 1) beforeMs.push(await floorBatch());
+  const beforeMs = await floorBatches(batches);
   const loadBefore = loadavg()[0]!;
   const suite = await cpuOfScript(command);
   const loadAfter = loadavg()[0]!;
-  const afterMs: number[] = [];
-  for (let batch = 0; batch < batches; batch += 1) afterMs.push(await floorBatch());
+  const afterMs = await floorBatches(batches);
   const floorMs = median([...beforeMs, ...afterMs]);
   const total = (suite.userMs + suite.systemMs) / 1000;
   return {
