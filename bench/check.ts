@@ -579,6 +579,16 @@ export const SPEED_LIMITS = {
     // checks and copies 49, zod 36, IAM 34, the agent's tools 34): 2.5× needs the harness under ~300 µs, half of what it runs a
     // step, each layer cold code costing about its size (the CallTool input's parse 10.2 µs in a run, 0.15 µs in a hot loop).
     // Cuts to the engine lower the floor as much as the row. The bounds stay.
+    // 2026-12-06 14:35–14:45 UTC (load 1–3, the memory row's process, three pairs): the floor is half one defect of the engine's
+    // JSONPath library. The interpreter asks jsonpath-plus for each path of a state (`JSONPath({ path, json, wrap: false })`);
+    // for a scalar answer jsonpath-plus throws and catches an Error (its NewError) to return it, ~5 µs against ~0.45 for the
+    // query, ~20 times a step. With the throw taken out (jsonpath-plus evaluated with `autostart: false`, an experiment on the
+    // installed copy, not merged) the floor's main thread went 0.106 -> 0.056 ms a step and the memory row's 0.51 -> 0.44: the
+    // row 14% cheaper, its × floor 4.8 -> 7.8. In a `savepoint run` process it saves nothing measurable (2.32 ms of CPU a step
+    // either way: 12 alternated pairs of 20- and 120-step days, the slope of the medians), and the engine imports jsonpath-plus
+    // itself, so only the CLI bundle could put another module in its place (done on branch engine-jsonpath, its answers tested
+    // equal to jsonpath-plus's; not merged). A fix of the engine would halve this floor: the target, set against this floor,
+    // would then ask for ~0.14 ms a step.
     'embedded ledger, in memory': { bound: 7.5, target: 2.5, measured: "main thread: 4.28–5.27 (median 4.53) in six reports at load 7–9 since the handed state is sealed text; 4.33–5.71 in six reports at load 0.4–4 since 0.15.0 (a call handed its turn's state); 3.81–4.74 (median 4.09) in 26 reports at load 1.3–8.2 (2026-12-06); the process's CPU before: 5.79, 5.98, 4.03, 3.73; 2.95–4.98 (issue 38, second pass); 1.85–2.68 at load 4–5 (fifth pass)", caveat: STEADY_STATE },
     'embedded ledger, on disk': { bound: 9, target: 2.5, measured: "main thread: 5.04–5.88 (median 5.22) in the same six reports; 5.95–6.73 in the same six reports since 0.15.0; 4.60–6.10 (median 5.09) in 26 reports at load 1.3–8.2 (2026-12-06); the process's CPU before: 3.51, 5.37, 6.58, 6.18; 3.37–5.71 (issue 38, second pass); 2.32–3.75 at load 4–5 (fifth pass)", caveat: STEADY_STATE },
     // Issue 38's target for this row is absolute (≤ 6 ms of CPU a step: 18.6–49.3 ms measured), so not a ratio here.
