@@ -426,11 +426,6 @@ const Replay = z.object({
 });
 
 /**
- * Following a run's events (bench/events.ts): both rows measured, every subscriber's delivery
- * counted, and the resume after at least 50 random disconnects losing and repeating nothing
- * (exact, on any machine). The CPU the subscribers add is held by SPEED_LIMITS.events.
- */
-/**
  * Issue 38's test-suite target: `npm test` in 300 s of CPU on this 2-core machine, as a ratio to
  * bench/suite-floor.mjs's batch of 5 processes at the machine's usual speed here. That speed moves
  * by a tenth and more within an hour, load or not: the batch measured 541 ms (eight batches at load
@@ -448,6 +443,11 @@ const Suite = z.object({
   load: z.tuple([figure.nonnegative(), figure.nonnegative()]),
 });
 
+/**
+ * Following a run's events (bench/events.ts): both rows measured, every subscriber's delivery
+ * counted, and the resume after at least 50 random disconnects losing and repeating nothing
+ * (exact, on any machine). The CPU the subscribers add is held by SPEED_LIMITS.events.
+ */
 const Events = z.object({
   steps: count.min(10),
   subscribers: count.min(1),
