@@ -23,9 +23,18 @@ export interface HistoryLine {
  */
 export interface HistorySource {
   /** The lines of one execution (by ARN), oldest first; empty when nothing is known of it. */
-  linesOf(executionArn: string): HistoryLine[] | Promise<HistoryLine[]>;
+  linesOf(executionArn: string, ask?: HistoryAsk): HistoryLine[] | Promise<HistoryLine[]>;
   /** The status of the execution (`RUNNING`, `SUCCEEDED`, …), if known here. */
-  statusOf?(executionArn: string): string | undefined | Promise<string | undefined>;
+  statusOf?(executionArn: string, ask?: HistoryAsk): string | undefined | Promise<string | undefined>;
+}
+
+/** What the asker knows of an execution's run, for a source that keeps what it read (console/stack.ts). */
+export interface HistoryAsk {
+  /**
+   * The run has ended (its ledger record is no longer `running`): a copy of the execution's
+   * history read while it ran may lack its end, so it is read again rather than served.
+   */
+  readonly runEnded?: boolean;
 }
 
 /** What linesFromEngine reads of a history event: the local engine's and the Step Functions API's alike. */
@@ -132,16 +141,16 @@ export function historySource(options: {
 /** Several engines' executions as one source (serve with several agents: an engine each): an execution is found in the one that knows it. */
 export function severalHistories(sources: readonly HistorySource[]): HistorySource {
   return {
-    async linesOf(arn) {
+    async linesOf(arn, ask) {
       for (const source of sources) {
-        const lines = await source.linesOf(arn);
+        const lines = await source.linesOf(arn, ask);
         if (lines.length > 0) return lines;
       }
       return [];
     },
-    async statusOf(arn) {
+    async statusOf(arn, ask) {
       for (const source of sources) {
-        const status = await source.statusOf?.(arn);
+        const status = await source.statusOf?.(arn, ask);
         if (status !== undefined) return status;
       }
       return undefined;

@@ -20,7 +20,7 @@ import { countStates, currentState, executionName, layoutDefinition, type Histor
 import { streamTickets } from './stream-tickets.js';
 import { localRunEvents } from '../local/services/run-events.js';
 import { nodeStreamResponse } from '../local/services/event-stream.js';
-import { executionLinks, runRows, timeline } from './views.js';
+import { executionLinks, historyAsk, runRows, timeline } from './views.js';
 import { loopbackHosts } from '../lambdas/shared/loopback-hosts.js';
 
 /**
@@ -194,7 +194,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
           if (selected.length === 0) throw new HttpError(404, `execution: run ${runId} has no execution ${execution}`);
           const definition = await options.definition?.(run);
           if (!definition) throw new HttpError(404, 'the state machine definition is not available here (no engine runs and no agent to synthesize it)');
-          const lines = await Promise.all(selected.map((arn) => options.history.linesOf(arn)));
+          const lines = await Promise.all(selected.map((arn) => options.history.linesOf(arn, historyAsk(run))));
           const current = run.status === 'running' ? currentState(await options.history.linesOf(run.executionArn)) : undefined;
           return {
             ...layoutDefinition(definition),

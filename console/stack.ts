@@ -5,7 +5,7 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { RunRecord } from '../lambdas/records/ledger-records.js';
 import { localUser } from '../local/services/approval-api.js';
 import type { AslDefinition } from '../local/template/asl.js';
-import { linesFromEngine, statusFromLines, type HistoryLine, type HistorySource } from './history.js';
+import { linesFromEngine, statusFromLines, type HistoryAsk, type HistoryLine, type HistorySource } from './history.js';
 import { startConsole, type ConsoleOptions, type ConsoleServer } from './server.js';
 
 /**
@@ -66,8 +66,10 @@ const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']);
  * Execution histories from the Step Functions API. A finished execution's history is read once; a
  * running one's is brought up to date newest-first (`reverseOrder`) down to the newest event already
  * read, so a 20,000-event execution is paged through once, not on every refresh. A running
- * execution is asked again at most every `freshMs` (one page render asks several times); concurrent
- * asks share one read.
+ * execution is asked again at most every `freshMs` (one page render asks several times) while its
+ * run runs; once the asker says the run has ended (`runEnded`), what was read while it ran is read
+ * again, up to its end (a page rendered within `freshMs` of the run's end showed it unfinished, a
+ * handoff or the last states missing, until the next change). Concurrent asks share one read.
  */
 export function sfnHistorySource(sfn: Pick<SFNClient, 'send'>, options: { freshMs?: number; now?: () => number } = {}): HistorySource {
   const freshMs = options.freshMs ?? 1_000;
@@ -108,9 +110,9 @@ export function sfnHistorySource(sfn: Pick<SFNClient, 'send'>, options: { freshM
     return entry;
   };
 
-  const entryOf = (executionArn: string): Promise<Entry> => {
+  const entryOf = (executionArn: string, ask: HistoryAsk = {}): Promise<Entry> => {
     const known = cache.get(executionArn);
-    if (known && ((known.status && TERMINAL.has(known.status)) || now() - known.readAt < freshMs)) return Promise.resolve(known);
+    if (known && ((known.status && TERMINAL.has(known.status)) || (!ask.runEnded && now() - known.readAt < freshMs))) return Promise.resolve(known);
     let pending = reading.get(executionArn);
     if (!pending) {
       pending = read(executionArn).finally(() => reading.delete(executionArn));
@@ -120,8 +122,8 @@ export function sfnHistorySource(sfn: Pick<SFNClient, 'send'>, options: { freshM
   };
 
   return {
-    linesOf: async (executionArn) => (await entryOf(executionArn)).lines,
-    statusOf: async (executionArn) => (await entryOf(executionArn)).status,
+    linesOf: async (executionArn, ask) => (await entryOf(executionArn, ask)).lines,
+    statusOf: async (executionArn, ask) => (await entryOf(executionArn, ask)).status,
   };
 }
 

@@ -6,7 +6,7 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../lambdas/records/ledger-records.js';
 import { COUNTED_GUARDS, spentOf } from '../lambdas/records/guards.js';
 import { executionChain, handoffThreshold } from '../lambdas/guards/history.js';
-import { executionName, type HistoryLine, type HistorySource } from './history.js';
+import { executionName, type HistoryAsk, type HistoryLine, type HistorySource } from './history.js';
 
 /**
  * What the console shows, computed from the ledger (what a run did) and the execution history
@@ -163,12 +163,16 @@ function migrationReason(run: RunRecord, executionArn: string): string {
   return migration ? `migrated by ${migration.by}: ${version(migration.from)} → ${version(migration.to)}` : 'migrated to a new version';
 }
 
+/** How the run's executions are asked for: what a source that keeps them needs to know of the run (HistoryAsk). */
+export const historyAsk = (run: Pick<RunRecord, 'status'>): HistoryAsk => ({ runEnded: run.status !== 'running' });
+
 /** The executions that drove the run, in order. */
 export async function executionLinks(run: RunRecord, history: HistorySource, link?: (executionArn: string) => string): Promise<ExecutionLink[]> {
   const chain = executionChain(run);
+  const ask = historyAsk(run);
   return Promise.all(
     chain.map(async ({ executionArn, name, via }, index): Promise<ExecutionLink> => {
-      const [lines, status] = await Promise.all([history.linesOf(executionArn), history.statusOf?.(executionArn)]);
+      const [lines, status] = await Promise.all([history.linesOf(executionArn, ask), history.statusOf?.(executionArn, ask)]);
       const recovery = via === 'resume' ? RECOVERY_NAME.exec(name) : null;
       const kind: ExecutionLink['via'] = recovery ? 'recovery' : via;
       const reason =
@@ -302,7 +306,7 @@ async function eventItems(run: RunRecord, history: HistorySource, approvals: App
   const items: TimelineItem[] = [];
   const chain = await executionLinks(run, history, link);
   for (const execution of chain) {
-    const lines: HistoryLine[] = await history.linesOf(execution.executionArn);
+    const lines: HistoryLine[] = await history.linesOf(execution.executionArn, historyAsk(run));
     items.push({
       kind: 'execution',
       ...(execution.startedAt && { at: execution.startedAt }),

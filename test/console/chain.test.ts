@@ -110,6 +110,29 @@ describe('execution histories from the Step Functions API', () => {
     expect(sfn.calls).toHaveLength(6);
   });
 
+  it('reads again, within the freshness window, what it read while the run ran once the asker says the run has ended', async () => {
+    id = 0;
+    const events = [event('ExecutionStarted'), entered('CallModel')];
+    const sfn = fakeSfn(events);
+    // The clock stands still: every ask below falls within the freshness window.
+    const source = sfnHistorySource(sfn as never, { freshMs: 1_000, now: () => 0 });
+    expect(await source.statusOf!(arn('e1'))).toBe('RUNNING');
+    expect(sfn.calls).toHaveLength(1);
+
+    // The run hands off and ends within the window: asked as before, the copy read while it ran.
+    events.push(entered('Handoff'), event('ExecutionSucceeded'));
+    expect((await source.linesOf(arn('e1'))).map((line) => line.state ?? line.type)).toEqual(['ExecutionStarted', 'CallModel']);
+    expect(sfn.calls).toHaveLength(1);
+    // Asked for a run that has ended: read again, down to the newest event it had (one call).
+    const [lines, status] = await Promise.all([source.linesOf(arn('e1'), { runEnded: true }), source.statusOf!(arn('e1'), { runEnded: true })]);
+    expect(lines.map((line) => line.state ?? line.type)).toEqual(['ExecutionStarted', 'CallModel', 'Handoff', 'ExecutionSucceeded']);
+    expect(status).toBe('SUCCEEDED');
+    expect(sfn.calls).toHaveLength(2);
+    // Finished now: never read again, however it is asked.
+    await source.linesOf(arn('e1'), { runEnded: true });
+    expect(sfn.calls).toHaveLength(2);
+  });
+
   it('reads an execution that does not exist (a successor not started yet) as empty', async () => {
     const source = sfnHistorySource(fakeSfn([]) as never);
     expect(await source.linesOf(arn('c1'))).toEqual([]);
