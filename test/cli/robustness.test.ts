@@ -184,8 +184,10 @@ describe('a state directory that cannot be used is one sentence and exit 2', () 
   });
 
   it('under a file', async () => {
-    const result = await savepoint('--state-dir', join(root, 'a-file', 'state'), 'run', '--template', template);
-    expect(result).toMatchObject({ code: 2, stderr: expect.stringMatching(/cannot create the state directory .*a-file\/state: a part of the path is a file/) });
+    const file = join(root, 'a-file-above');
+    writeFileSync(file, 'not a directory');
+    const result = await savepoint('--state-dir', join(file, 'state'), 'run', '--template', template);
+    expect(result).toMatchObject({ code: 2, stderr: expect.stringMatching(/cannot create the state directory .*a-file-above\/state: a part of the path is a file/) });
     oneSentence(result.stderr);
   });
 

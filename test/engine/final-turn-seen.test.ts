@@ -1,3 +1,4 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
@@ -8,6 +9,7 @@ import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services
 import { cachedTemplate } from '../../local/template/cache.js';
 import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
 import { run, t0, turn } from '../contract/fixtures.js';
+import { countingClient } from '../support/counting-client.js';
 
 /**
  * A final answer's write (TurnLedger `recordTurn` with `count.seen`, protocol.ts `recordTurnSeen`):
@@ -18,10 +20,14 @@ import { run, t0, turn } from '../contract/fixtures.js';
  */
 let dynamo: LocalDynamo;
 let tables = 0;
+const clients: DynamoDBClient[] = [];
 beforeAll(async () => {
   dynamo = await startDynamo();
 });
-afterAll(async () => dynamo.close());
+afterAll(async () => {
+  for (const client of clients) client.destroy();
+  await dynamo.close();
+});
 
 type Setup = { ledger: Ledger; another: Ledger; requests: () => number };
 
@@ -29,9 +35,10 @@ async function dynalite(): Promise<Setup> {
   const name = `seen-${++tables}`;
   await ensureTable(dynamo.client, ledgerTableFromTemplate(await cachedTemplate('agent'), name));
   let requests = 0;
-  dynamo.client.middlewareStack.add((next) => (args) => ((requests += 1), next(args)), { step: 'initialize', name: `count-${name}` });
+  const client = countingClient(dynamo, () => (requests += 1));
+  clients.push(client);
   const sealer = ephemeralSealer();
-  return { ledger: new DynamoDbLedger(dynamo.client, name, sealer), another: new DynamoDbLedger(dynamo.client, name, sealer), requests: () => requests };
+  return { ledger: new DynamoDbLedger(client, name, sealer), another: new DynamoDbLedger(client, name, sealer), requests: () => requests };
 }
 
 function embedded(): Setup {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import type { TurnSeen } from '../../lambdas/ledger/ledger.js';
 import { handedContent } from '../../lambdas/ledger/handed-versions.js';
@@ -9,6 +9,7 @@ import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services
 import { cachedTemplate } from '../../local/template/cache.js';
 import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
 import { at, call, run, turn } from '../contract/fixtures.js';
+import { countingClient } from '../support/counting-client.js';
 
 /**
  * A read call's record on the versions its turn handed it (TurnLedger `recordCall` with a basis,
@@ -20,23 +21,28 @@ import { at, call, run, turn } from '../contract/fixtures.js';
  */
 let dynamo: LocalDynamo;
 let tables = 0;
+const clients: DynamoDBClient[] = [];
 beforeAll(async () => {
   dynamo = await startDynamo();
 });
-afterAll(async () => dynamo.close());
+afterAll(async () => {
+  for (const client of clients) client.destroy();
+  await dynamo.close();
+});
 
 async function table() {
   const name = `handed-${++tables}`;
   await ensureTable(dynamo.client, ledgerTableFromTemplate(await cachedTemplate('agent'), name));
   const sent: string[] = [];
-  dynamo.client.middlewareStack.add((next, context) => (args) => (sent.push(`${name}:${context.commandName}`), next(args)), { step: 'initialize', name: `count-${name}` });
+  const client = countingClient(dynamo, (command) => sent.push(command));
+  clients.push(client);
   const sealer = ephemeralSealer();
-  const ledger = new DynamoDbLedger(dynamo.client, name, sealer);
+  const ledger = new DynamoDbLedger(client, name, sealer);
   await ledger.createRun(run('r1'));
   let seen: TurnSeen | undefined;
   await ledger.recordTurn(turn(3), { stepKey: 'turn:3', deltas: { steps: 1, modelTurns: 1 }, handing: (saw) => (seen = saw) });
   const basis = { ...seen!.basis!, content: handedContent(seen!.run, seen!.globalKill, turn(3)) };
-  return { name, ledger, sealer, seen: { ...seen!, basis }, requests: () => sent.filter((request) => request.startsWith(`${name}:`)).map((request) => request.slice(name.length + 1)) };
+  return { name, ledger, sealer, seen: { ...seen!, basis }, requests: () => [...sent] };
 }
 
 const completed = { ...call({ effect: 'read' }), status: 'completed', outcome: 'ok', result: '{"order":1}', latencyMs: 2, recordedAt: at(1).toISOString() } as ToolCallRecord & { status: 'completed' };

@@ -54,6 +54,8 @@ describe('API throttling at the local endpoint', () => {
 
   it('answers DescribeStateMachineForExecution past its bucket of 200 with ThrottlingException, then one more per second', async () => {
     const call = () => client.send(new DescribeStateMachineForExecutionCommand({ executionArn }));
+    // The endpoint's count of what it throttled is the file's: this test's is what it adds.
+    const before = quotas.throttled();
     for (let i = 0; i < 200; i++) await call();
     await expect(call()).rejects.toMatchObject({ name: 'ThrottlingException', message: 'Rate exceeded', $metadata: { httpStatusCode: 400 } });
     now += 1000;
@@ -61,7 +63,7 @@ describe('API throttling at the local endpoint', () => {
     await expect(call()).rejects.toMatchObject({ name: 'ThrottlingException' });
     // Its own bucket: other actions are not throttled by it.
     await client.send(new DescribeExecutionCommand({ executionArn }));
-    expect(quotas.throttled()).toEqual({ DescribeStateMachineForExecution: 2 });
+    expect(quotas.throttled()).toEqual({ ...before, DescribeStateMachineForExecution: (before['DescribeStateMachineForExecution'] ?? 0) + 2 });
   });
 
   it('refills GetExecutionHistory at 20 a second after its burst of 400', async () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { CrashPoint } from '../../local/runtime/crash.js';
 import { createRecoverOnStatusChange, recoveryExecutionName, recoveryVerdict, type EndedExecution } from '../../lambdas/steps/recover-run.js';
@@ -160,6 +160,10 @@ describe('the recovery handler', () => {
     starter: { start: () => Promise.reject(new Error('must not start')) },
     clock: { now: () => now },
   });
+  // What each test's handler asked for, that test's alone.
+  beforeEach(() => {
+    asked.length = 0;
+  });
 
   it('finds the run of an execution whose input does not name it where StartRun noted it, with no agent code (events/execution-failed.json)', async () => {
     expect(await handler(event)).toEqual({ runId: 'refunds-2026-11-28', action: 'ignored', reason: 'no such run (it never started)' });
@@ -167,7 +171,6 @@ describe('the recovery handler', () => {
   });
 
   it('takes the run id an input names, without a lookup', async () => {
-    asked.length = 0;
     const input = JSON.stringify({ runId: 'named-run', input: { day: '2026-11-28' } });
     expect(await handler({ ...event, detail: { ...event.detail, executionArn: `${event.detail['executionArn'] as string}-2`, input } })).toMatchObject({ runId: 'named-run' });
     expect(asked).toEqual(['named-run']);

@@ -30,8 +30,9 @@ beforeAll(async () => {
 });
 afterAll(() => h.stack.close());
 
-const start = (stateMachineArn: string, name: string) =>
-  h.stack.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ runId: name, input: sampleInput, config: { approvalTimeoutSeconds: 3600 } }) }));
+const startOn = (harness: Harness) => (stateMachineArn: string, name: string) =>
+  harness.stack.sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify({ runId: name, input: sampleInput, config: { approvalTimeoutSeconds: 3600 } }) }));
+const start = (stateMachineArn: string, name: string) => startOn(h)(stateMachineArn, name);
 
 describe('versions and aliases at the local endpoint', () => {
   it('starts on the alias: the execution runs the version the alias routes to and is associated with both', async () => {
@@ -53,17 +54,25 @@ describe('versions and aliases at the local endpoint', () => {
   });
 
   it('after a deploy the alias routes to the new version; an execution keeps the version it started on; a version ARN starts on that version', async () => {
-    const { executionArn: before } = await start(`${h.stack.stateMachineArn}:live`, 'before-deploy');
-    expect(h.stack.deploy(refundReconciler)).toBe(2);
-    const { executionArn: after } = await start(`${h.stack.stateMachineArn}:live`, 'after-deploy');
-    const { executionArn: pinned } = await start(`${h.stack.stateMachineArn}:1`, 'on-version-1');
-    const describe = (executionArn: string | undefined) => h.stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
-    expect(await describe(before)).toMatchObject({ stateMachineVersionArn: `${h.stack.stateMachineArn}:1`, stateMachineAliasArn: `${h.stack.stateMachineArn}:live` });
-    expect(await describe(after)).toMatchObject({ stateMachineVersionArn: `${h.stack.stateMachineArn}:2`, stateMachineAliasArn: `${h.stack.stateMachineArn}:live` });
-    const onVersion = await describe(pinned);
-    expect(onVersion).toMatchObject({ stateMachineVersionArn: `${h.stack.stateMachineArn}:1` });
-    expect(onVersion.stateMachineAliasArn).toBeUndefined(); // a version start is associated with no alias
-    for (const arn of [before, after, pinned]) await h.stack.engine.stopExecution(arn!);
+    // A stack of its own: the deploy moves the alias, which the other tests read at version 1.
+    const deployed = await startHarness({ recovery: false });
+    try {
+      const { stateMachineArn } = deployed.stack;
+      const start = startOn(deployed);
+      const { executionArn: before } = await start(`${stateMachineArn}:live`, 'before-deploy');
+      expect(deployed.stack.deploy(refundReconciler)).toBe(2);
+      const { executionArn: after } = await start(`${stateMachineArn}:live`, 'after-deploy');
+      const { executionArn: pinned } = await start(`${stateMachineArn}:1`, 'on-version-1');
+      const describe = (executionArn: string | undefined) => deployed.stack.sfn.send(new DescribeExecutionCommand({ executionArn }));
+      expect(await describe(before)).toMatchObject({ stateMachineVersionArn: `${stateMachineArn}:1`, stateMachineAliasArn: `${stateMachineArn}:live` });
+      expect(await describe(after)).toMatchObject({ stateMachineVersionArn: `${stateMachineArn}:2`, stateMachineAliasArn: `${stateMachineArn}:live` });
+      const onVersion = await describe(pinned);
+      expect(onVersion).toMatchObject({ stateMachineVersionArn: `${stateMachineArn}:1` });
+      expect(onVersion.stateMachineAliasArn).toBeUndefined(); // a version start is associated with no alias
+      for (const arn of [before, after, pinned]) await deployed.stack.engine.stopExecution(arn!);
+    } finally {
+      await deployed.stack.close();
+    }
   });
 
   it('refuses an alias the state machine does not have', async () => {
