@@ -49,20 +49,22 @@ afterAll(() => anthropic.close());
 describe('savepoint run --model', () => {
   it('runs the refund reconciler on Anthropic through the official SDK, with the prompt cache read every turn', async () => {
     const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.url };
+    // The server is the file's: this run's requests are those it accepts from here on.
+    const earlier = anthropic.acceptedBodies().length;
     const run = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--json', '--approve', 'approve', '--world-data', day, '--model', 'anthropic:claude-haiku-4-5'], env);
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as Record<string, any>;
     expect(report).toMatchObject({ status: 'succeeded', model: 'anthropic:claude-haiku-4-5', inFlight: 0 });
     expect(report['turnsByModel']).toEqual({ 'anthropic:claude-haiku-4-5': report['modelTurns'] });
     // Every call went to the wire server (none to the simulator), and all but the first read the cache.
-    expect(anthropic.acceptedBodies()).toHaveLength(report['modelTurns']);
+    const bodies = anthropic.acceptedBodies().slice(earlier) as { system: unknown; tools: unknown }[];
+    expect(bodies).toHaveLength(report['modelTurns']);
     expect(report['tokens'].cachedInput).toBeGreaterThan(report['tokens'].input / 2);
     // Priced as Haiku: far below what the same tokens would cost uncached.
     const uncached = costOf('anthropic:claude-haiku-4-5', { input_tokens: report['tokens'].input, output_tokens: report['tokens'].output });
     expect(report['dollars']).toBeGreaterThan(0);
     expect(report['dollars']).toBeLessThan(uncached * 0.5);
     // The system prompt and the tools are the same bytes on every turn: what the cache matches.
-    const bodies = anthropic.acceptedBodies() as { system: unknown; tools: unknown }[];
     expect(new Set(bodies.map((body) => JSON.stringify([body.system, body.tools]))).size).toBe(1);
   });
 

@@ -116,13 +116,16 @@ describe('savepoint fork of a refund run', () => {
   });
 
   it('replays a fork identically (its copied turns copied again, its own answered), and names a changed prompt at its first own turn', async () => {
-    for (const runId of ['fork-reuse', 'fork-dry-3']) {
+    // Forks of its own (a reusing one and a dry one), not the other tests'.
+    expect((await fork('replayed-reuse', { at: 3 })).status).toBe('succeeded');
+    expect((await fork('replayed-dry', { at: 3, effects: 'dry' })).status).toBe('succeeded');
+    for (const runId of ['replayed-reuse', 'replayed-dry']) {
       const result = await replayRun({ agent: refundReconciler, source: harness.stack.ledger, runId });
       expect(result.divergence, `${runId}: ${JSON.stringify(result.divergence)}`).toBeUndefined();
       expect(result.live).toEqual({ model: 0, tools: 0 });
     }
     const changed = { ...refundReconciler, system: `${refundReconciler.system}\nNever refund more than $100.` };
-    const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId: 'fork-reuse' });
+    const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId: 'replayed-reuse' });
     expect(result.divergence).toMatchObject({ turn: 3, what: 'model request', why: 'the system prompt changed' });
   });
 

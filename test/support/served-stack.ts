@@ -37,6 +37,8 @@ export interface ApprovalRequest {
 
 export interface ServedStack {
   env: NodeJS.ProcessEnv;
+  /** The API stage's address, `http://127.0.0.1:<port>` (the stack's ApprovalApiUrl output without its `/approvals`). */
+  apiUrl: string;
   /** Every request the approval API received, with whether its signature checked out. */
   approvalRequests: ApprovalRequest[];
   close(): Promise<void>;
@@ -71,7 +73,8 @@ export async function serveStack(harness: Harness): Promise<ServedStack> {
     outgoing.end(JSON.stringify(known ? { ARN: SEAL_SECRET_ARN, Name: 'SealKey', SecretString: SEAL_KEY } : { __type: 'ResourceNotFoundException', message: 'no such secret' }));
   });
   await new Promise<void>((resolve) => secrets.listen(0, '127.0.0.1', resolve));
-  const approvalsUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/approvals`;
+  const apiUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  const approvalsUrl = `${apiUrl}/approvals`;
   const values: Record<string, string> = {
     [outputDescription('refund-reconciler', 'StateMachineArn')]: stack.stateMachineArn,
     [outputDescription('refund-reconciler', 'LedgerTableName')]: LEDGER_TABLE,
@@ -94,6 +97,7 @@ export async function serveStack(harness: Harness): Promise<ServedStack> {
   };
   return {
     env,
+    apiUrl,
     approvalRequests,
     close: async () => {
       proxy.closeAllConnections();

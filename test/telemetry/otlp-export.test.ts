@@ -271,8 +271,15 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     expect(existsSync(fresh)).toBe(false);
   });
 
-  // Last: the fork adds its lineage to the parent's record (and so a link to the parent's root).
   it("a fork's trace links to the parent's turn it was forked after, the parent's back to the fork, live and rebuilt alike", async () => {
+    // A parent of its own: a fork adds its lineage to the parent's record (and so a link to the
+    // parent's root), which the other tests' traces of the sample day's run would then show.
+    const parent = await workspace('otel-fork-parent', sampleDay, { traced: true });
+    receiver.clear();
+    const ran = await savepoint(parent.args('run', '--json', '--approve', 'approve'), { env: otel() });
+    expect(ran.code, ran.stderr).toBe(0);
+    const live = ofRun(receiver.spans);
+    const stateDir = parent.stateDir;
     receiver.clear();
     const fork = 'refunds-fork-4';
     // The state directory keeps the day the parent ran on: the fork's simulated world serves it again.
