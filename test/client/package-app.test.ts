@@ -161,7 +161,8 @@ function startServe(stateDir = '.savepoint', cwd = app): { child: ChildProcess; 
   return { child, ready, exited };
 }
 
-describe('an application from npm pack, on savepoint serve', () => {
+// In order: the README's application, curl session and MCP host run on the serve an earlier test started.
+describe('an application from npm pack, on savepoint serve', { shuffle: false }, () => {
   // One install for both tests: savepoint from npm pack, the sample day, the template as `cdk synth` writes it.
   beforeAll(async () => {
     await installApp(app, { name: 'events-app', dependencies: pinned('aws-local-stepfunctions', 'esbuild') }, 300_000);

@@ -45,7 +45,8 @@ function holdingKilledRun(ledger: Ledger): Ledger {
   });
 }
 
-describe.skipIf(!haveChromium)('the console in a browser', () => {
+// In order, as a person uses the page: the second run reads the refunds the first paid, and the last test stops the console's server.
+describe.skipIf(!haveChromium)('the console in a browser', { shuffle: false }, () => {
   beforeAll(async () => {
     const { chromium } = await import('playwright-core');
     [harness, browser] = await Promise.all([startHarness({ decorateLedger: holdingKilledRun }), chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })]);

@@ -166,7 +166,9 @@ const { executionArn } = await new SFNClient({}).send(new StartExecutionCommand(
 console.log(executionArn);
 `;
 
-describe('savepoint from npm pack, in a package outside the repository', () => {
+// In the README's order, as a user follows it: a later step reads what an earlier one made (a run, its
+// trace, its fork), once, rather than each test making it again on the installed package.
+describe('savepoint from npm pack, in a package outside the repository', { shuffle: false }, () => {
   beforeAll(async () => {
     const install = installedBy(snippet('install'));
     expect(install.dependencies).toEqual(['savepoint', 'zod']);
