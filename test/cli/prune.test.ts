@@ -29,17 +29,19 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dirname(stateDir), { recursive: true, force: true }));
 
-/** Runs `savepoint <args>` in this process; what it printed on stdout. */
-async function savepoint(...args: string[]): Promise<string> {
+/** Runs `savepoint --state-dir <dir> <args>` in this process; what it printed on stdout. */
+async function savepointIn(dir: string, ...args: string[]): Promise<string> {
   let printed = '';
   const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((printed += String(chunk)), true));
   try {
-    await program.parseAsync(['--state-dir', stateDir, ...args], { from: 'user' });
+    await program.parseAsync(['--state-dir', dir, ...args], { from: 'user' });
   } finally {
     write.mockRestore();
   }
   return printed;
 }
+/** The same, on the file's state directory (its one finished run, which no test removes). */
+const savepoint = (...args: string[]) => savepointIn(stateDir, ...args);
 
 describe('savepoint prune', () => {
   it('refuses a date it cannot read, naming the option', async () => {
@@ -59,6 +61,9 @@ describe('savepoint prune', () => {
   });
 
   it('removes a finished run, and verify --all accounts for it from the sealed prune record', async () => {
+    // A state directory of its own (its run the same): the other tests read the file's run, which this one removes.
+    const { stateDir: own } = await workspaceWithRun('prune-removed', day);
+    const savepoint = (...args: string[]) => savepointIn(own, ...args);
     const { pruned } = JSON.parse(await savepoint('prune', '--finished-before', '2999-01-01', '--json')) as { pruned: { runIds: string[]; records: number; digest: string }[] };
     expect(pruned).toMatchObject([{ runIds: [runId], digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }]);
     expect(pruned[0]!.records).toBeGreaterThan(5);
@@ -69,6 +74,7 @@ describe('savepoint prune', () => {
     const verified = JSON.parse(await savepoint('verify', '--all', '--json')) as { ok: boolean; pruned: { records: { runIds: string[] }[]; problems: string[] } };
     expect(verified).toMatchObject({ ok: true, pruned: { records: [{ runIds: [runId] }], problems: [] } });
     expect(await savepoint('verify', runId)).toMatch(new RegExp(`^${runId}: pruned, its records removed by pruned at \\S+: 1 run that finished before 2999-01-01T00:00:00.000Z \\(\\d+ records, sha256:[0-9a-f]{64}\\), sealed\\n$`));
+    rmSync(dirname(own), { recursive: true, force: true });
   });
 });
 

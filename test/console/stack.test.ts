@@ -99,7 +99,8 @@ afterAll(async () => {
   if (stateDir) rmSync(stateDir, { recursive: true, force: true });
 });
 
-describe('the console on a deployed stack', () => {
+// In order: the resume test's run finishes without a person only once the hand-off test has paid the refunds that ask for one (they share a world).
+describe('the console on a deployed stack', { shuffle: false }, () => {
   it('kills a run waiting for a person, as the operator, and refuses posts without the token or from another origin', async () => {
     // A run that asks a person at once, whatever the other tests' runs paid already: its step budget
     // is spent after two steps and it asks for more.

@@ -54,6 +54,15 @@ describe('forks onto other code, with edits', () => {
     const ended = await waitForChain(harness.stack.engine, harness.stack.ledger, runId, executionArn);
     return { ended, run: (await harness.stack.ledger.getRun(runId)) as RunRecord | undefined, requests: sent.slice(before) };
   };
+  /** `body` with `agent` deployed, then v1 deployed again: the other tests fork onto the parent's own code, whichever ran before. */
+  const deployedWhile = async (agent: typeof v1, body: () => Promise<void>) => {
+    harness.stack.deploy(agent);
+    try {
+      await body();
+    } finally {
+      harness.stack.deploy(v1);
+    }
+  };
   const verifies = async (...runIds: string[]) => {
     for (const runId of runIds) expect((await verifyRun(harness.stack.ledger, runId)).problems, runId).toEqual([]);
   };
@@ -100,30 +109,30 @@ describe('forks onto other code, with edits', () => {
     await verifies('fork-haiku');
   });
 
-  it('refuses a fork onto a version that does not declare the parent compatible, except at turn 1 (nothing copied)', async () => {
-    harness.stack.deploy(v3);
-    const refused = await fork('fork-v3', { fork: { from: 'parent', at: 3, effects: 'dry' } });
-    expect(refused.ended.status).toBe('FAILED');
-    expect(refused.ended.cause).toMatch(/fork\.from: this code cannot continue run parent's first 2 turns: version 3 does not declare version 1 compatible \(it declares no compatibleWith\); or fork at turn 1/);
-    expect(refused.run).toBeUndefined();
-    const fresh = await fork('fork-v3-at-1', { fork: { from: 'parent', at: 1, effects: 'dry' } });
-    expect(fresh.run).toMatchObject({ status: 'succeeded', agentVersion: '3', forkedFrom: { runId: 'parent', turn: 1 } });
-    expect(fresh.requests[0]!.request.system).toContain('Never refund more than $100.');
-  });
+  it('refuses a fork onto a version that does not declare the parent compatible, except at turn 1 (nothing copied)', () =>
+    deployedWhile(v3, async () => {
+      const refused = await fork('fork-v3', { fork: { from: 'parent', at: 3, effects: 'dry' } });
+      expect(refused.ended.status).toBe('FAILED');
+      expect(refused.ended.cause).toMatch(/fork\.from: this code cannot continue run parent's first 2 turns: version 3 does not declare version 1 compatible \(it declares no compatibleWith\); or fork at turn 1/);
+      expect(refused.run).toBeUndefined();
+      const fresh = await fork('fork-v3-at-1', { fork: { from: 'parent', at: 1, effects: 'dry' } });
+      expect(fresh.run).toMatchObject({ status: 'succeeded', agentVersion: '3', forkedFrom: { runId: 'parent', turn: 1 } });
+      expect(fresh.requests[0]!.request.system).toContain('Never refund more than $100.');
+    }));
 
-  it('continues a fork on v2 with its new tool offered, and lineage that verifies on both runs', async () => {
-    harness.stack.deploy(v2);
-    const { run, requests } = await fork('fork-v2', { fork: { from: 'parent', at: 3 } });
-    expect(run).toMatchObject({ status: 'succeeded', agentVersion: '2', forkedFrom: { runId: 'parent', turn: 3, effects: 'reuse' } });
-    expect(run?.forkedFrom?.edited).toBeUndefined();
-    expect(requests.length).toBeGreaterThan(0);
-    for (const { request } of requests) expect(request.tools?.map((tool) => tool.name)).toContain('check_chargebacks');
-    // The parent's requests never offered it.
-    const parentTurns = (await harness.stack.ledger.listConversation('parent')).turns.length;
-    expect(sent.slice(0, parentTurns).some(({ request }) => request.tools?.some((tool) => tool.name === 'check_chargebacks'))).toBe(false);
-    expect((await harness.stack.ledger.getRun('parent'))!.forks).toContainEqual({ runId: 'fork-v2', turn: 3 });
-    // The same refunds as the parent's, answered from its record: nothing paid twice.
-    expect(harness.stack.world.payments.refunds().length).toBe(new Set(harness.stack.world.payments.refunds().map((refund) => refund.refundRequestId)).size);
-    await verifies('parent', 'fork-v2');
-  });
+  it('continues a fork on v2 with its new tool offered, and lineage that verifies on both runs', () =>
+    deployedWhile(v2, async () => {
+      const { run, requests } = await fork('fork-v2', { fork: { from: 'parent', at: 3 } });
+      expect(run).toMatchObject({ status: 'succeeded', agentVersion: '2', forkedFrom: { runId: 'parent', turn: 3, effects: 'reuse' } });
+      expect(run?.forkedFrom?.edited).toBeUndefined();
+      expect(requests.length).toBeGreaterThan(0);
+      for (const { request } of requests) expect(request.tools?.map((tool) => tool.name)).toContain('check_chargebacks');
+      // The parent's requests never offered it.
+      const parentTurns = (await harness.stack.ledger.listConversation('parent')).turns.length;
+      expect(sent.slice(0, parentTurns).some(({ request }) => request.tools?.some((tool) => tool.name === 'check_chargebacks'))).toBe(false);
+      expect((await harness.stack.ledger.getRun('parent'))!.forks).toContainEqual({ runId: 'fork-v2', turn: 3 });
+      // The same refunds as the parent's, answered from its record: nothing paid twice.
+      expect(harness.stack.world.payments.refunds().length).toBe(new Set(harness.stack.world.payments.refunds().map((refund) => refund.refundRequestId)).size);
+      await verifies('parent', 'fork-v2');
+    }));
 });
