@@ -17,7 +17,9 @@ export function formatSpanTree(spans: readonly SpanRecord[]): string {
   }
   const lines: string[] = [];
   const walk = (parent: string | undefined, depth: number) => {
-    const order = [...(children.get(parent) ?? [])].sort((a, b) => a.startMs - b.startMs || a.name.localeCompare(b.name));
+    // Of siblings that start in the same millisecond, the one that ends first first: a turn's budget
+    // check ends where its model call starts, and on a fast machine both fall in one millisecond.
+    const order = [...(children.get(parent) ?? [])].sort((a, b) => a.startMs - b.startMs || a.endMs - b.endMs || a.name.localeCompare(b.name));
     for (const span of order) {
       lines.push(`${'  '.repeat(depth)}${describe(span)}`);
       walk(span.spanId, depth + 1);

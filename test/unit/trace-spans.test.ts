@@ -87,6 +87,12 @@ describe('spans from records', () => {
     expect(callSpan(call({ outcome: 'error' })).status).toBe('error');
   });
 
+  it('prints a span that ends where its sibling starts before it, in one millisecond too (a budget check, then its model call)', () => {
+    const chat = turnSpan(turn());
+    const check = { ...chat, spanId: 'c'.repeat(16), name: 'savepoint.budget_check', startMs: chat.startMs, endMs: chat.startMs, attributes: {} };
+    expect(formatSpanTree([chat, check]).split('\n').map((line) => line.split(' ')[0])).toEqual(['savepoint.budget_check', 'chat']);
+  });
+
   it('prints the tree with the run at the root', () => {
     const tree = formatSpanTree([turnSpan(turn()), callSpan(call())]);
     expect(tree.split('\n')).toEqual([expect.stringMatching(/^chat claude-haiku-4-5 {2}0\.800 s {2}in 1050 out 20 tokens {2}\$0\.001234 {2}tool_use$/), expect.stringMatching(/^execute_tool issue_refund .* ok {2}attempt 2$/)]);
