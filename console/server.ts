@@ -194,7 +194,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
           if (selected.length === 0) throw new HttpError(404, `execution: run ${runId} has no execution ${execution}`);
           const definition = await options.definition?.(run);
           if (!definition) throw new HttpError(404, 'the state machine definition is not available here (no engine runs and no agent to synthesize it)');
-          const lines = await Promise.all(selected.map((arn) => options.history.linesOf(arn, historyAsk(run))));
+          const ask = historyAsk(run);
+          const lines = await Promise.all(selected.map((arn) => options.history.linesOf(arn, ask)));
           const current = run.status === 'running' ? currentState(await options.history.linesOf(run.executionArn)) : undefined;
           return {
             ...layoutDefinition(definition),

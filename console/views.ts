@@ -305,8 +305,9 @@ function stepItems(turns: TurnRecord[], calls: ToolCallRecord[], approvals: Appr
 async function eventItems(run: RunRecord, history: HistorySource, approvals: ApprovalRecord[], link?: (executionArn: string) => string): Promise<TimelineItem[]> {
   const items: TimelineItem[] = [];
   const chain = await executionLinks(run, history, link);
+  const ask = historyAsk(run);
   for (const execution of chain) {
-    const lines: HistoryLine[] = await history.linesOf(execution.executionArn, historyAsk(run));
+    const lines: HistoryLine[] = await history.linesOf(execution.executionArn, ask);
     items.push({
       kind: 'execution',
       ...(execution.startedAt && { at: execution.startedAt }),

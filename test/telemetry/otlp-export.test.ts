@@ -278,25 +278,24 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     receiver.clear();
     const ran = await savepoint(parent.args('run', '--json', '--approve', 'approve'), { env: otel() });
     expect(ran.code, ran.stderr).toBe(0);
-    const live = ofRun(receiver.spans);
-    const stateDir = parent.stateDir;
+    const parentLive = ofRun(receiver.spans);
     receiver.clear();
     const fork = 'refunds-fork-4';
     // The state directory keeps the day the parent ran on: the fork's simulated world serves it again.
-    const forked = await savepoint(['--state-dir', stateDir, 'fork', runId, '--at', '4', '--effects', 'dry', '--run-id', fork, '--yes', '--approve', 'approve', '--agent', 'refund-reconciler'], { env: otel() });
+    const forked = await savepoint(['--state-dir', parent.stateDir, 'fork', runId, '--at', '4', '--effects', 'dry', '--run-id', fork, '--yes', '--approve', 'approve', '--agent', 'refund-reconciler'], { env: otel() });
     expect(forked.code, forked.stderr).toBe(0);
     const forkRoot = receiver.spans.find((span) => span.traceId === traceIdOf(fork) && span.spanId === runSpanId(fork))!;
     expect(forkRoot.links).toEqual([
       { traceId: traceIdOf(runId), spanId: turnSpanId(runId, 3), attributes: { 'savepoint.link': 'forked_from', 'savepoint.fork.run': runId, 'savepoint.fork.turn': 4, 'savepoint.fork.effects': 'dry' } },
     ]);
     // The parent's span it links to is one the parent's trace holds.
-    expect(live.some((span) => span.spanId === turnSpanId(runId, 3))).toBe(true);
+    expect(parentLive.some((span) => span.spanId === turnSpanId(runId, 3))).toBe(true);
     const liveFork = receiver.spans.filter((span) => span.traceId === traceIdOf(fork));
     receiver.clear();
-    expect((await savepoint(['--state-dir', stateDir, 'trace', fork], { env: otel() })).code).toBe(0);
+    expect((await savepoint(['--state-dir', parent.stateDir, 'trace', fork], { env: otel() })).code).toBe(0);
     expect(byId(receiver.spans.filter((span) => span.traceId === traceIdOf(fork)))).toEqual(byId(liveFork));
     receiver.clear();
-    expect((await savepoint(['--state-dir', stateDir, 'trace', runId], { env: otel() })).code).toBe(0);
+    expect((await savepoint(['--state-dir', parent.stateDir, 'trace', runId], { env: otel() })).code).toBe(0);
     const parentRoot = ofRun(receiver.spans).find((span) => span.spanId === runSpanId(runId))!;
     expect(parentRoot.links).toEqual([{ traceId: traceIdOf(fork), spanId: runSpanId(fork), attributes: { 'savepoint.link': 'forked_to', 'savepoint.fork.run': fork, 'savepoint.fork.turn': 4 } }]);
   });
