@@ -507,6 +507,7 @@ async function cached({ cacheDir, prefix, identity, build, keepNamesUnder = () =
     const dir = join(cacheDir, `${prefix}-${key}`);
     if (isIntact(dir)) {
       if (!unchanged) writeIndex(index, key, known.files.map(([file]) => file));
+      markUsed(dir);
       return dir;
     }
   }
@@ -633,32 +634,47 @@ function stampsAreThese(stamped) {
 }
 
 /**
- * Removes earlier builds of the same thing, keeping the newest few: a process started from an
- * older build may still import its lazy chunks. Then the indexes an hour old whose build is gone
- * (every CLI bundle gives each agent an index of its own: upgrades and edits left them behind).
+ * Removes the builds of the same kind that no start has used for a day, but for the three used
+ * last, and damaged ones; then the indexes an hour old whose build is gone (every CLI bundle gives
+ * each agent an index of its own: upgrades and edits left them behind). By last use, not by age:
+ * a project's agents are all builds of one kind, and, by age, an edit of one removed the builds of
+ * the others that were older than an hour (beyond the three newest), each built again at its next
+ * start. A day: a process started from an older build (a `savepoint serve`) may still import its
+ * lazy chunks and read its source maps.
  */
 function prune(cacheDir, prefix, current) {
   const KEEP = 3;
   const HOUR = 3_600_000;
+  const UNUSED = 24 * HOUR;
   try {
     const now = Date.now();
-    utimesSync(current, now / 1000, now / 1000);
+    markUsed(current);
     const names = readdirSync(cacheDir);
     const builds = names
       .filter((name) => name.startsWith(`${prefix}-`))
       .map((name) => join(cacheDir, name))
       .filter((dir) => dir !== current)
-      .map((dir) => ({ dir, age: now - statSync(dir).mtimeMs }))
-      .sort((a, b) => a.age - b.age);
+      .map((dir) => ({ dir, unusedFor: now - statSync(dir).mtimeMs }))
+      .sort((a, b) => a.unusedFor - b.unusedFor);
     const damaged = builds.filter(({ dir }) => dir.includes('.damaged-'));
     const older = builds.filter(({ dir }) => !dir.includes('.damaged-')).slice(KEEP - 1);
-    for (const { dir, age } of [...damaged, ...older.filter(({ age }) => age > HOUR)]) rmSync(dir, { recursive: true, force: true });
+    for (const { dir } of [...damaged, ...older.filter(({ unusedFor }) => unusedFor > UNUSED)]) rmSync(dir, { recursive: true, force: true });
     for (const index of names.filter((name) => name.startsWith(`index-${prefix}-`)).map((name) => join(cacheDir, name))) {
       const known = readIndex(index);
       if (now - statSync(index).mtimeMs > HOUR && !(known && existsSync(join(cacheDir, `${prefix}-${known.key}`)))) rmSync(index, { force: true });
     }
   } catch {
     // only tidying
+  }
+}
+
+/** A build's directory's mtime is when a start last used it (prune). */
+function markUsed(dir) {
+  try {
+    const now = Date.now() / 1000;
+    utimesSync(dir, now, now);
+  } catch {
+    // a cache this process may not write to (another user's install): only its pruning is affected
   }
 }
 

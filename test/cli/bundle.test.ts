@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cliBundle, ENTRIES, isIntact } from '../../bin/bundle.js';
+import { agentBundle, cliBundle, ENTRIES, isIntact } from '../../bin/bundle.js';
 import { pathToFileURL } from 'node:url';
 import { readmeFiles } from '../readme/readme-text.js';
 
@@ -83,6 +83,42 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     write('cli/version.ts', "export const version: string = 'v2';\n");
     await start(); // a build, which prunes
     expect([stale, recent, ofAKeptBuild, unreadable].map((file) => existsSync(file))).toEqual([false, true, true, false]);
+  });
+
+  it("keeps each agent's build while starts use it, however many agents a project has: an edit rebuilds that agent alone; a build no start used for a day goes at the next build, but for the three used last", async () => {
+    const { root, cache } = project('agents');
+    const cli = await cliBundle({ root, cacheDir: cache });
+    const agents = ['a', 'b', 'c', 'd', 'e'].map((name) => {
+      const file = join(root, 'agents', `${name}.ts`);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, `export const name: string = '${name}';\n`);
+      return file;
+    });
+    const buildOf = async (file: string) => dirname(await agentBundle(file, cli, { root }));
+    const lastUsed = (dir: string, hoursAgo: number) => {
+      const then = Date.now() / 1000 - hoursAgo * 3600;
+      utimesSync(dir, then, then);
+    };
+    const first: string[] = [];
+    for (const file of agents) first.push(await buildOf(file));
+    expect(new Set(first).size).toBe(5);
+    for (const dir of first) lastUsed(dir, 2);
+
+    // An edit of one agent, two hours after the others were used: its build is made again; the other four stay, and are used as they are.
+    writeFileSync(agents[0]!, "export const name: string = 'a, edited';\n");
+    const edited = await buildOf(agents[0]!);
+    expect(edited).not.toBe(first[0]);
+    expect(first.map((dir) => existsSync(dir))).toEqual([true, true, true, true, true]);
+    for (const index of [1, 2, 3, 4]) expect(await buildOf(agents[index]!)).toBe(first[index]);
+
+    // A day on: the first build of a, and b's and c's, unused since; d, e and a's new one used now.
+    for (const dir of [first[0]!, first[1]!, first[2]!]) lastUsed(dir, 25);
+    writeFileSync(agents[3]!, "export const name: string = 'd, edited';\n");
+    const editedAgain = await buildOf(agents[3]!);
+    expect([edited, first[3]!, first[4]!, editedAgain].map((dir) => existsSync(dir))).toEqual([true, true, true, true]);
+    expect([first[0]!, first[1]!, first[2]!].map((dir) => existsSync(dir))).toEqual([false, false, false]);
+    // And b, whose build went, is built again when it is used.
+    expect(existsSync(join(await buildOf(agents[1]!), 'agent.js'))).toBe(true);
   });
 
   it('rebuilds a damaged bundle instead of running it', async () => {
