@@ -1,5 +1,5 @@
 import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { processLives } from '../shared/process-lives.js';
+import { processLives, processStartOf } from '../shared/process-lives.js';
 
 /** Lock files this process holds: a lock naming our pid that is not here is a stale one from an earlier process with the same pid. */
 const held = new Set<string>();
@@ -9,6 +9,8 @@ export interface LockHolder {
   readonly pid: number;
   readonly command?: string;
   readonly startedAt?: string;
+  /** When the process started, as the system says (processStartOf): what tells it from a later process given the same pid. */
+  readonly processStart?: string;
 }
 
 /** The lock is held by another live process: its holder, so that whoever is kept out can say by whom. */
@@ -26,15 +28,19 @@ export class LockHeldError extends Error {
 /**
  * An exclusive lock on a state directory: only one process may open it.
  *
- * The lock is a file holding the owner's pid (its first line; then, when the owner names its
- * command, a line of JSON: the command and when it started), created exclusively. It is written to a private
+ * The lock is a file holding the owner's pid (its first line; then a line of JSON: the command,
+ * when the owner names one, and when it started; on Linux when the process started, as the system
+ * counts it), created exclusively. It is written to a private
  * temporary file first and then hard-linked into place (`link` fails with EEXIST like
  * `open(path, 'wx')` does), so the lock never exists without its pid: an empty or unreadable lock
- * can only be debris. A lock whose process is gone is stale and taken over, with a note.
+ * can only be debris. A lock whose process is gone is stale and taken over, with a note: gone, or
+ * its pid given since to another process (a restart, a container started again), which started at
+ * another time than the lock says.
  *
- * Known limit: two processes taking over the same stale lock in the same instant can both
- * succeed (each removes the stale file, then one of them may remove the other's fresh one). A
- * reused pid can also make a stale lock look live: the error names the file to delete.
+ * Known limits: two processes taking over the same stale lock in the same instant can both
+ * succeed (each removes the stale file, then one of them may remove the other's fresh one). Without
+ * /proc (macOS), or for a lock an older savepoint wrote, a reused pid can still make a stale lock
+ * look live: the error names the file to delete.
  */
 export class LockFile {
   private constructor(
@@ -44,7 +50,9 @@ export class LockFile {
 
   /** Takes the lock, naming `command` in it (the savepoint command this process runs); a LockHeldError when another live process holds it. */
   static acquire(path: string, onNote: (note: string) => void = () => {}, command?: string): LockFile {
-    const text = command === undefined ? `${process.pid}\n` : `${process.pid}\n${JSON.stringify({ command, startedAt: new Date().toISOString() })}\n`;
+    const processStart = processStartOf(process.pid);
+    const said = { ...(command !== undefined && { command, startedAt: new Date().toISOString() }), ...(processStart !== undefined && { processStart }) };
+    const text = Object.keys(said).length === 0 ? `${process.pid}\n` : `${process.pid}\n${JSON.stringify(said)}\n`;
     for (let attempt = 0; attempt < 3; attempt++) {
       if (tryCreate(path, text)) {
         held.add(path);
@@ -55,8 +63,10 @@ export class LockFile {
       if (holder?.pid === process.pid && held.has(path)) {
         throw new Error(`${path}: the ledger is already open in this process; share that instance instead of opening it again`);
       }
-      if (holder !== undefined && holder.pid !== process.pid && processLives(holder.pid)) throw new LockHeldError(path, holder);
-      onNote(`${path}: took over a stale lock${holder === undefined ? ' with no readable pid' : ` of process ${holder.pid}, which is gone`}`);
+      const pidLives = holder !== undefined && holder.pid !== process.pid && processLives(holder.pid);
+      if (pidLives && sameProcess(holder)) throw new LockHeldError(path, holder);
+      const why = holder === undefined ? ' with no readable pid' : ` of process ${holder.pid}, which is gone${pidLives ? ' (its pid names a process started since)' : ''}`;
+      onNote(`${path}: took over a stale lock${why}`);
       removeIfPresent(path);
     }
     throw new Error(`${path}: could not take the lock (another process keeps taking it)`);
@@ -108,14 +118,21 @@ function readHolder(path: string): LockHolder | undefined | 'gone' {
   return { pid, ...commandOf(lines[1] ?? '') };
 }
 
-/** The command and its start a lock's second line names; nothing when it names none it can be taken at. */
-function commandOf(line: string): { command?: string; startedAt?: string } {
+/** The command, its start and its process's start a lock's second line names; nothing when it names none it can be taken at. */
+function commandOf(line: string): { command?: string; startedAt?: string; processStart?: string } {
   try {
-    const { command, startedAt } = JSON.parse(line) as { command?: unknown; startedAt?: unknown };
-    return { ...(typeof command === 'string' && { command }), ...(typeof startedAt === 'string' && { startedAt }) };
+    const { command, startedAt, processStart } = JSON.parse(line) as { command?: unknown; startedAt?: unknown; processStart?: unknown };
+    return { ...(typeof command === 'string' && { command }), ...(typeof startedAt === 'string' && { startedAt }), ...(typeof processStart === 'string' && { processStart }) };
   } catch {
     return {};
   }
+}
+
+/** Whether the live process with the holder's pid is the one that took the lock: yes unless both starts are known and differ. */
+function sameProcess(holder: LockHolder): boolean {
+  if (holder.processStart === undefined) return true;
+  const now = processStartOf(holder.pid);
+  return now === undefined || now === holder.processStart;
 }
 
 function removeIfPresent(path: string): void {

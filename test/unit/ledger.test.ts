@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { LockHeldError } from '../../lambdas/ledger/lock-file.js';
+import { processStartOf } from '../../lambdas/shared/process-lives.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { runRecord } from '../support/records.js';
 
@@ -155,7 +156,9 @@ describe('the lock on the directory', () => {
     const first = open({ command: 'replay' });
     const [pid, named] = readFileSync(join(dir, 'ledger.lock'), 'utf8').split('\n');
     expect(Number(pid)).toBe(process.pid);
-    expect(JSON.parse(named!)).toEqual({ command: 'replay', startedAt: expect.any(String) });
+    // And when this process started, as Linux says (the machine the tests run on).
+    expect(JSON.parse(named!)).toEqual({ command: 'replay', startedAt: expect.any(String), processStart: processStartOf(process.pid) });
+    expect(processStartOf(process.pid)).toMatch(/^[0-9a-f-]{36}:\d+$/);
     first.close();
     // Held by another live process (this one's parent), with its command, then without.
     const live = process.ppid;
@@ -171,6 +174,19 @@ describe('the lock on the directory', () => {
     expect(refusal).toMatchObject({ holder: { pid: live, command: 'run', startedAt: '2026-12-05T00:00:00.000Z' }, message: expect.stringContaining(`in use by process ${live} (\`savepoint run\`)`) });
     writeFileSync(join(dir, 'ledger.lock'), `${live}\n`);
     expect(() => open()).toThrow(expect.objectContaining({ holder: { pid: live } }));
+    rmSync(join(dir, 'ledger.lock'));
+  });
+
+  it("takes over a lock whose pid names a process that started after the lock's own (a pid given again: a restart, a container started again), and holds one whose process is still the one that took it", () => {
+    // This process's parent lives; the lock says its process started at another time.
+    const live = process.ppid;
+    writeFileSync(join(dir, 'ledger.lock'), `${live}\n${JSON.stringify({ command: 'run', startedAt: '2026-12-05T00:00:00.000Z', processStart: `${processStartOf(live)}1` })}\n`);
+    const reopened = open();
+    expect(notes).toEqual([`${join(dir, 'ledger.lock')}: took over a stale lock of process ${live}, which is gone (its pid names a process started since)`]);
+    reopened.close();
+    // The same pid, started when the lock says: held.
+    writeFileSync(join(dir, 'ledger.lock'), `${live}\n${JSON.stringify({ command: 'run', startedAt: '2026-12-05T00:00:00.000Z', processStart: processStartOf(live) })}\n`);
+    expect(() => open()).toThrow(expect.objectContaining({ holder: { pid: live, command: 'run', startedAt: '2026-12-05T00:00:00.000Z', processStart: processStartOf(live) } }));
     rmSync(join(dir, 'ledger.lock'));
   });
 
