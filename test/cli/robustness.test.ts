@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -360,5 +360,41 @@ describe('one owner per state directory, and stop signals that save the run', ()
     expect(payments.stderr).toMatch(/warning: .*payments\.jsonl:\d+: dropped a torn last line \(\d+ bytes/);
     expect(JSON.parse(payments.stdout).refunds).toHaveLength(before.split('\n').filter(Boolean).filter((line) => line.includes('"kind":"refund"')).length);
     expect(readFileSync(journal, 'utf8')).toBe(before);
+  });
+});
+
+/** prlimit (util-linux), which CI installs (.ci/run): without it the file-size test skips itself. */
+const prlimit = (() => {
+  try {
+    execFileSync('prlimit', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe('a ledger that cannot be written mid-run (a full disk)', () => {
+  it.skipIf(!prlimit)("exits 1 saying the execution ended before the run's end could be recorded, and how to resume it; the resume, once it can write, pays each refund once", async () => {
+    const stateDir = join(root, 'file-size');
+    // The ledger (~290 kB for the sample day) outgrows the limit part way through the day: its writes fail with EFBIG (Node
+    // ignores SIGXFSZ), as on a full disk. Above what else a run may write first (the agent's bundle and its source map, ~125 kB).
+    const limited = await new Promise<Result>((resolve) =>
+      execFile('prlimit', ['--fsize=200000', process.execPath, bin, '--state-dir', stateDir, 'run', '--template', template, '--approve', 'approve'], { timeout: 90_000, env }, (error, stdout, stderr) =>
+        resolve({ code: error ? Number((error as { code?: unknown }).code) : 0, stdout, stderr }),
+      ),
+    );
+    expect(limited.code, limited.stderr).toBe(1);
+    const resume = `savepoint --state-dir ${stateDir} resume refunds-${sampleDay.date} --approve approve`;
+    expect(limited.stdout).toContain(`savepoint: the run's execution ended FAILED (Error: EFBIG: file too large, write) before the run's end could be recorded; the run is saved as it was: once the cause is fixed, resume it with \`${resume}\``);
+    expect(limited.stdout).toMatch(new RegExp(`^run refunds-${sampleDay.date} .*: running$`, 'm'));
+
+    const resumed = await savepoint('--state-dir', stateDir, 'resume', `refunds-${sampleDay.date}`, '--template', template, '--approve', 'approve', '--json');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const report = JSON.parse(resumed.stdout) as { status: string; tools: Record<string, { ok: number }> };
+    expect(report.status).toBe('succeeded');
+    // The payments provider paid each refund request once: as many refunds as the run issued, none twice.
+    const world = JSON.parse((await savepoint('--state-dir', stateDir, 'world', '--json')).stdout) as { refunds: { refundRequestId: string }[] };
+    expect(world.refunds.length).toBe(report.tools['issue_refund']!.ok);
+    expect(new Set(world.refunds.map((refund) => refund.refundRequestId)).size).toBe(world.refunds.length);
   });
 });
