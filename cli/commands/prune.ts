@@ -1,12 +1,15 @@
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import type { PrunePlan } from '../../lambdas/ledger/pruning.js';
 import { CalendarDate } from '../../lambdas/shared/dates.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
-import { out, printJson } from '../program.js';
+import { deployed, out, printJson, stateDir } from '../program.js';
 import { where, withClient } from '../target.js';
 import { counted } from '../../lambdas/shared/text.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import { dropExecutionsFromLog } from '../../local/engine/history-log.js';
 
 /**
  * `savepoint prune --finished-before <date>`: removes the records of the runs that finished before
@@ -43,17 +46,41 @@ export function registerPruneCommand(program: Command): void {
             engine ? `prune: an engine is running on ${where()} (pid ${engine.pid}); stop it first, the engine owns the ledger while it runs` : `prune: the ledger of ${where()} keeps no prune records`,
           );
         }
+        // Each state directory's history.jsonl (the local engine's log of its executions; a deployed
+        // stack keeps none here): the lines of the executions of the runs each ledger is about to
+        // prune (their run records name them) go once the runs are gone.
+        const histories = deployed().stack ? undefined : (parts ?? [{ dir: stateDir(), ledger, engine }]);
+        const executions = histories && (await Promise.all(prunables.map(async (prunable, index) => executionsOfRuns(ledgers[index]!, (await prunable!.planPrune(finishedBefore)).prune))));
         const now = new Date();
         const pruned = [];
-        for (const prunable of prunables) pruned.push(...(await prunable!.prune(finishedBefore, now)));
-        if (options.json) return printJson({ pruned });
+        let historyLines = 0;
+        const historyKept: string[] = [];
+        for (const [index, prunable] of prunables.entries()) {
+          const records = await prunable!.prune(finishedBefore, now);
+          pruned.push(...records);
+          const part = histories?.[index];
+          if (!part) continue;
+          const gone = new Set(records.flatMap((record) => record.runIds).flatMap((runId) => executions![index]!.get(runId) ?? []));
+          // An engine that runs (beside a DynamoDB ledger) appends to the file: it is not rewritten under it.
+          if (gone.size > 0 && part.engine) historyKept.push(part.dir);
+          else historyLines += dropExecutionsFromLog(join(part.dir, 'history.jsonl'), gone);
+        }
+        if (options.json) return printJson({ pruned, ...(histories && { historyLinesRemoved: historyLines }), ...(historyKept.length > 0 && { historyKept }) });
         out(
           pruned.length > 0
             ? pruned.map((record) => `pruned ${counted(record.runIds.length, 'run')} (${counted(record.records, 'record')}, ${record.digest}) that finished before ${record.finishedBefore}`).join('\n')
             : `no run finished before ${finishedBefore.toISOString()} that may be pruned: nothing pruned`,
         );
+        if (historyLines > 0) out(`and ${counted(historyLines, 'line')} of their executions from history.jsonl`);
+        for (const dir of historyKept) out(`kept their executions' lines in ${join(dir, 'history.jsonl')}: an engine is running there and appends to it`);
       });
     });
+}
+
+/** The names of the executions of each of `runIds` (the last part of their ARNs), as their run records list them. */
+async function executionsOfRuns(ledger: Ledger, runIds: readonly string[]): Promise<Map<string, string[]>> {
+  const runs = await Promise.all(runIds.map((runId) => ledger.getRun(runId)));
+  return new Map(runs.flatMap((run) => (run ? [[run.runId, run.executions.map((arn) => arn.split(':').pop()!)]] : [])));
 }
 
 /** `prune --dry-run`: each ledger's plan (serve with several agents keeps one per agent), as one. */

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import type { HistoryListener } from './local-engine.js';
 
 /**
@@ -53,4 +53,32 @@ export function invocationsInLog(file: string): Record<string, number> {
     if (event.type === 'TaskScheduled' && event.state) counts[event.state] = (counts[event.state] ?? 0) + 1;
   }
   return counts;
+}
+
+/**
+ * Rewrites the log without the lines of `executions` (execution names, the last part of their
+ * ARNs): what `savepoint prune` removes of the runs it prunes. Written whole under another name and
+ * renamed (a crash leaves the old log or the new one), private like the rest of a state directory.
+ * Only while no engine appends to it: a writer keeps the old file open and its later lines would be
+ * lost with it. A torn last line (a process killed mid-write) is kept as it was. Returns how many
+ * lines went.
+ */
+export function dropExecutionsFromLog(file: string, executions: ReadonlySet<string>): number {
+  if (executions.size === 0 || !existsSync(file)) return 0;
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const kept = lines.filter((line) => !executions.has(executionOfLine(line) ?? ''));
+  const dropped = lines.length - kept.length;
+  if (dropped === 0) return 0;
+  const draft = `${file}.${process.pid}.pruning`;
+  writeFileSync(draft, kept.join('\n'), { mode: 0o600 });
+  renameSync(draft, file);
+  return dropped;
+}
+
+function executionOfLine(line: string): string | undefined {
+  try {
+    return (JSON.parse(line) as { execution?: string }).execution;
+  } catch {
+    return undefined;
+  }
 }

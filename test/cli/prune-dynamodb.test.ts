@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -10,6 +11,7 @@ import { duplicates, providerJournal, savepoint, workspace } from '../support/cl
 import { duplicatePayments, startHarness, type Harness } from '../support/refund-harness.js';
 import { serveStack, stackSealer, type ServedStack } from '../support/served-stack.js';
 import { documentClient } from '../support/document-client.js';
+import { startServe } from '../support/serve-process.js';
 
 /**
  * `savepoint prune --finished-before <date>` on the DynamoDB ledger (issue 26, item 9): a state
@@ -27,6 +29,11 @@ interface Verified {
 }
 
 describe('savepoint prune on a state directory with the DynamoDB ledger (dynalite)', () => {
+  const children = new Set<ChildProcess>();
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+
   it('removes a finished run under a sealed record verify checks, keeps its effect (a repeat is not paid), and names an altered record', { timeout: 300_000 }, async () => {
     const { stateDir, args } = await workspace('prune-dynalite', day);
     const cli = (...more: string[]) => savepoint(['--state-dir', stateDir, ...more]);
@@ -55,6 +62,17 @@ describe('savepoint prune on a state directory with the DynamoDB ledger (dynalit
     expect(JSON.parse(second.stdout)).toMatchObject({ status: 'succeeded' });
     expect(providerJournal(stateDir).filter((entry) => entry.kind === 'refund')).toEqual(paid);
     expect(duplicates(stateDir)).toEqual([]);
+
+    // Beside a running engine (serve) a prune goes ahead on this ledger (conditional deletes), but the engine appends to the
+    // directory's history.jsonl: the file is kept as it is (its later lines would be lost under a rewrite), and the prune says so.
+    const history = readFileSync(join(stateDir, 'history.jsonl'), 'utf8');
+    const serving = await startServe(['--state-dir', stateDir, 'serve', '--agent', 'refund-reconciler'], children);
+    const beside = await cli('prune', '--finished-before', '2999-01-01', '--json');
+    expect(beside.code, beside.stderr).toBe(0);
+    expect(JSON.parse(beside.stdout)).toMatchObject({ pruned: [{ runIds: ['day-b'] }], historyLinesRemoved: 0, historyKept: [stateDir] });
+    expect(readFileSync(join(stateDir, 'history.jsonl'), 'utf8').startsWith(history)).toBe(true);
+    serving.child.kill('SIGTERM');
+    expect(await serving.exited).toBe(0);
 
     // The prune record, altered in the table (what someone with table access could do): verify names it and fails.
     const dynamo = await startDynamo({ path: join(stateDir, LEDGER_PATHS.dynalite) });

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { appendFileSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { registerPruneCommand } from '../../cli/commands/prune.js';
@@ -64,8 +64,22 @@ describe('savepoint prune', () => {
     // A state directory of its own (its run the same): the other tests read the file's run, which this one removes.
     const { stateDir: own } = await workspaceWithRun('prune-removed', day);
     const savepoint = (...args: string[]) => savepointIn(own, ...args);
-    const { pruned } = JSON.parse(await savepoint('prune', '--finished-before', '2999-01-01', '--json')) as { pruned: { runIds: string[]; records: number; digest: string }[] };
+    // The engine's history of the run's executions, and a line of an execution of another run (one still going) beside them.
+    const ledger = EmbeddedLedger.open({ dir: own });
+    const executions = new Set((await ledger.getRun(runId))!.executions.map((arn) => arn.split(':').pop()!));
+    ledger.close();
+    const history = join(own, 'history.jsonl');
+    const another = JSON.stringify({ at: '2026-12-06T00:00:00.000Z', execution: 'still-going-mxc00000', state: 'CallModel', type: 'TaskScheduled' });
+    appendFileSync(history, `${another}\n`);
+    const linesOf = () => readFileSync(history, 'utf8').split('\n').filter(Boolean);
+    const ofTheRun = linesOf().filter((line) => executions.has((JSON.parse(line) as { execution: string }).execution)).length;
+    expect(ofTheRun).toBeGreaterThan(10);
+    const { pruned, historyLinesRemoved } = JSON.parse(await savepoint('prune', '--finished-before', '2999-01-01', '--json')) as { pruned: { runIds: string[]; records: number; digest: string }[]; historyLinesRemoved: number };
     expect(pruned).toMatchObject([{ runIds: [runId], digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }]);
+    // Its executions' lines went from history.jsonl, the other run's stayed, and the file is as private as before.
+    expect(historyLinesRemoved).toBe(ofTheRun);
+    expect(linesOf()).toEqual([another]);
+    expect(statSync(history).mode & 0o777).toBe(0o600);
     expect(pruned[0]!.records).toBeGreaterThan(5);
     // A command given its id says it was pruned, and by which prune: not "no run" alone, as of a lost run.
     const prunedRun = new RegExp(`^no run ${runId} in \\S+: it was pruned at \\S+: 1 run that finished before 2999-01-01T00:00:00.000Z \\(\\d+ records, sha256:[0-9a-f]{64}\\), sealed \\(\`savepoint --state-dir \\S+ verify ${runId}\` checks that record\\)$`);

@@ -337,6 +337,9 @@ describe('savepoint serve, driven by the client', () => {
     const prune = await savepoint(['--state-dir', stateDir, 'prune', '--finished-before', '2999-01-01', '--json']);
     expect(prune.code, prune.stderr).toBe(0);
     const prunedIds = (JSON.parse(prune.stdout) as { pruned: { runIds: string[] }[] }).pruned.flatMap((record) => record.runIds);
+    // And their executions' lines from each agent's history.jsonl: every run went, so every line did.
+    expect((JSON.parse(prune.stdout) as { historyLinesRemoved: number }).historyLinesRemoved).toBeGreaterThan(100);
+    expect([stateDir, join(stateDir, 'agents', 'support-triage')].map((dir) => readFileSync(join(dir, 'history.jsonl'), 'utf8'))).toEqual(['', '']);
     // Every run has ended: each agent's ledger pruned of all.
     expect(prunedIds.sort()).toEqual([...ids(whole), 'agents-page-later', 'agents-killed', 'agents-waiting', 'agents-triage-cli-fork'].sort());
     const afterPrune = await savepoint(['--state-dir', stateDir, 'runs', '--json']);
