@@ -6,9 +6,9 @@ import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
 import { engineOptions } from '../options.js';
 import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
-import { agentFor, noRunError, recordedAgent, where, withClient } from '../target.js';
+import { agentFor, noRunError, recordedAgent, servingEngine, where, withClient } from '../target.js';
 import type { AgentDir } from '../state.js';
-import { runAndReport } from './run.js';
+import { refuseWhatServeCannotTake, runAndReport } from './run.js';
 
 /**
  * `savepoint fork <runId> --at <turn>`: a new run whose first turns are the parent's, then live
@@ -65,6 +65,9 @@ export function registerForkCommand(program: Command): void {
         const dir = await holderDir(parts, parentId);
         return { parent: { run, calls: conversation.calls, input }, changes, dir };
       });
+      // Refused before the report when `savepoint serve` owns the directory (runAndReport would refuse it after).
+      const serving = await servingEngine(dir ?? stateDir());
+      if (serving) refuseWhatServeCannotTake({ fork }, serving.engine);
       (options['json'] ? err : out)(hazardReport(parent.calls, fork, changes).join('\n'));
       if (!(await confirmed(options.yes, fork.effects))) return out('not started');
       await runAndReport({

@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js';
 import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
 import { exitCodeOfSignal } from '../signals.js';
 import { servingEngine, withClient } from '../target.js';
+import type { EngineFile } from '../state.js';
 import { MODEL_PROVIDERS } from '../../lambdas/models/providers.js';
 
 /**
@@ -99,11 +100,40 @@ async function startOnStack(options: Record<string, unknown>) {
 }
 
 /**
+ * The options of `run`, `resume` and `fork` (as [key, flag, its default]) that a run handed to
+ * `savepoint serve` cannot take: serve's engine runs with its own prices, ledger settings, recovery
+ * and failure injection, decides approvals through its approval API, and its runs API takes neither
+ * `--force` nor a fork. Each one given is refused before anything starts (exit 2): dropped in
+ * silence, a `--crash-at` tested nothing, `--approve approve` left the run waiting a day for a
+ * person, and a dry fork ran as a plain run that sent its writes. (`--world-data` and `--template`,
+ * which scripts pass as they started serve, stay serve's own: what serve loaded when it started.)
+ */
+const NOT_FOR_SERVE: readonly (readonly [key: string, flag: string, unset?: unknown])[] = [
+  ['failRate', '--fail-rate', '0'], ['seed', '--seed', '1'], ['crashAt', '--crash-at'], ['crashRate', '--crash-rate', '0'], ['crashSeed', '--crash-seed'],
+  ['maxRecoveries', '--max-recoveries'], ['prices', '--prices'], ['fleetBudget', '--fleet-budget'],
+  ['durability', '--durability'], ['force', '--force', false],
+];
+
+export function refuseWhatServeCannotTake(options: Record<string, unknown>, engine: EngineFile): void {
+  const owner = `\`savepoint serve\` (pid ${engine.pid}) owns ${stateDir()}`;
+  const restart = 'stop it (Ctrl-C or SIGTERM drains it), run this again, then start it again';
+  if (options['fork']) throw new UsageError(`fork: ${owner} and starts runs, not forks: ${restart}`);
+  const servedLedger = engine.endpoints.dynamodb ? 'dynalite' : 'embedded';
+  const refused = [
+    ...NOT_FOR_SERVE.filter(([key, , unset]) => options[key] !== undefined && options[key] !== unset).map(([key, flag]) => (typeof options[key] === 'string' ? `${flag} ${options[key]}` : flag)),
+    ...(options['approve'] !== undefined && options['approve'] !== 'wait' ? [`--approve ${options['approve']} (its approvals are decided with \`savepoint approve <id>\` or its console)`] : []),
+    ...(options['ledger'] !== undefined && options['ledger'] !== servedLedger ? [`--ledger ${options['ledger']} (it runs the ${servedLedger} ledger)`] : []),
+  ];
+  if (refused.length > 0) throw new UsageError(`${refused.join('; ')}: ${owner}, and a run it is handed runs with its engine's own settings; drop ${refused.length === 1 ? 'it' : 'them'}, or ${restart}`);
+}
+
+/**
  * `run` / `resume` while `savepoint serve` owns the state directory: the run is handed to serve
  * through its runs API (the public client), which drives it; this command waits for it and reports
  * as a local run does. Ctrl-C stops the waiting, not the run: serve goes on with it.
  */
 async function runOnServe(options: Record<string, unknown>, { client, engine }: NonNullable<Awaited<ReturnType<typeof servingEngine>>>) {
+  refuseWhatServeCannotTake(options, engine);
   const { exitCodeOf, runInput } = await runModule();
   // An agent named by its name goes to serve as it is (serve refuses one it does not run); a module's path names none.
   const spec = options['agent'] as string | undefined;

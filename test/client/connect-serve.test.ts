@@ -125,6 +125,17 @@ describe('savepoint serve, driven by the client', () => {
     expect(handed.code).toBe(0);
     expect(handed.stdout).toMatch(/^savepoint: run serve-r3 started on `savepoint serve` \(pid \d+\), which drives it/m);
     expect(handed.stdout).toMatch(/^run serve-r3 \(refund-reconciler .*\): succeeded/m);
+    // What a run handed to serve cannot take is refused before anything starts (exit 2), not dropped: a crash point, an
+    // approval mode serve does not run (the run waited a day for a person), a dry fork (it ran as a plain run, its writes sent).
+    const journal = readFileSync(join(stateDir, 'payments.jsonl'), 'utf8');
+    const notTaken = await savepoint(args('run', '--run-id', 'serve-r5', '--input', JSON.stringify({ date: day.date }), '--approve', 'approve', '--crash-at', 'before-call'));
+    expect(notTaken).toMatchObject({ code: 2, stdout: '' });
+    expect(notTaken.stderr).toMatch(/^savepoint: --crash-at before-call; --approve approve \(its approvals are decided with `savepoint approve <id>` or its console\): `savepoint serve` \(pid \d+\) owns \S+, and a run it is handed runs with its engine's own settings; drop them, or stop it/);
+    const forked = await savepoint(['--state-dir', stateDir, 'fork', 'serve-r3', '--at', '2', '--effects', 'dry', '--yes', '--run-id', 'serve-r3-fork']);
+    expect(forked).toMatchObject({ code: 2, stdout: '' });
+    expect(forked.stderr).toMatch(/^savepoint: fork: `savepoint serve` \(pid \d+\) owns \S+ and starts runs, not forks: stop it/);
+    for (const runId of ['serve-r5', 'serve-r3-fork']) expect(await reconnected.get(runId)).toBeUndefined();
+    expect(readFileSync(join(stateDir, 'payments.jsonl'), 'utf8')).toBe(journal);
     await reconnected.start({ input: { date: day.date }, runId: 'serve-r4', config: { maxSteps: 1, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 3600 } });
     expect(await reconnected.wait('serve-r4', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });
     const killed = await savepoint(['--state-dir', stateDir, 'kill', 'serve-r4', '--reason', 'from the CLI']);
