@@ -390,13 +390,15 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   }
   // Said once StartRun has settled and the run is known to exist: then, and only then, it is saved.
   // A run in memory (--memory) ends with its process: nothing is saved to resume.
-  if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — ${stateDir ? `the run is saved; resume it with \`${commandHint(resumeWords(runId, approvalMode), { stateDir })}\`` : 'the run was in memory (--memory) and ends with this process: nothing can resume it'}`);
+  const resumeCommand = stateDir && `\`${commandHint(resumeWords(runId, approvalMode), { stateDir })}\``;
+  const inMemory = 'the run was in memory (--memory) and ends with this process: nothing can resume it';
+  if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — ${resumeCommand ? `the run is saved; resume it with ${resumeCommand}` : inMemory}`);
   // The execution ended and the ledger still says the run runs: its end could not be recorded (the
   // ledger's own writes failed: a full disk, a file-size limit), and the report alone would read as
   // a run still going. Saved as it was: the next engine resumes it.
   if (!signal && report.status === 'running' && execution.status !== 'RUNNING') {
     const failure = executionFailure(execution.error, execution.cause, SAVEPOINT_CODE);
-    progress(`savepoint: the run's execution ended ${execution.status} (${failure}) before the run's end could be recorded; ${stateDir ? `the run is saved as it was: once the cause is fixed, resume it with \`${commandHint(resumeWords(runId, approvalMode), { stateDir })}\`` : 'the run was in memory (--memory) and ends with this process: nothing can resume it'}`);
+    progress(`savepoint: the run's execution ended ${execution.status} (${failure}) before the run's end could be recorded; ${resumeCommand ? `the run is saved as it was: once the cause is fixed, resume it with ${resumeCommand}` : inMemory}`);
   }
   const action = execution.status === 'SUCCEEDED' && finishedBefore ? 'already finished' : 'ran';
   if (action === 'already finished') progress(alreadyFinished(runId, await stack.ledger.getRun(runId), stack.fingerprintOf));
