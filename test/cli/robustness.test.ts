@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +11,7 @@ import { openLedger } from '../../cli/state.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import { startDynamo } from '../../local/services/dynamodb.js';
 import { cachedTemplate } from '../../local/template/cache.js';
+import { onPath } from '../support/on-path.js';
 
 /**
  * Nothing silently wrong, through the real CLI as a subprocess: bad input exits 2 naming the file
@@ -364,14 +365,7 @@ describe('one owner per state directory, and stop signals that save the run', ()
 });
 
 /** prlimit (util-linux), which CI installs (.ci/run): without it the file-size test skips itself. */
-const prlimit = (() => {
-  try {
-    execFileSync('prlimit', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const prlimit = onPath('prlimit');
 
 describe('a ledger that cannot be written mid-run (a full disk)', () => {
   it.skipIf(!prlimit)("exits 1 saying the execution ended before the run's end could be recorded, and how to resume it; the resume, once it can write, pays each refund once", async () => {

@@ -14,6 +14,7 @@ import { openLedger } from '../../cli/state.js';
 import { readRunRecords, settledEvents, type RunEvent } from '../../lambdas/runs/events.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { duplicates } from '../support/cli-process.js';
+import { onPath } from '../support/on-path.js';
 import { installApp, pinned } from '../support/pack.js';
 import { sampleDay } from '../support/refund-harness.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
@@ -40,14 +41,7 @@ afterAll(async () => {
 }, 60_000);
 
 /** The README's curl session runs in bash with curl: without them that test skips itself, as CI installs both (.ci/run). */
-const haveCurl = (() => {
-  try {
-    execFileSync('bash', ['-c', 'command -v curl'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const haveCurl = onPath('bash') && onPath('curl');
 if (!haveCurl) console.warn("the README's curl session skipped: no bash or curl on PATH");
 
 const eventIds = (output: string) => [...output.matchAll(/^id: (.+)$/gm)].map((match) => match[1]!);

@@ -1,9 +1,10 @@
-import { execFileSync, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
+import { onPath } from '../support/on-path.js';
 
 /**
  * A process out of file descriptors (thousands of idle connections on its loopback ports) still
@@ -17,13 +18,8 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const tsx = new URL('../../node_modules/.bin/tsx', import.meta.url).pathname;
 const historyModule = new URL('../../local/engine/history-log.ts', import.meta.url).pathname;
 
-let prlimit = true;
-try {
-  execFileSync('prlimit', ['--version'], { stdio: 'ignore' });
-} catch {
-  prlimit = false;
-  console.log('skipping the descriptor-exhaustion test: no prlimit on this machine');
-}
+const prlimit = onPath('prlimit');
+if (!prlimit) console.log('skipping the descriptor-exhaustion test: no prlimit on this machine');
 
 it.skipIf(!prlimit)('keeps all 50 events when the process has no descriptor left', async () => {
   const file = join(root, 'history.jsonl');
