@@ -1,15 +1,18 @@
-import { execFileSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
 
 /**
- * Whether `command` is a program on this machine's PATH, as a shell finds it: what a test that
- * drives it (prlimit, curl) checks before it runs, skipping itself where the machine lacks it
- * (CI installs them: .ci/run).
+ * Whether `command` is a program on this machine's PATH (an executable file in one of its
+ * directories): what a test that drives it (prlimit, curl) checks before it runs, skipping itself
+ * where the machine lacks it (CI installs them: .ci/run).
  */
 export function onPath(command: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
+  return (process.env['PATH'] ?? '').split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, command), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
