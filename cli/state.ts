@@ -92,6 +92,15 @@ export async function runningEngine(stateDir: string): Promise<EngineFile | unde
 }
 
 /**
+ * The agents a `savepoint serve` owning `stateDir` runs, by name and module: its engine.json's
+ * agent, then that of each agent directory it keeps (agents/<name>/engine.json).
+ */
+export function servedAgents(stateDir: string, engine: EngineFile): { name: string; module: string }[] {
+  const others = agentDirsOf(stateDir).map(({ dir }) => readEngineFile(dir, { quiet: true })?.agent);
+  return [engine.agent, ...others].filter((agent): agent is { name: string; module: string } => agent !== undefined);
+}
+
+/**
  * The module each agent that ran here was loaded from, by agent name (`agents.json`): the ledger
  * records a run's agent by name only, and a user's own agent (`--agent ./my-agent.ts`) is not
  * found by name, so `resume <runId>` and `status` find it here.

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type * as z from 'zod';
+import type { ForkRequest } from '../lambdas/runs/fork.js';
 import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
 import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
@@ -83,9 +85,22 @@ export interface StartOptions {
   runId?: string;
   /** Budgets and other settings of this run (RunConfig), e.g. `{ maxDollars: 2 }`. */
   config?: Record<string, unknown>;
-  /** The run's model (`provider:model-id`). @default the deployment's */
+  /** The run's model (`provider:model-id`). @default the deployment's (a fork's: its parent's) */
   model?: string;
+  /**
+   * Start the run as a fork of a finished or stopped run (`savepoint fork`): its turns before `at`
+   * copied from the parent `from` without any call, then live. `effects: 'dry'` sends no write;
+   * `'reuse'` answers a write the parent made from its record. A parent the deployment does not
+   * hold is refused (`RunsApiError` 404), a fork under its parent's own run id too (400).
+   * @default none: a run of its own
+   * @example
+   * await client.start({ input: { date: '2026-11-28' }, runId: 'day1-fork-5', fork: { from: 'day1', at: 5, effects: 'dry' } });
+   */
+  fork?: StartFork;
 }
+
+/** A fork's request (`StartOptions.fork`), as the runs API takes it (lambdas/runs/fork.ts): `from`, `at`, and optionally `effects`, `freshBudget`, `results`. */
+export type StartFork = z.input<ReturnType<typeof ForkRequest>>;
 
 /** One event of a run's progress stream (`GET /v1/runs/{runId}/events`). */
 export interface RunEvent {

@@ -8,7 +8,7 @@ import { engineOptions } from '../options.js';
 import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
 import { agentFor, noRunError, recordedAgent, servingEngine, where, withClient } from '../target.js';
 import type { AgentDir } from '../state.js';
-import { refuseWhatServeCannotTake, runAndReport } from './run.js';
+import { runAndReport, whatServeTakes } from './run.js';
 
 /**
  * `savepoint fork <runId> --at <turn>`: a new run whose first turns are the parent's, then live
@@ -65,15 +65,17 @@ export function registerForkCommand(program: Command): void {
         const dir = await holderDir(parts, parentId);
         return { parent: { run, calls: conversation.calls, input }, changes, dir };
       });
-      // Refused before the report when `savepoint serve` owns the directory (runAndReport would refuse it after).
+      // Its parent's agent as `status` and `replay` find it: by name, or the module it ran from here.
+      const agent = options.agent ?? recordedAgent(dir ?? stateDir(), parent.run.agent);
+      // When `savepoint serve` owns the directory, it starts the fork (runAndReport hands it over):
+      // what it cannot take is refused before the report, not after it.
       const serving = await servingEngine(dir ?? stateDir());
-      if (serving) refuseWhatServeCannotTake({ fork }, serving.engine);
+      if (serving) whatServeTakes({ ...options, agent }, serving.engine);
       (options['json'] ? err : out)(hazardReport(parent.calls, fork, changes).join('\n'));
       if (!(await confirmed(options.yes, fork.effects))) return out('not started');
       await runAndReport({
         ...options,
-        // Its parent's agent as `status` and `replay` find it: by name, or the module it ran from here.
-        agent: options.agent ?? recordedAgent(dir ?? stateDir(), parent.run.agent),
+        agent,
         runId: options.runId ?? `${parentId}-fork-${at}`.slice(0, 80),
         input: JSON.stringify(parent.input),
         fork,

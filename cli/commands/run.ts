@@ -1,11 +1,14 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
+import { realpathSync } from 'node:fs';
 import { engineOptions } from '../options.js';
 import { UsageError } from '../errors.js';
 import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
 import { exitCodeOfSignal } from '../signals.js';
 import { servingEngine, withClient } from '../target.js';
-import type { EngineFile } from '../state.js';
+import { servedAgents, type EngineFile } from '../state.js';
+import { agentModulePath, isAgentPath } from '../../local/runtime/agents.js';
+import type { ForkRequest } from '../../lambdas/runs/fork.js';
 import { MODEL_PROVIDERS } from '../../lambdas/models/providers.js';
 
 /**
@@ -102,11 +105,11 @@ async function startOnStack(options: Record<string, unknown>) {
 /**
  * The options of `run`, `resume` and `fork` (as [key, flag, its default]) that a run handed to
  * `savepoint serve` cannot take: serve's engine runs with its own prices, ledger settings, recovery
- * and failure injection, decides approvals through its approval API, and its runs API takes neither
- * `--force` nor a fork. Each one given is refused before anything starts (exit 2): dropped in
- * silence, a `--crash-at` tested nothing, `--approve approve` left the run waiting a day for a
- * person, and a dry fork ran as a plain run that sent its writes. (`--world-data` and `--template`,
- * which scripts pass as they started serve, stay serve's own: what serve loaded when it started.)
+ * and failure injection, decides approvals through its approval API, and its runs API takes no
+ * `--force`. Each one given is refused before anything starts (exit 2): dropped in silence, a
+ * `--crash-at` tested nothing and `--approve approve` left the run waiting a day for a person.
+ * (`--world-data` and `--template`, which scripts pass as they started serve, stay serve's own:
+ * what serve loaded when it started.)
  */
 const NOT_FOR_SERVE: readonly (readonly [key: string, flag: string, unset?: unknown])[] = [
   ['failRate', '--fail-rate', '0'], ['seed', '--seed', '1'], ['crashAt', '--crash-at'], ['crashRate', '--crash-rate', '0'], ['crashSeed', '--crash-seed'],
@@ -114,10 +117,16 @@ const NOT_FOR_SERVE: readonly (readonly [key: string, flag: string, unset?: unkn
   ['durability', '--durability'], ['force', '--force', false],
 ];
 
-export function refuseWhatServeCannotTake(options: Record<string, unknown>, engine: EngineFile): void {
+/**
+ * What a run handed to `savepoint serve` runs on: the options it cannot take refused (exit 2,
+ * before anything starts), and the agent `--agent` names, as serve's runs API names it. A name
+ * goes as it is (serve refuses one it does not run); a module's path is the agent serve loaded
+ * from that file, and a file serve does not run is refused — sent without its name, the run ran
+ * on serve's agent, another code than the one asked for.
+ */
+export function whatServeTakes(options: Record<string, unknown>, engine: EngineFile): { agent?: string } {
   const owner = `\`savepoint serve\` (pid ${engine.pid}) owns ${stateDir()}`;
   const restart = 'stop it (Ctrl-C or SIGTERM drains it), run this again, then start it again';
-  if (options['fork']) throw new UsageError(`fork: ${owner} and starts runs, not forks: ${restart}`);
   const servedLedger = engine.endpoints.dynamodb ? 'dynalite' : 'embedded';
   const refused = [
     ...NOT_FOR_SERVE.filter(([key, , unset]) => options[key] !== undefined && options[key] !== unset).map(([key, flag]) => (typeof options[key] === 'string' ? `${flag} ${options[key]}` : flag)),
@@ -125,19 +134,34 @@ export function refuseWhatServeCannotTake(options: Record<string, unknown>, engi
     ...(options['ledger'] !== undefined && options['ledger'] !== servedLedger ? [`--ledger ${options['ledger']} (it runs the ${servedLedger} ledger)`] : []),
   ];
   if (refused.length > 0) throw new UsageError(`${refused.join('; ')}: ${owner}, and a run it is handed runs with its engine's own settings; drop ${refused.length === 1 ? 'it' : 'them'}, or ${restart}`);
+  const spec = options['agent'] as string | undefined;
+  if (spec === undefined || !isAgentPath(spec)) return spec === undefined ? {} : { agent: spec };
+  const module = agentModulePath(spec);
+  const served = servedAgents(stateDir(), engine);
+  const match = served.find((agent) => sameFile(agent.module, module));
+  if (match) return { agent: match.name };
+  const runs = served.map((agent) => `${agent.name} (${agent.module})`).join(', ');
+  throw new UsageError(`--agent ${spec}: ${owner} and runs ${runs}, not ${module}; name ${served.length === 1 ? 'its agent' : 'one of its agents'}, or ${restart} with this one`);
+}
+
+/** Whether two paths are the same file (a symbolic link and its target are). */
+function sameFile(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return a === b;
+  }
 }
 
 /**
- * `run` / `resume` while `savepoint serve` owns the state directory: the run is handed to serve
+ * `run`, `resume` and `fork` while `savepoint serve` owns the state directory: the run (a fork:
+ * the run request's `fork`, as the runs API takes it from any application) is handed to serve
  * through its runs API (the public client), which drives it; this command waits for it and reports
  * as a local run does. Ctrl-C stops the waiting, not the run: serve goes on with it.
  */
 async function runOnServe(options: Record<string, unknown>, { client, engine }: NonNullable<Awaited<ReturnType<typeof servingEngine>>>) {
-  refuseWhatServeCannotTake(options, engine);
+  const { agent } = whatServeTakes(options, engine);
   const { exitCodeOf, runInput } = await runModule();
-  // An agent named by its name goes to serve as it is (serve refuses one it does not run); a module's path names none.
-  const spec = options['agent'] as string | undefined;
-  const agent = spec !== undefined && !/[/\\.]/.test(spec) ? spec : undefined;
   const runId = options['runId'] as string | undefined;
   const existing = runId ? await client.get(runId) : undefined;
   if (options['resume'] && !existing) throw new UsageError(`no run ${runId} in ${stateDir()}`);
@@ -147,9 +171,18 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
       .filter((name) => options[name] !== undefined)
       .map((name) => [name === 'approvalTimeout' ? 'approvalTimeoutSeconds' : name, name === 'onBudgetExceeded' ? options[name] : Number(options[name])]),
   );
-  const started = await client.start({ input, ...(agent && { agent }), ...(runId && { runId }), ...(Object.keys(budgets).length > 0 && { config: budgets }), ...(options['model'] ? { model: options['model'] as string } : {}) });
+  const fork = options['fork'] as ForkRequest | undefined;
+  const started = await client.start({
+    input,
+    ...(agent && { agent }),
+    ...(runId && { runId }),
+    ...(Object.keys(budgets).length > 0 && { config: budgets }),
+    ...(options['model'] ? { model: options['model'] as string } : {}),
+    ...(fork && { fork }),
+  });
   const progress = options['json'] ? err : out;
-  progress(`savepoint: run ${started.runId} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
+  const what = fork ? `fork ${started.runId} of ${fork.from}` : `run ${started.runId}`;
+  progress(`savepoint: ${what} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
   const run = await client.wait(started.runId);
   if (options['json']) printJson({ ...run.report, lifecycle: run.lifecycle });
   else printReport(run.report);

@@ -30,9 +30,14 @@ function searchRoots(origin: AgentOrigin): string[] {
 /** Who named the agent: the user (`asked`), or a run's record (`recorded`). */
 export type AgentOrigin = 'asked' | 'recorded';
 
+/** Whether `--agent <spec>` names a module's path (`./my-agent.ts`, `agents/x/agent.ts`) rather than an agent's name. */
+export function isAgentPath(spec: string): boolean {
+  return spec.includes('/') || spec.includes('\\') || /\.[cm]?[jt]s$/.test(spec);
+}
+
 /** The module file of an agent named `spec`, or the file `spec` itself when it is a path. */
 export function agentModulePath(spec: string, origin: AgentOrigin = 'asked'): string {
-  if (spec.includes('/') || /\.[cm]?[jt]s$/.test(spec)) {
+  if (isAgentPath(spec)) {
     const path = isAbsolute(spec) ? spec : resolve(spec);
     if (!existsSync(path)) throw new AgentNotFoundError(`agent: no file ${path}`);
     // A directory is no module (esbuild would say "Could not resolve" of it): the file in it is wanted.

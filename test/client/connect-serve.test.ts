@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { connect, runsClient, type Run, type RunsClient } from '../../client/index.js';
 import { leftBehind, savepoint, workspace } from '../support/cli-process.js';
@@ -23,6 +24,9 @@ const { children, dirs } = leftBehind();
 const day = makeSampleDay(7, { plain: 2, already_refunded: 1, mismatch: 1, large: 2 });
 
 const serve = (args: string[]) => startServe(args, children);
+/** The module serve runs (`--agent refund-reconciler`), and another agent's, each as a path. */
+const REFUND_AGENT = fileURLToPath(new URL('../../agents/refund-reconciler/agent.ts', import.meta.url));
+const OTHER_AGENT = fileURLToPath(new URL('../cli/fixtures/held-note.ts', import.meta.url));
 
 /** Decides every approval the run waits for until it has ended. */
 async function approveUntilEnded(client: RunsClient, runId: string): Promise<Run> {
@@ -126,15 +130,26 @@ describe('savepoint serve, driven by the client', () => {
     expect(handed.stdout).toMatch(/^savepoint: run serve-r3 started on `savepoint serve` \(pid \d+\), which drives it/m);
     expect(handed.stdout).toMatch(/^run serve-r3 \(refund-reconciler .*\): succeeded/m);
     // What a run handed to serve cannot take is refused before anything starts (exit 2), not dropped: a crash point, an
-    // approval mode serve does not run (the run waited a day for a person), a dry fork (it ran as a plain run, its writes sent).
+    // approval mode serve does not run (the run waited a day for a person), a module serve does not run (the run ran on
+    // serve's agent, not the code asked for).
     const journal = readFileSync(join(stateDir, 'payments.jsonl'), 'utf8');
     const notTaken = await savepoint(args('run', '--run-id', 'serve-r5', '--input', JSON.stringify({ date: day.date }), '--approve', 'approve', '--crash-at', 'before-call'));
     expect(notTaken).toMatchObject({ code: 2, stdout: '' });
     expect(notTaken.stderr).toMatch(/^savepoint: --crash-at before-call; --approve approve \(its approvals are decided with `savepoint approve <id>` or its console\): `savepoint serve` \(pid \d+\) owns \S+, and a run it is handed runs with its engine's own settings; drop them, or stop it/);
-    const forked = await savepoint(['--state-dir', stateDir, 'fork', 'serve-r3', '--at', '2', '--effects', 'dry', '--yes', '--run-id', 'serve-r3-fork']);
-    expect(forked).toMatchObject({ code: 2, stdout: '' });
-    expect(forked.stderr).toMatch(/^savepoint: fork: `savepoint serve` \(pid \d+\) owns \S+ and starts runs, not forks: stop it/);
-    for (const runId of ['serve-r5', 'serve-r3-fork']) expect(await reconnected.get(runId)).toBeUndefined();
+    const otherCode = await savepoint(['--state-dir', stateDir, 'run', '--run-id', 'serve-r6', '--input', JSON.stringify({ date: day.date }), '--agent', OTHER_AGENT]);
+    expect(otherCode).toMatchObject({ code: 2, stdout: '' });
+    expect(otherCode.stderr).toMatch(new RegExp(`^savepoint: --agent ${OTHER_AGENT}: \`savepoint serve\` \\(pid \\d+\\) owns \\S+ and runs refund-reconciler \\(${REFUND_AGENT}\\), not ${OTHER_AGENT}; name its agent, or stop it`));
+    for (const runId of ['serve-r5', 'serve-r6']) expect(await reconnected.get(runId)).toBeUndefined();
+    expect(readFileSync(join(stateDir, 'payments.jsonl'), 'utf8')).toBe(journal);
+    // A fork is handed to serve too (the run request's \`fork\`, as an application sends it), its agent named by the
+    // path of serve's own module: the hazard report, then serve drives it; a dry fork sends no write.
+    const forked = await savepoint(['--state-dir', stateDir, 'fork', 'serve-r3', '--at', '2', '--effects', 'dry', '--yes', '--run-id', 'serve-r3-fork', '--agent', REFUND_AGENT]);
+    expect(forked.stderr).toBe('');
+    expect(forked.code).toBe(0);
+    expect(forked.stdout).toMatch(/^dry fork of serve-r3 at turn 2: no write is sent/m);
+    expect(forked.stdout).toMatch(/^savepoint: fork serve-r3-fork of serve-r3 started on `savepoint serve` \(pid \d+\), which drives it/m);
+    expect(forked.stdout).toMatch(/^run serve-r3-fork \(refund-reconciler .*\): succeeded/m);
+    expect(await reconnected.get('serve-r3-fork')).toMatchObject({ lifecycle: 'completed', report: { status: 'succeeded', wouldHave: expect.any(Object) } });
     expect(readFileSync(join(stateDir, 'payments.jsonl'), 'utf8')).toBe(journal);
     await reconnected.start({ input: { date: day.date }, runId: 'serve-r4', config: { maxSteps: 1, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 3600 } });
     expect(await reconnected.wait('serve-r4', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });
