@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { loadAgent } from '../../local/runtime/agents.js';
+import { isAgentPath, loadAgent } from '../../local/runtime/agents.js';
 import { AGENT_HELP, defaultAgent, deployed, nextCommand, out, printJson, stateDir } from '../program.js';
 import { describe, parseOptions, UsageError } from '../errors.js';
 import { isRefusal } from '../../client/runs-api-error.js';
@@ -48,7 +48,7 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
       const source = options.items !== undefined ? { items: readItems(options.items) } : { manifest: manifestOf(options.manifest!, options.format) };
       const { connect } = await import('../../client/connect.js');
       const stack = deployed();
-      const agentName = /[/\\]|\.[cm]?[jt]s$/.test(options.agent) ? (await loadAgent(options.agent)).agent.name : options.agent;
+      const agentName = isAgentPath(options.agent) ? (await loadAgent(options.agent)).agent.name : options.agent;
       // No engine serves the state directory (or the stack has no runs API): said in one sentence, exit 2.
       const client = await (stack.stack ? connect({ stack: stack.stack, ...(stack.region && { region: stack.region }), agent: agentName }) : connect({ stateDir: stateDir() })).catch((error: unknown) => {
         throw new UsageError(error instanceof Error ? error.message : String(error));
