@@ -90,8 +90,9 @@ export interface StartOptions {
   /**
    * Start the run as a fork of a finished or stopped run (`savepoint fork`): its turns before `at`
    * copied from the parent `from` without any call, then live. `effects: 'dry'` sends no write;
-   * `'reuse'` answers a write the parent made from its record. A parent the deployment does not
-   * hold is refused (`RunsApiError` 404), a fork under its parent's own run id too (400).
+   * `'reuse'` answers a write the parent made from its record. A fork is a run of its own: a parent
+   * the deployment does not hold is refused (`RunsApiError` 404), a fork under its parent's run id
+   * (400) or under any other run's id (409, with that run), and nothing starts.
    * @default none: a run of its own
    * @example
    * await client.start({ input: { date: '2026-11-28' }, runId: 'day1-fork-5', fork: { from: 'day1', at: 5, effects: 'dry' } });

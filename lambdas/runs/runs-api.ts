@@ -260,19 +260,27 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     const { agent, ...rest } = request;
     if (agent !== undefined && agent !== deps.agent.name) throw new InvalidInputError(`agent: no agent ${agent} here (this API runs ${deps.agent.name})`);
     // Idempotent on the run id, unless the caller names the execution it starts (the CLI's run and resume).
-    if (rest.executionName === undefined && rest.fork === undefined) {
+    if (rest.executionName === undefined) {
       const input = parseOrThrow(deps.agent.input, rest.input, `input of agent ${deps.agent.name}`);
       const runId = parseOrThrow(RunId, rest.runId ?? runIdOf(deps.agent, input), 'runId');
       const existing = await deps.ledger.getRun(runId);
       // The agents of a stack share its ledger: a run id is one run, of one agent.
       if (existing && existing.agent !== deps.agent.name) throw new InvalidInputError(`runId: run ${runId} is a run of agent ${existing.agent}, not ${deps.agent.name}`);
-      // The same request again answers the run; another one under its id is refused, not
-      // answered with a run it did not ask for (StartRun refuses it too, once its execution runs).
-      const other = existing && otherRequestProblem(existing, { input, model: rest.model === undefined ? undefined : modelSpecOf(rest.model, 'model') });
-      if (other) throw new RunConflict(other.message, (await read(runId))!);
-      if (existing && existing.status !== 'failed') {
-        const view = (await read(runId))!;
-        return { runId, agent: existing.agent, executionArn: existing.executionArn, ...(existing.startedBy && { startedBy: existing.startedBy }), lifecycle: view.lifecycle, created: false };
+      if (rest.fork !== undefined) {
+        // A fork is a run of its own: under a run id the ledger holds, StartRun refuses it (it takes
+        // only a retry of its own execution), so it is refused here with the run, and nothing
+        // starts — not a 202 whose execution fails while a wait on the id finds the other run and
+        // reports it as this fork. (Under its parent's own id, the start route says so.)
+        if (existing && runId !== rest.fork.from) throw new RunConflict(`runId: run ${runId} exists already, and a fork starts a run of its own: name a new run id`, (await read(runId))!);
+      } else {
+        // The same request again answers the run; another one under its id is refused, not
+        // answered with a run it did not ask for (StartRun refuses it too, once its execution runs).
+        const other = existing && otherRequestProblem(existing, { input, model: rest.model === undefined ? undefined : modelSpecOf(rest.model, 'model') });
+        if (other) throw new RunConflict(other.message, (await read(runId))!);
+        if (existing && existing.status !== 'failed') {
+          const view = (await read(runId))!;
+          return { runId, agent: existing.agent, executionArn: existing.executionArn, ...(existing.startedBy && { startedBy: existing.startedBy }), lifecycle: view.lifecycle, created: false };
+        }
       }
     }
     // The body as sent (less the agent): StartRun's budgets are the ones the caller named, and the

@@ -150,6 +150,11 @@ describe('savepoint serve, driven by the client', () => {
     expect(forked.stdout).toMatch(/^savepoint: fork serve-r3-fork of serve-r3 started on `savepoint serve` \(pid \d+\), which drives it/m);
     expect(forked.stdout).toMatch(/^run serve-r3-fork \(refund-reconciler .*\): succeeded/m);
     expect(await reconnected.get('serve-r3-fork')).toMatchObject({ lifecycle: 'completed', report: { status: 'succeeded', wouldHave: expect.any(Object) } });
+    // The same fork again: its run id is taken, so it is refused (exit 2), not answered with the fork that ran.
+    const twice = await savepoint(['--state-dir', stateDir, 'fork', 'serve-r3', '--at', '2', '--yes', '--run-id', 'serve-r3-fork']);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/^savepoint: runId: run serve-r3-fork exists already, and a fork starts a run of its own: name a new run id$/m);
+    expect(twice.stdout).not.toMatch(/succeeded/);
     expect(readFileSync(join(stateDir, 'payments.jsonl'), 'utf8')).toBe(journal);
     await reconnected.start({ input: { date: day.date }, runId: 'serve-r4', config: { maxSteps: 1, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 3600 } });
     expect(await reconnected.wait('serve-r4', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });

@@ -9,8 +9,8 @@ import { identityPolicies } from '../support/role-policies.js';
 
 /**
  * `POST /runs` for a fork: a fork of a run the ledger does not hold is refused at once (404,
- * naming the run), and a fork under its parent's own id is bad input (400) — not a 202 and then a
- * failed execution. The runs API reads the parent with its own role's grant (`dynamodb:GetItem`
+ * naming the run), a fork under its parent's own id is bad input (400), and one under another run's
+ * id a conflict (409, with that run) — not a 202 and then a failed execution. The runs API reads the parent with its own role's grant (`dynamodb:GetItem`
  * on the ledger): the twin refuses the read when the template takes the grant away.
  */
 const cleanups: (() => Promise<void>)[] = [];
@@ -66,6 +66,19 @@ describe('the runs API and a fork', () => {
     expect(JSON.parse(answer.body)).toEqual({ message: expect.stringMatching(/^runId: a fork needs a run id of its own/) });
     expect(h.stack.engine.listExecutions().executions.length).toBe(executions);
     expect(await h.stack.ledger.getRun('fork-parent')).toEqual(before);
+  });
+
+  it('answers 409 with the run for a fork under a run id the ledger holds, and starts nothing (StartRun would refuse it)', async () => {
+    const h = await harness();
+    await h.run({ runId: 'taken-parent', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 1 } });
+    await h.run({ runId: 'taken-id', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 1 } });
+    const before = await h.stack.ledger.getRun('taken-id');
+    const executions = h.stack.engine.listExecutions().executions.length;
+    const answer = await post(h, { runId: 'taken-id', input: { date: sampleDay.date }, fork: { from: 'taken-parent', at: 1, effects: 'dry' } });
+    expect(answer.statusCode).toBe(409);
+    expect(JSON.parse(answer.body)).toMatchObject({ message: 'runId: run taken-id exists already, and a fork starts a run of its own: name a new run id', run: { runId: 'taken-id' } });
+    expect(h.stack.engine.listExecutions().executions.length).toBe(executions);
+    expect(await h.stack.ledger.getRun('taken-id')).toEqual(before);
   });
 
   it('starts a fork of a run that exists (202)', async () => {
