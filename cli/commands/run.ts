@@ -10,6 +10,7 @@ import { servedAgents, type EngineFile } from '../state.js';
 import { agentModulePath, isAgentPath } from '../../local/runtime/agents.js';
 import type { ForkRequest } from '../../lambdas/runs/fork.js';
 import { MODEL_PROVIDERS } from '../../lambdas/models/providers.js';
+import { TERMINAL_LIFECYCLES } from '../../lambdas/runs/lifecycle.js';
 
 /**
  * The first variable of each provider the environment reaches (the simulator is always local),
@@ -182,7 +183,9 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
   });
   const progress = options['json'] ? err : out;
   const what = fork ? `fork ${started.runId} of ${fork.from}` : `run ${started.runId}`;
-  progress(`savepoint: ${what} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
+  // A run that has ended is answered as it is (the same request again starts nothing): said as a local run says it.
+  if (TERMINAL_LIFECYCLES.includes(started.lifecycle)) progress(`savepoint: run ${started.runId} had already finished; nothing to do (pass --run-id <a new id> to start another run)`);
+  else progress(`savepoint: ${what} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
   const run = await client.wait(started.runId);
   if (options['json']) printJson({ ...run.report, lifecycle: run.lifecycle });
   else printReport(run.report);

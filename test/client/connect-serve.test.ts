@@ -129,6 +129,11 @@ describe('savepoint serve, driven by the client', () => {
     expect(handed.code).toBe(0);
     expect(handed.stdout).toMatch(/^savepoint: run serve-r3 started on `savepoint serve` \(pid \d+\), which drives it/m);
     expect(handed.stdout).toMatch(/^run serve-r3 \(refund-reconciler .*\): succeeded/m);
+    // The same again: the run has ended, and is answered as it is (as a local run says it), not "held by serve, which drives it".
+    const handedAgain = await savepoint(args('run', '--run-id', 'serve-r3', '--input', JSON.stringify({ date: day.date })));
+    expect(handedAgain.code).toBe(0);
+    expect(handedAgain.stdout).toMatch(/^savepoint: run serve-r3 had already finished; nothing to do \(pass --run-id <a new id> to start another run\)$/m);
+    expect(handedAgain.stdout).not.toMatch(/which drives it/);
     // What a run handed to serve cannot take is refused before anything starts (exit 2), not dropped: a crash point, an
     // approval mode serve does not run (the run waited a day for a person), a module serve does not run (the run ran on
     // serve's agent, not the code asked for).
