@@ -3,6 +3,8 @@ import type { SavepointClient } from '../client/ledger-client.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { PruneRecord } from '../lambdas/ledger/pruning.js';
+import type { HistoryEvent } from '../local/engine/history.js';
+import type { ExecutionFigures } from './format.js';
 import { counted } from '../lambdas/shared/text.js';
 import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
 import { localAwsConfig } from '../local/services/aws-config.js';
@@ -149,6 +151,39 @@ const EVERY_AGENT: ReadonlySet<string> = new Set(['status', 'runs', 'approvals',
 async function engineSfnClient(engine: EngineFile) {
   const [{ SFNClient }, { stateMachineArnOf }] = await Promise.all([import('@aws-sdk/client-sfn'), import('../lambdas/adapters/sfn.js')]);
   return { client: new SFNClient({ ...localAwsConfig, endpoint: engine.endpoints.sfn }), stateMachineArnOf };
+}
+
+/**
+ * The figures of an execution that `savepoint serve` drove (`run --json`'s `execution`, the report's
+ * "Lambda executions" line), as a local run has them of its own: its status and per-state summary,
+ * read through the engine's Step Functions API (DescribeExecution, GetExecutionHistory paged). The
+ * run's end is recorded a state before its execution ends, so a RUNNING execution is read again
+ * until it has ended, for at most `patienceMs`.
+ */
+export async function servedExecutionFigures(engine: EngineFile, executionArn: string, patienceMs = 10_000): Promise<ExecutionFigures> {
+  const [{ DescribeExecutionCommand, GetExecutionHistoryCommand }, { summarizeHistory }, { executionFigures }] = await Promise.all([
+    import('@aws-sdk/client-sfn'),
+    import('../local/engine/history.js'),
+    import('./format.js'),
+  ]);
+  const { client } = await engineSfnClient(engine);
+  try {
+    const until = Date.now() + patienceMs;
+    let { status } = await client.send(new DescribeExecutionCommand({ executionArn }));
+    while (status === 'RUNNING' && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      ({ status } = await client.send(new DescribeExecutionCommand({ executionArn })));
+    }
+    const events: HistoryEvent[] = [];
+    for (let nextToken: string | undefined; ; ) {
+      const page = await client.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000, includeExecutionData: false, ...(nextToken && { nextToken }) }));
+      events.push(...((page.events ?? []) as HistoryEvent[]));
+      if (!(nextToken = page.nextToken)) break;
+    }
+    return executionFigures(executionArn, status ?? 'UNKNOWN', summarizeHistory(events));
+  } finally {
+    client.destroy();
+  }
 }
 
 /** What a command that reads runs or decides approvals works on: the public client, and what serves it. */

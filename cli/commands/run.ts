@@ -5,12 +5,12 @@ import { engineOptions } from '../options.js';
 import { UsageError } from '../errors.js';
 import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
 import { exitCodeOfSignal } from '../signals.js';
-import { servingEngine, withClient } from '../target.js';
+import { servedExecutionFigures, servingEngine, withClient } from '../target.js';
 import { servedAgents, type EngineFile } from '../state.js';
 import { agentModulePath, isAgentPath } from '../../local/runtime/agents.js';
 import type { ForkRequest } from '../../lambdas/runs/fork.js';
 import { MODEL_PROVIDERS } from '../../lambdas/models/providers.js';
-import { TERMINAL_LIFECYCLES } from '../../lambdas/runs/lifecycle.js';
+import { lifecycleOf, TERMINAL_LIFECYCLES } from '../../lambdas/runs/lifecycle.js';
 
 /**
  * The first variable of each provider the environment reaches (the simulator is always local),
@@ -72,7 +72,7 @@ export async function runAndReport(options: Record<string, unknown>) {
   if (serving) return runOnServe(options, serving);
   const { exitCodeOf, runCommand } = await runModule();
   const outcome = await runCommand({ ...options, stateDir: dir }, { out, err, interactive: Boolean(process.stdin.isTTY) });
-  if (options['json']) printJson({ ...outcome.report, execution: outcome.execution });
+  if (options['json']) printJson({ ...outcome.report, lifecycle: lifecycleOf(outcome.report.status, outcome.report.approvals.pending), execution: outcome.execution });
   else printReport(outcome.report, outcome.execution, options['approve']);
   // Stopped by a signal: saved, not finished — the shell's 128 + signal, like the default handler.
   process.exitCode = outcome.signal ? exitCodeOfSignal(outcome.signal) : exitCodeOf(outcome.report);
@@ -187,7 +187,9 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
   if (TERMINAL_LIFECYCLES.includes(started.lifecycle)) progress(`savepoint: run ${started.runId} had already finished; nothing to do (pass --run-id <a new id> to start another run)`);
   else progress(`savepoint: ${what} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
   const run = await client.wait(started.runId);
-  if (options['json']) printJson({ ...run.report, lifecycle: run.lifecycle });
-  else printReport(run.report);
+  // The figures of the execution that drove the run to its end, as a local run reports its own.
+  const execution = await servedExecutionFigures(engine, run.report.chain.at(-1)?.executionArn ?? started.executionArn);
+  if (options['json']) printJson({ ...run.report, lifecycle: run.lifecycle, execution });
+  else printReport(run.report, execution);
   process.exitCode = exitCodeOf(run.report);
 }

@@ -129,11 +129,18 @@ describe('savepoint serve, driven by the client', () => {
     expect(handed.code).toBe(0);
     expect(handed.stdout).toMatch(/^savepoint: run serve-r3 started on `savepoint serve` \(pid \d+\), which drives it/m);
     expect(handed.stdout).toMatch(/^run serve-r3 \(refund-reconciler .*\): succeeded/m);
-    // The same again: the run has ended, and is answered as it is (as a local run says it), not "held by serve, which drives it".
-    const handedAgain = await savepoint(args('run', '--run-id', 'serve-r3', '--input', JSON.stringify({ date: day.date })));
+    // With the figures of the execution that drove it, as a local run reports its own (read through serve's Step Functions API).
+    expect(handed.stdout).toMatch(/^ {2}Lambda executions +\d+ \(0 retries\)$/m);
+    // The same again: the run has ended, and is answered as it is (as a local run says it), not "held by serve, which drives it";
+    // --json prints what a local run's does: the report, its lifecycle and its execution's figures.
+    const handedAgain = await savepoint(args('run', '--run-id', 'serve-r3', '--input', JSON.stringify({ date: day.date }), '--json'));
     expect(handedAgain.code).toBe(0);
-    expect(handedAgain.stdout).toMatch(/^savepoint: run serve-r3 had already finished; nothing to do \(pass --run-id <a new id> to start another run\)$/m);
-    expect(handedAgain.stdout).not.toMatch(/which drives it/);
+    expect(handedAgain.stderr).toMatch(/^savepoint: run serve-r3 had already finished; nothing to do \(pass --run-id <a new id> to start another run\)$/m);
+    expect(handedAgain.stderr).not.toMatch(/which drives it/);
+    const json = JSON.parse(handedAgain.stdout) as { lifecycle: string; execution: { executionArn: string; status: string; lambdaInvocations: number; states: Record<string, { entered: number }> } };
+    expect(json).toMatchObject({ runId: 'serve-r3', status: 'succeeded', lifecycle: 'completed', execution: { status: 'SUCCEEDED', retries: 0 } });
+    expect(json.execution.lambdaInvocations).toBeGreaterThan(3);
+    expect(json.execution.states['StartRun']).toMatchObject({ entered: 1 });
     // What a run handed to serve cannot take is refused before anything starts (exit 2), not dropped: a crash point, an
     // approval mode serve does not run (the run waited a day for a person), a module serve does not run (the run ran on
     // serve's agent, not the code asked for).
