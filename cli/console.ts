@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { byCodeUnits } from '../lambdas/shared/text.js';
-import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
+import { agentModulePath, isAgentPath, loadAgent } from '../local/runtime/agents.js';
 import type { AslDefinition, CfnTemplateJson } from '../local/template/asl.js';
 import { parseOptions, UsageError } from './errors.js';
 import { agentDirsOf, openEveryAgent, runningEngine } from './state.js';
@@ -112,7 +112,7 @@ const LEDGER_READS: ReadonlySet<string> = new Set<keyof Ledger>([
 async function stackConsole(options: z.infer<ReturnType<typeof ConsoleOptions>> & { stack: string }, io: { out: (line: string) => void; err: (line: string) => void }): Promise<void> {
   // Loaded only here: a local run never pays for the AWS SDK clients of a deployed stack.
   const [{ describeDeployment }, { startStackConsole }] = await Promise.all([import('../client/aws.js'), import('../console/stack.js')]);
-  const deployment = await describeDeployment({ stackName: options.stack, ...(options.region && { region: options.region }), ...(options.agent && !options.agent.includes('/') && { agent: options.agent }) });
+  const deployment = await describeDeployment({ stackName: options.stack, ...(options.region && { region: options.region }), ...(options.agent && !isAgentPath(options.agent) && { agent: options.agent }) });
   const agent = await agentOf(options.agent ?? deployment.agentName);
   const signals = watchStopSignals();
   try {

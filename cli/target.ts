@@ -6,7 +6,7 @@ import type { PruneRecord } from '../lambdas/ledger/pruning.js';
 import type { HistoryEvent } from '../local/engine/history.js';
 import type { ExecutionFigures } from './format.js';
 import { counted } from '../lambdas/shared/text.js';
-import { agentModulePath, loadAgent } from '../local/runtime/agents.js';
+import { agentModulePath, isAgentPath, loadAgent } from '../local/runtime/agents.js';
 import { localAwsConfig } from '../local/services/aws-config.js';
 import { defaultAgent, deployed, err, nextCommand, stateDir } from './program.js';
 import { describe, UsageError } from './errors.js';
@@ -91,7 +91,7 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
   if (stack) {
     // The AWS clients load only for a deployed stack: a local command does not pay their memory.
     const { describeDeployment, deploymentClient, executionConsoleLink } = await import('../client/aws.js');
-    const deployment = await describeDeployment({ stackName: stack, region, agent: agentSpec && !agentSpec.includes('/') ? agentSpec : undefined });
+    const deployment = await describeDeployment({ stackName: stack, region, agent: agentSpec && !isAgentPath(agentSpec) ? agentSpec : undefined });
     const agent = await agentFor(agentSpec, deployment.agentName, null);
     const { client, ledger, close } = deploymentClient(deployment, agent);
     try {
@@ -213,7 +213,7 @@ export async function withRuns<T>(command: string, agentSpec: string | undefined
   // A deployed stack's runs API, signed with the caller's AWS credentials (the SDK loads only then).
   if (stack) {
     const { executionLinkOf } = await import('../client/console-link.js');
-    return use({ client: await connect({ stack, ...(region && { region }), ...(agentSpec && !agentSpec.includes('/') && { agent: agentSpec }) }), live: true, engines: [], link: executionLinkOf });
+    return use({ client: await connect({ stack, ...(region && { region }), ...(agentSpec && !isAgentPath(agentSpec) && { agent: agentSpec }) }), live: true, engines: [], link: executionLinkOf });
   }
   const dir = stateDir();
   const dirs = [dir, ...agentDirsOf(dir).map((part) => part.dir)];
