@@ -16,7 +16,8 @@ export function registerWorldCommand(program: Command): void {
     .option('--json', 'print JSON', false)
     .action(async (options: { json: boolean; agent?: string; worldData?: string }) => {
       const engine = await runningEngine(stateDir());
-      if (engine) throw new UsageError(`an engine (pid ${engine.pid}) owns ${stateDir()} and its world (${JSON.stringify(engine.endpoints)}); ask again when it stops`);
+      // Said without its endpoints: each carries a credential of the engine (engine.json is its owner's alone).
+      if (engine) throw new UsageError(`an engine (pid ${engine.pid}) owns ${stateDir()} and its world while it runs; ask again when it stops`);
       // Without --agent, the one agent that ran here (its world is the one this directory holds).
       const ran = rememberedAgents(stateDir());
       const agent = await agentFor(options.agent ?? (ran.length === 1 ? recordedAgent(stateDir(), ran[0]!) : undefined), undefined, null);

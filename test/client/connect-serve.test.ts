@@ -162,6 +162,12 @@ describe('savepoint serve, driven by the client', () => {
     expect(forked.stdout).toMatch(/^savepoint: fork serve-r3-fork of serve-r3 started on `savepoint serve` \(pid \d+\), which drives it/m);
     expect(forked.stdout).toMatch(/^run serve-r3-fork \(refund-reconciler .*\): succeeded/m);
     expect(await reconnected.get('serve-r3-fork')).toMatchObject({ lifecycle: 'completed', report: { status: 'succeeded', wouldHave: expect.any(Object) } });
+    // \`world\` waits for serve to stop, and says so without serve's endpoints, each of which carries a credential.
+    const world = await savepoint(['--state-dir', stateDir, 'world', '--agent', 'refund-reconciler']);
+    expect(world.code).toBe(2);
+    expect(world.stderr).toMatch(/^savepoint: an engine \(pid \d+\) owns \S+ and its world while it runs; ask again when it stops$/m);
+    const published = JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: Record<string, string> };
+    for (const endpoint of Object.values(published.endpoints)) expect(world.stderr).not.toContain(endpoint);
     // The same fork again: its run id is taken, so it is refused (exit 2), not answered with the fork that ran.
     const twice = await savepoint(['--state-dir', stateDir, 'fork', 'serve-r3', '--at', '2', '--yes', '--run-id', 'serve-r3-fork']);
     expect(twice.code).toBe(2);
