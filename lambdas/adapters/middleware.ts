@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { isHarnessError, stepError } from '../tools/failures.js';
 import type { MetricPoint } from '../shared/metrics.js';
+import { ROUTING_ERRORS } from '../shared/errors.js';
 import { Steps, type StepName } from '../shared/steps.js';
 import { errorMetrics, inputKeys, resultKeys, resultMetrics, type LogKeys } from './step-telemetry.js';
 
@@ -26,9 +27,12 @@ export interface Telemetry {
 const errorClassifier = (log: ErrorLog): middy.MiddlewareObj => ({
   onError: (request) => {
     request.error = stepError(request.error) as Error;
-    log(JSON.stringify({ level: 'ERROR', error: request.error.name, message: request.error.message, ...faultStack(request.error) }));
+    log(JSON.stringify({ level: routes(request.error) ? 'INFO' : 'ERROR', error: request.error.name, message: request.error.message, ...faultStack(request.error) }));
   },
 });
+
+/** Whether the step threw to route the run into a wait (errors.ts ROUTING_ERRORS): no fault. */
+const routes = (error: Error): boolean => (ROUTING_ERRORS as readonly string[]).includes(error.name);
 
 /**
  * The stack of a step's error that is none of the harness's own (errors.ts: those say what they
@@ -63,7 +67,9 @@ export const stepTelemetry = (step: StepName, telemetry: Telemetry): middy.Middl
   onError: (request) => {
     request.error = stepError(request.error) as Error;
     telemetry.addMetrics(errorMetrics(request.error));
-    telemetry.error(`${step} failed`, { error: request.error.name, errorMessage: request.error.message.slice(0, 1_000), ...faultStack(request.error) });
+    const line = { error: request.error.name, errorMessage: request.error.message.slice(0, 1_000), ...faultStack(request.error) };
+    if (routes(request.error)) telemetry.info(`${step} waits`, line);
+    else telemetry.error(`${step} failed`, line);
     telemetry.flush();
   },
 });

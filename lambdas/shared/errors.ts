@@ -69,6 +69,13 @@ export const RETRYABLE_ERRORS: readonly ErrorName[] = [
   ErrorNames.CircuitOpen,
 ];
 
+/**
+ * The names a step throws to route the run, not because anything failed: each is caught into a
+ * wait (a person's decision, a child run's end). Logged at INFO, not ERROR (adapters/middleware.ts):
+ * an operator's alarm on error lines would go off at every approval.
+ */
+export const ROUTING_ERRORS: readonly ErrorName[] = [ErrorNames.ApprovalNeeded, ErrorNames.ChildRunPending];
+
 abstract class AgentError extends Error {
   abstract override readonly name: ErrorName;
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { stepHandler, type Telemetry } from '../../lambdas/adapters/middleware.js';
 import { awsDeps } from '../../lambdas/adapters/aws-deps.js';
 import { errorMetrics, resultMetrics, toolFailureFields } from '../../lambdas/adapters/step-telemetry.js';
-import { CircuitOpenError, InvalidInputError, TransientError } from '../../lambdas/shared/errors.js';
+import { ApprovalNeededError, ChildRunPendingError, CircuitOpenError, InvalidInputError, TransientError } from '../../lambdas/shared/errors.js';
 import { MetricNames } from '../../lambdas/shared/metrics.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 
@@ -59,6 +59,23 @@ describe('the step middleware', () => {
     await expect(handler({ runId: 'r1' }, context)).rejects.toMatchObject({ name: 'Agent.Transient' });
     expect(lines).toEqual([{ level: 'ERROR', message: 'budget-check failed', runId: 'r1', error: 'Agent.Transient', errorMessage: 'ThrottlingException: Rate exceeded' }]);
     expect(metrics).toEqual([{ name: MetricNames.Retries, value: 1 }]);
+  });
+
+  it('logs a call that waits for a person or a child run at INFO, not as a failure, and keeps its name for the state machine', async () => {
+    const { telemetry, lines, metrics } = recorder();
+    const handler = stepHandler(async () => Promise.reject(new ApprovalNeededError('tool call 9/1 of run r1 needs an approval: asking for it')), undefined, { step: Steps.CallTool, telemetry });
+    await expect(handler({ runId: 'r1' }, context)).rejects.toMatchObject({ name: 'Agent.ApprovalNeeded' });
+    expect(lines).toEqual([{ level: 'INFO', message: 'call-tool waits', runId: 'r1', error: 'Agent.ApprovalNeeded', errorMessage: 'tool call 9/1 of run r1 needs an approval: asking for it' }]);
+    expect(metrics).toEqual([]);
+    // Without telemetry (the local engine's lines, savepoint.log) alike; a fault stays an ERROR.
+    const logged: string[] = [];
+    const local = stepHandler(async (event: unknown) => Promise.reject(event === 'child' ? new ChildRunPendingError('child c1 runs') : new TransientError('reset')), (line) => logged.push(line));
+    await expect(local('child', context)).rejects.toMatchObject({ name: 'Agent.ChildRunPending' });
+    await expect(local('fault', context)).rejects.toMatchObject({ name: 'Agent.Transient' });
+    expect(logged.map((line) => JSON.parse(line) as { level: string; error: string })).toEqual([
+      { level: 'INFO', error: 'Agent.ChildRunPending', message: 'child c1 runs' },
+      { level: 'ERROR', error: 'Agent.Transient', message: 'reset' },
+    ]);
   });
 
   it("logs a bug's stack (an error none of the harness's own), bounded, and no stack for the harness's own errors", async () => {
