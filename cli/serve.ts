@@ -174,6 +174,8 @@ async function serveAgent(context: {
     ...(options.durability && { durability: options.durability }),
     worldData: worldData.path,
     stateDir: dir,
+    // One S3 for the agents served, as one account's buckets on AWS: a manifest put under the state directory reaches every agent's batch.
+    s3Dir: join(resolve(options.stateDir), 's3'),
     failRate: options.failRate,
     seed: options.seed,
     toolSecrets: toolSecretsFromEnv(process.env),

@@ -28,7 +28,7 @@ export function registerBatchCommand(program: Command): void {
     .description('start one run per item of a JSON list or an S3 object, at most --concurrency at once (a Distributed Map on AWS); started again, the same batch starts no run twice')
     .option('--agent <name|path>', AGENT_HELP, defaultAgent)
     .option('--items <file.json>', 'a JSON array: one run input per item (at most 1,000)')
-    .option('--manifest <s3://bucket/key>', 'an S3 object of the items instead, read by the batch itself: a JSON array, or a CSV file whose first row names the fields (serve reads s3://savepoint-local/<key> from <state dir>/s3/savepoint-local/)')
+    .option('--manifest <s3://bucket/key>', 'an S3 object of the items instead, read by the batch itself: a JSON array, or a CSV file whose first row names the fields (serve reads s3://savepoint-local/<key> from the file <state dir>/s3/savepoint-local/<key>, each / of the key written %2F)')
     .option('--format <json|csv>', 'how to read --manifest (default: csv for a key ending in .csv, else json)')
     .option('--concurrency <n>', 'runs live at once, at most (default: 10)')
     .option('--batch-id <id>', 'the batch id (1-40 letters, digits, - or _): each run is <batch-id>-<index> (default: a digest of the agent, the items and the key)')

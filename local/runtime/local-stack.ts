@@ -250,8 +250,9 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // each item's run started through the runs API's own start path, as the runs API's role.
     // The twin's S3 (local/services/s3.ts), where a batch's manifest is read from: under the state directory, each call decided as its signer's role.
     // A key of this stack's roles (the runs function's, reading a manifest) is decided by this stack's IAM; the batch role's and the administrator's by the batches'.
+    const s3Dir = options.s3Dir ?? (options.stateDir && join(options.stateDir, 's3'));
     const s3 = await startS3({
-      ...(options.stateDir && { dir: join(options.stateDir, 's3') }),
+      ...(s3Dir && { dir: s3Dir }),
       authorize: (authorization, request) => {
         const caller = iam?.credentials.callerOf(authorization);
         if (caller && !('administrator' in caller)) iam!.authorizer.authorize(caller, request);

@@ -38,6 +38,12 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   /** Where the ledger and the provider's records live; in memory when absent (tests). */
   readonly stateDir?: string;
   /**
+   * Where the twin's S3 keeps its objects (a batch's manifest): one account's buckets, which every
+   * agent of a deployment reads alike (`savepoint serve` of several agents passes the state
+   * directory's to each). @default `<stateDir>/s3`; in memory without a state directory
+   */
+  readonly s3Dir?: string;
+  /**
    * The ledger: `embedded` (in this process; `ledger.jsonl` in the state directory) or `dynalite`
    * (the DynamoDB ledger on the emulator, over loopback: the full-fidelity path, `ledger/` in the
    * state directory). @default 'embedded'

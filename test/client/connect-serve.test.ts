@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -332,6 +332,15 @@ describe('savepoint serve, driven by the client', () => {
     expect(started).toMatchObject({ batchId: 'front-batch', agent: 'support-triage', created: true, manifest, runs: [] });
     expect(await client.batch('front-batch')).toMatchObject({ batchId: 'front-batch', agent: 'support-triage', manifest });
     expect(await client.batch('no-such-batch')).toBeUndefined();
+    // A manifest under the state directory's S3 (the batch command's help: <state dir>/s3/savepoint-local/) is read by
+    // the second agent's batch too, as one account's bucket is by every agent on AWS. (Its one item is not an input of
+    // the agent: refused, no run starts.)
+    // (A key's "/" is "%2F" in its file's name: local/services/s3.ts.)
+    mkdirSync(join(stateDir, 's3', 'savepoint-local'), { recursive: true });
+    writeFileSync(join(stateDir, 's3', 'savepoint-local', 'front%2Finboxes.json'), JSON.stringify([{ inbox: 5 }]));
+    const read = await client.startBatch({ agent: 'support-triage', manifest: { bucket: 'savepoint-local', key: 'front/inboxes.json' }, batchId: 'front-read' });
+    expect(read).not.toHaveProperty('runsUnlisted');
+    expect(read.runs).toEqual([{ runId: 'front-read-0', status: 'refused' }]);
     // A run of the second agent left waiting for a person when serve stops.
     await client.start({ agent: 'support-triage', input: { inbox: 'support@acme.example' }, runId: 'agents-waiting', config: { approvalTimeoutSeconds: 3600 } });
     expect(await client.wait('agents-waiting', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });
