@@ -4,6 +4,7 @@ import { loadAgent } from '../local/runtime/agents.js';
 import { serveMcpHttp } from '../mcp/http.js';
 import { savepointMcpServer } from '../mcp/server.js';
 import { UsageError } from './errors.js';
+import { runningEngine, servedAgentFor, servedAgents, servedList, type ServedAgent } from './state.js';
 import { watchStopSignals } from './signals.js';
 
 /**
@@ -12,13 +13,13 @@ import { watchStopSignals } from './signals.js';
  * decision). Over stdio, nothing but MCP is written to stdout; notes go to stderr.
  */
 export async function mcpCommand(options: { agents: string[]; stateDir: string; http: boolean; port?: number }, io: { err: (line: string) => void }): Promise<void> {
-  const agents = await Promise.all(options.agents.map(async (spec) => (await loadAgent(spec)).agent));
   let client: RunsClient;
   try {
     client = await connect({ stateDir: options.stateDir });
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
+  const agents = await Promise.all((await servedTools(options.stateDir, options.agents)).map(async ({ module }) => (await loadAgent(module)).agent));
   const info = { name: 'savepoint', version: await packageVersion() };
   const log = (line: string) => io.err(`savepoint mcp: ${line}`);
   const server = () => savepointMcpServer({ runs: client, agents, info, log });
@@ -44,6 +45,27 @@ export async function mcpCommand(options: { agents: string[]; stateDir: string; 
   } finally {
     signals.dispose();
   }
+}
+
+/**
+ * The agents whose tools `savepoint mcp` lists: those `--agent` names (by name or module path), each
+ * one the engine runs, or every agent it runs. Each is loaded from the module the engine loaded it
+ * from: a tool's schema and description are those of the code its runs run on. An agent the engine
+ * does not run is refused at start (exit 2), not listed as a tool whose every call it refuses.
+ */
+async function servedTools(stateDir: string, specs: readonly string[]): Promise<ServedAgent[]> {
+  const engine = await runningEngine(stateDir);
+  if (!engine) throw new UsageError(`stateDir: no savepoint engine serves ${stateDir}: start one with \`savepoint serve --agent <name|path>\``);
+  const served = servedAgents(stateDir, engine);
+  if (specs.length === 0) {
+    if (served.length === 0) throw new UsageError('name the agents to serve: --agent <name|path> (or $SAVEPOINT_AGENT)');
+    return served;
+  }
+  return specs.map((spec) => {
+    const agent = servedAgentFor(spec, served);
+    if (!agent) throw new UsageError(`--agent ${spec}: the engine on ${stateDir} (pid ${engine.pid}) runs ${servedList(served)}, not ${spec}: its tool would start runs the engine refuses`);
+    return agent;
+  });
 }
 
 /** The owner's credential of the serve on this state directory (the first path segment of its runs API). */

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
@@ -13,6 +13,7 @@ import { describe, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
 import { busyMessage, checkStateDirOnce, liveOwner, ownStateDir } from './owner.js';
 import { agentDir } from '../local/state/agent-dirs.js';
+import { agentModulePath, isAgentPath } from '../local/runtime/agents.js';
 import { schemaOnFirstUse } from '../lambdas/shared/on-first-use.js';
 
 export const DEFAULT_STATE_DIR = '.savepoint';
@@ -95,9 +96,39 @@ export async function runningEngine(stateDir: string): Promise<EngineFile | unde
  * The agents a `savepoint serve` owning `stateDir` runs, by name and module: its engine.json's
  * agent, then that of each agent directory it keeps (agents/<name>/engine.json).
  */
-export function servedAgents(stateDir: string, engine: EngineFile): { name: string; module: string }[] {
+export function servedAgents(stateDir: string, engine: EngineFile): ServedAgent[] {
   const others = agentDirsOf(stateDir).map(({ dir }) => readEngineFile(dir, { quiet: true })?.agent);
-  return [engine.agent, ...others].filter((agent): agent is { name: string; module: string } => agent !== undefined);
+  return [engine.agent, ...others].filter((agent): agent is ServedAgent => agent !== undefined);
+}
+
+/** An agent a running engine runs: its name, and the module it loaded it from. */
+export interface ServedAgent {
+  name: string;
+  module: string;
+}
+
+/**
+ * The agent of `served` that `--agent <spec>` names: by its name, or, for a module's path
+ * (`agentModulePath`), the one loaded from that file (compared as real paths: a symbolic link and
+ * its target are one file). Undefined when none is.
+ */
+export function servedAgentFor(spec: string, served: readonly ServedAgent[]): ServedAgent | undefined {
+  if (!isAgentPath(spec)) return served.find((agent) => agent.name === spec);
+  const module = realPath(agentModulePath(spec));
+  return served.find((agent) => realPath(agent.module) === module);
+}
+
+/** The agents an engine runs, as a message names them: `a (/path/a.ts), b (/path/b.ts)`. */
+export function servedList(served: readonly ServedAgent[]): string {
+  return served.map((agent) => `${agent.name} (${agent.module})`).join(', ');
+}
+
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /**

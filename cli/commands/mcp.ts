@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { AGENT_HELP, defaultAgent, err, stateDir } from '../program.js';
+import { defaultAgent, err, stateDir } from '../program.js';
 import { UsageError } from '../errors.js';
 
 /** `--agent`, repeated: each occurrence adds one. */
@@ -11,7 +11,7 @@ export function registerMcpCommand(program: Command): void {
   program
     .command('mcp')
     .description('serve the agents of a running `savepoint serve` to MCP clients: each agent a tool whose call is a durable run (an MCP task); over stdio, or Streamable HTTP with --http')
-    .addOption(new Option('--agent <name|path>', `${AGENT_HELP}; repeat it for several`).argParser(collect))
+    .addOption(new Option('--agent <name|path>', 'an agent the engine runs, by its name or the path of its module; repeat it for several (default: $SAVEPOINT_AGENT, else every agent it runs)').argParser(collect))
     .option('--http', 'serve Streamable HTTP on 127.0.0.1 instead of stdio; every request needs "Authorization: Bearer <the credential in engine.json>"')
     .option('--port <port>', 'with --http: the loopback port (default: any free port, printed on stderr)')
     .addHelpText(
@@ -24,8 +24,8 @@ separation of duties apply). An MCP host's configuration:
   { "command": "npx", "args": ["savepoint", "--state-dir", "/path/to/.savepoint", "mcp", "--agent", "refund-reconciler"] }`,
     )
     .action(async (options: { agent?: string[]; http?: boolean; port?: string }) => {
+      // None named: every agent the engine runs (cli/mcp.ts).
       const agents = options.agent ?? (defaultAgent ? [defaultAgent] : []);
-      if (agents.length === 0) throw new UsageError('name the agents to serve: --agent <name|path> (or $SAVEPOINT_AGENT)');
       if (options.port !== undefined && !options.http) throw new UsageError('--port: only with --http');
       const port = options.port === undefined ? undefined : Number(options.port);
       if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) throw new UsageError(`--port: a port number, not ${options.port}`);

@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { realpathSync } from 'node:fs';
 import { engineOptions } from '../options.js';
 import { UsageError } from '../errors.js';
 import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
 import { exitCodeOfSignal } from '../signals.js';
 import { servedExecutionFigures, servingEngine, withClient } from '../target.js';
-import { servedAgents, type EngineFile } from '../state.js';
+import { servedAgentFor, servedAgents, servedList, type EngineFile } from '../state.js';
 import { agentModulePath, isAgentPath } from '../../local/runtime/agents.js';
 import type { ForkRequest } from '../../lambdas/runs/fork.js';
 import { MODEL_PROVIDERS } from '../../lambdas/models/providers.js';
@@ -137,21 +136,10 @@ export function whatServeTakes(options: Record<string, unknown>, engine: EngineF
   if (refused.length > 0) throw new UsageError(`${refused.join('; ')}: ${owner}, and a run it is handed runs with its engine's own settings; drop ${refused.length === 1 ? 'it' : 'them'}, or ${restart}`);
   const spec = options['agent'] as string | undefined;
   if (spec === undefined || !isAgentPath(spec)) return spec === undefined ? {} : { agent: spec };
-  const module = agentModulePath(spec);
   const served = servedAgents(stateDir(), engine);
-  const match = served.find((agent) => sameFile(agent.module, module));
+  const match = servedAgentFor(spec, served);
   if (match) return { agent: match.name };
-  const runs = served.map((agent) => `${agent.name} (${agent.module})`).join(', ');
-  throw new UsageError(`--agent ${spec}: ${owner} and runs ${runs}, not ${module}; name ${served.length === 1 ? 'its agent' : 'one of its agents'}, or ${restart} with this one`);
-}
-
-/** Whether two paths are the same file (a symbolic link and its target are). */
-function sameFile(a: string, b: string): boolean {
-  try {
-    return realpathSync(a) === realpathSync(b);
-  } catch {
-    return a === b;
-  }
+  throw new UsageError(`--agent ${spec}: ${owner} and runs ${servedList(served)}, not ${agentModulePath(spec)}; name ${served.length === 1 ? 'its agent' : 'one of its agents'}, or ${restart} with this one`);
 }
 
 /**

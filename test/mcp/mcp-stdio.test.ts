@@ -56,6 +56,19 @@ describe('savepoint mcp over stdio', () => {
 
     await mcp.close();
     expect(stderr).toBe('');
+
+    // Without --agent, every agent serve runs is a tool; an agent serve does not run (by name, or another module's
+    // path) is refused at start (exit 2), not listed as a tool whose every call serve refuses.
+    const every = new Client({ name: 'savepoint-stdio-test', version: '1.0.0' });
+    await every.connect(new StdioClientTransport({ command: process.execPath, args: [bin, '--state-dir', stateDir, 'mcp'], stderr: 'pipe' }));
+    expect((await every.listTools()).tools.map((tool) => tool.name)).toEqual(['refund-reconciler']);
+    await every.close();
+    const other = new URL('../cli/fixtures/held-note.ts', import.meta.url).pathname;
+    for (const agent of ['support-triage', other]) {
+      const refused = await savepoint(['--state-dir', stateDir, 'mcp', '--agent', agent]);
+      expect(refused, agent).toMatchObject({ code: 2, stdout: '' });
+      expect(refused.stderr).toMatch(new RegExp(`^savepoint: --agent ${agent}: the engine on \\S+ \\(pid \\d+\\) runs refund-reconciler \\(\\S+agents/refund-reconciler/agent\\.ts\\), not ${agent}: its tool would start runs the engine refuses$`, 'm'));
+    }
     serving.child.kill('SIGTERM');
     expect(await serving.exited).toBe(0);
   }, 180_000);
