@@ -21,8 +21,8 @@ import { createDecideApproval, type DecideResult } from '../lambdas/approvals/de
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import { decisionProblem, type DecisionMac } from '../lambdas/approvals/decision-mac.js';
 import type { ApprovalPolicy, Identity } from '../lambdas/approvals/policy.js';
-import { KillReason, RunId, RunRequest, runIdOf } from '../lambdas/runs/run-request.js';
-import { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } from '../lambdas/runs/fork.js';
+import { KillReason, modelSpecOf, RunId, RunRequest, runIdOf } from '../lambdas/runs/run-request.js';
+import { editedPrefix, forkChanges, forkPrefix, hazardReport, isSameFork, ForkRequest } from '../lambdas/runs/fork.js';
 import type { ReplayResult } from '../local/replay/index.js';
 import type { StartRunBody } from '../lambdas/runs/start-route.js';
 import { lifecycleOf, TERMINAL_LIFECYCLES as TERMINAL, type Lifecycle } from '../lambdas/runs/lifecycle.js';
@@ -310,9 +310,9 @@ export function createClient(parts: ClientParts): SavepointClient {
       // A fork is a run of its own: a run id that names another run would start (resume) that run instead.
       if (runId === parentRunId) throw new InvalidInputError(`runId: ${runId} is the parent's own run id; a fork needs a run id of its own`);
       const existing = await parts.ledger.getRun(runId);
-      if (existing && !(existing.forkedFrom?.runId === parentRunId && existing.forkedFrom.turn === fork.at)) {
-        throw new InvalidInputError(`runId: run ${runId} exists already (${existing.forkedFrom ? `a fork of ${existing.forkedFrom.runId} at turn ${existing.forkedFrom.turn}` : 'not this fork'}); a fork needs a run id of its own`);
-      }
+      // The same fork asked for again is answered as it is: a new execution of it, StartRun would refuse.
+      if (existing && isSameFork(existing, { fork, input, model: options.model && modelSpecOf(options.model, 'model') })) return { runId, executionArn: existing.executionArn };
+      if (existing) throw new InvalidInputError(`runId: run ${runId} exists already (${existing.forkedFrom ? `a fork of ${existing.forkedFrom.runId} at turn ${existing.forkedFrom.turn}, effects ${existing.forkedFrom.effects}` : 'not this fork'}); a fork needs a run id of its own`);
       const request = parseOrThrow(RunRequest(), { runId, input, fork, ...(options.model && { model: options.model }) }, 'fork request');
       const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
       const { StartExecutionCommand, executionArnOf } = await sfnModules();

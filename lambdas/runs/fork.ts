@@ -58,6 +58,19 @@ export const ForkRequest = schemaOnFirstUse(() =>
 );
 export type ForkRequest = z.infer<ReturnType<typeof ForkRequest>>;
 
+/**
+ * Whether `existing` is the fork a request asks for again (the same parent, turn and effects, on the
+ * same input and model, no result edited), which a start answers as it is rather than refusing its
+ * run id (the same request twice starts one fork). An edited result is not compared: a fork that
+ * edits one is never taken for another.
+ */
+export function isSameFork(existing: RunRecord, request: { fork: ForkRequest; input: unknown; model?: string | undefined }): boolean {
+  const lineage = existing.forkedFrom;
+  if (!lineage || lineage.runId !== request.fork.from || lineage.turn !== request.fork.at || lineage.effects !== request.fork.effects) return false;
+  if (request.fork.results || lineage.edited?.results) return false;
+  return stableJson(existing.input) === stableJson(request.input) && (request.model === undefined || request.model === existing.model);
+}
+
 /** The parent's turns and calls a fork at `at` copies: every turn before it, each with its completed calls. */
 export function forkPrefix(parent: { run: RunRecord; turns: TurnRecord[]; calls: ToolCallRecord[] }, at: number): { turns: TurnRecord[]; calls: ToolCallRecord[] } {
   const last = parent.turns.at(-1)?.turn ?? 0;

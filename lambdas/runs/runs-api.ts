@@ -12,6 +12,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import { LIFECYCLES, lifecycleOf, SEEN_LIFECYCLE_HEADER, TERMINAL_LIFECYCLES, type Lifecycle } from './lifecycle.js';
 import { loadReport, type RunReport } from './report.js';
 import { KillReason, modelSpecOf, otherRequestProblem, RunId, runIdOf } from './run-request.js';
+import { isSameFork } from './fork.js';
 import { createStartRoute, StarterRefused, StartRunBody, type StartRouteDeps } from './start-route.js';
 import { decodeCursor, encodeCursor, newestFirst } from './run-pages.js';
 import { starterPerson } from '../approvals/people.js';
@@ -253,6 +254,12 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     }
   };
 
+  /** A start answered with the run its request names already (nothing started). */
+  const answered = async (runId: string, existing: RunRecord): Promise<RunAccepted> => {
+    const view = (await read(runId))!;
+    return { runId, agent: existing.agent, executionArn: existing.executionArn, ...(existing.startedBy && { startedBy: existing.startedBy }), lifecycle: view.lifecycle, created: false };
+  };
+
   const start = async (caller: Identity, body: unknown): Promise<RunAccepted> => {
     if (!serving || !startRoute) throw new NoEngine(`start: no engine runs here to start a run: ${reading!.engineHint}`);
     const deps = serving;
@@ -268,19 +275,20 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
       if (existing && existing.agent !== deps.agent.name) throw new InvalidInputError(`runId: run ${runId} is a run of agent ${existing.agent}, not ${deps.agent.name}`);
       if (rest.fork !== undefined) {
         // A fork is a run of its own: under a run id the ledger holds, StartRun refuses it (it takes
-        // only a retry of its own execution), so it is refused here with the run, and nothing
-        // starts — not a 202 whose execution fails while a wait on the id finds the other run and
-        // reports it as this fork. (Under its parent's own id, the start route says so.)
-        if (existing && runId !== rest.fork.from) throw new RunConflict(`runId: run ${runId} exists already, and a fork starts a run of its own: name a new run id`, (await read(runId))!);
+        // only a retry of its own execution). The same fork asked for again is answered as it is;
+        // any other is refused here with the run, and nothing starts — not a 202 whose execution
+        // fails while a wait on the id finds the other run. (Under its parent's own id, the start route says so.)
+        if (existing && runId !== rest.fork.from) {
+          const model = rest.model === undefined ? undefined : modelSpecOf(rest.model, 'model');
+          if (!isSameFork(existing, { fork: rest.fork, input, model })) throw new RunConflict(`runId: run ${runId} exists already and is not this fork: name a new run id`, (await read(runId))!);
+          return answered(runId, existing);
+        }
       } else {
         // The same request again answers the run; another one under its id is refused, not
         // answered with a run it did not ask for (StartRun refuses it too, once its execution runs).
         const other = existing && otherRequestProblem(existing, { input, model: rest.model === undefined ? undefined : modelSpecOf(rest.model, 'model') });
         if (other) throw new RunConflict(other.message, (await read(runId))!);
-        if (existing && existing.status !== 'failed') {
-          const view = (await read(runId))!;
-          return { runId, agent: existing.agent, executionArn: existing.executionArn, ...(existing.startedBy && { startedBy: existing.startedBy }), lifecycle: view.lifecycle, created: false };
-        }
+        if (existing && existing.status !== 'failed') return answered(runId, existing);
       }
     }
     // The body as sent (less the agent): StartRun's budgets are the ones the caller named, and the

@@ -171,7 +171,7 @@ describe('savepoint serve, driven by the client', () => {
     // The same fork again: its run id is taken, so it is refused (exit 2), not answered with the fork that ran.
     const twice = await savepoint(['--state-dir', stateDir, 'fork', 'serve-r3', '--at', '2', '--yes', '--run-id', 'serve-r3-fork']);
     expect(twice.code).toBe(2);
-    expect(twice.stderr).toMatch(/^savepoint: runId: run serve-r3-fork exists already, and a fork starts a run of its own: name a new run id$/m);
+    expect(twice.stderr).toMatch(/^savepoint: runId: run serve-r3-fork exists already and is not this fork: name a new run id$/m);
     expect(twice.stdout).not.toMatch(/succeeded/);
     expect(readFileSync(join(stateDir, 'payments.jsonl'), 'utf8')).toBe(journal);
     await reconnected.start({ input: { date: day.date }, runId: 'serve-r4', config: { maxSteps: 1, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 3600 } });

@@ -76,17 +76,26 @@ describe('the runs API and a fork', () => {
     const executions = h.stack.engine.listExecutions().executions.length;
     const answer = await post(h, { runId: 'taken-id', input: { date: sampleDay.date }, fork: { from: 'taken-parent', at: 1, effects: 'dry' } });
     expect(answer.statusCode).toBe(409);
-    expect(JSON.parse(answer.body)).toMatchObject({ message: 'runId: run taken-id exists already, and a fork starts a run of its own: name a new run id', run: { runId: 'taken-id' } });
+    expect(JSON.parse(answer.body)).toMatchObject({ message: 'runId: run taken-id exists already and is not this fork: name a new run id', run: { runId: 'taken-id' } });
     expect(h.stack.engine.listExecutions().executions.length).toBe(executions);
     expect(await h.stack.ledger.getRun('taken-id')).toEqual(before);
   });
 
-  it('starts a fork of a run that exists (202)', async () => {
+  it('starts a fork of a run that exists (202), and answers the same fork asked for again with it, starting nothing', async () => {
     const h = await harness();
     await h.run({ runId: 'real-parent', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 1 } });
-    const answer = await post(h, { runId: 'real-fork', input: { date: sampleDay.date }, fork: { from: 'real-parent', at: 1, effects: 'dry' } });
+    const request = { runId: 'real-fork', input: { date: sampleDay.date }, fork: { from: 'real-parent', at: 1, effects: 'dry' } };
+    const answer = await post(h, request);
     expect(answer.statusCode).toBe(202);
     expect(started(h, 'real-fork')).toBe(true);
+    await h.stack.engine.waitForExecution(JSON.parse(answer.body).executionArn);
+    const executions = h.stack.engine.listExecutions().executions.length;
+    const again = await post(h, request);
+    expect(again.statusCode).toBe(202);
+    expect(JSON.parse(again.body)).toMatchObject({ runId: 'real-fork', created: false, executionArn: JSON.parse(answer.body).executionArn });
+    // The same run id with other effects is another fork: refused.
+    expect((await post(h, { ...request, fork: { ...request.fork, effects: 'reuse' } })).statusCode).toBe(409);
+    expect(h.stack.engine.listExecutions().executions.length).toBe(executions);
   });
 
   it("needs its role's ledger grant to read the parent: without it the twin refuses the read (AccessDenied, a 500) and nothing starts", async () => {

@@ -24,4 +24,15 @@ describe('a fork onto a run id that is taken', () => {
     await expect(client().fork('parent', { at: 3, runId: 'other' })).rejects.toThrow(/^runId: run other exists already \(not this fork\)/);
     expect(harness.stack.engine.listExecutions().executions.length).toBe(before);
   });
+
+  it('answers the same fork asked for again with the fork it started, and starts no second execution; another fork under its id is refused', async () => {
+    const first = await client().fork('parent', { at: 3, effects: 'dry', runId: 'parent-dry' });
+    await harness.stack.engine.waitForExecution(first.executionArn);
+    const before = harness.stack.engine.listExecutions().executions.length;
+    // (A second execution of it, StartRun refuses: before, the console and `fork --stack` said it had started.)
+    expect(await client().fork('parent', { at: 3, effects: 'dry', runId: 'parent-dry' })).toEqual(first);
+    await expect(client().fork('parent', { at: 3, runId: 'parent-dry' })).rejects.toThrow(/^runId: run parent-dry exists already \(a fork of parent at turn 3, effects dry\); a fork needs a run id of its own/);
+    await expect(client().fork('parent', { at: 2, effects: 'dry', runId: 'parent-dry' })).rejects.toThrow(/^runId: run parent-dry exists already/);
+    expect(harness.stack.engine.listExecutions().executions.length).toBe(before);
+  });
 });
