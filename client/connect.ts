@@ -92,7 +92,8 @@ export interface StartOptions {
    * copied from the parent `from` without any call, then live. `effects: 'dry'` sends no write;
    * `'reuse'` answers a write the parent made from its record. A fork is a run of its own: a parent
    * the deployment does not hold is refused (`RunsApiError` 404), a fork under its parent's run id
-   * (400) or under any other run's id (409, with that run), and nothing starts.
+   * (400) or under the id of any other run (409, with that run), and nothing starts; the same fork
+   * asked for again (parent, turn, effects, input and model) answers the fork (`created: false`).
    * @default none: a run of its own
    * @example
    * await client.start({ input: { date: '2026-11-28' }, runId: 'day1-fork-5', fork: { from: 'day1', at: 5, effects: 'dry' } });
