@@ -15,7 +15,7 @@ import { runsApiStarter } from '../client/ledger-client.js';
 import { loopbackRequest } from '../client/loopback-request.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
 import { executionInputTooLarge, modelSpecOf, newRunTooLarge, otherRequestProblem, RunId, runIdOf } from '../lambdas/runs/run-request.js';
-import { ForkRequest } from '../lambdas/runs/fork.js';
+import { ForkRequest, isSameFork } from '../lambdas/runs/fork.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow, problemsOf } from '../lambdas/shared/validation.js';
 import { agentModulePath, assertRunsLocally, knownAgents, loadAgent, SAVEPOINT_CODE } from '../local/runtime/agents.js';
@@ -287,6 +287,16 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
       model: options.model === undefined ? undefined : modelSpecOf(options.model, '--model'),
     });
   if (other) throw other;
+  // A fork under a run id the ledger holds: the same fork asked for again is that run (resumed, or
+  // answered as finished, as for `run`), as the runs API answers it; another is refused before an
+  // execution starts (StartRun would refuse it, after the run's banner).
+  let fork = options.fork;
+  if (fork && existing) {
+    if (!isSameFork(existing, { fork, input: existing.input, model: options.model === undefined ? undefined : modelSpecOf(options.model, '--model') })) {
+      throw new InvalidInputError(`runId: run ${existing.runId} exists already and is not this fork: name a new run id`);
+    }
+    fork = undefined;
+  }
   const input = existing ? existing.input : context.input !== undefined ? context.input : runInput(undefined, stack.world.defaultInput, agent.name);
   const runId = options.runId ?? runIdOf(agent, parseOrThrow(agent.input, input, `input of agent ${agent.name}`));
   // Budgets given on the command line override the agent's defaults (RunConfig); the run
@@ -336,7 +346,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   // bundled undici) cost each run ~10 ms of CPU for this one request.
   const { executionArn } = await runsApiStarter(stack.endpoints.runs, loopbackRequest)({
     runId, input, config, stateMachineArn: stack.stateMachineArn, executionName: name,
-    ...(options.model && { model: options.model }), ...(options.force ? { force: true } : {}), ...(options.fork && { fork: options.fork }),
+    ...(options.model && { model: options.model }), ...(options.force ? { force: true } : {}), ...(fork && { fork }),
   });
   // What the ledger holds once StartRun has settled (a few ms) is what the banner states: a resumed
   // run keeps the approval wait it started with, whatever this command line says.

@@ -62,6 +62,13 @@ describe('savepoint replay and fork, through the CLI', () => {
     const dry = await cli('fork', 'day1', '--at', '4', '--effects', 'dry', '--yes', '--approve', 'approve');
     expect(dry.stdout).toMatch(/^dry fork of day1 at turn 4: no write is sent/);
     expect(dry.code).toBe(0);
+    // The same fork again is that run, finished (nothing starts); another fork under its run id is refused before any execution.
+    const again = await cli('fork', 'day1', '--at', '4', '--effects', 'dry', '--yes', '--approve', 'approve');
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^savepoint: run day1-fork-4 had already finished; nothing to do/m);
+    const other = await cli('fork', 'day1', '--at', '4', '--yes', '--approve', 'approve');
+    expect(other).toMatchObject({ code: 2, stderr: expect.stringMatching(/^savepoint: runId: run day1-fork-4 exists already and is not this fork: name a new run id$/m) });
+    expect(other.stdout).not.toMatch(/— execution arn:/);
     // An edited result of the last copied turn: named in the report, sealed in the fork's lineage.
     const edited = await cli('fork', 'day1', '--at', '3', '--run-id', 'day1-edited', '--effects', 'dry', '--result', '1={"error":"order_not_found"}', '--yes', '--approve', 'approve', '--json');
     expect(edited.code, edited.stderr).toBe(0);
