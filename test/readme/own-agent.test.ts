@@ -135,7 +135,7 @@ function mapSources(path: string): string[] {
 /** A strict TypeScript consumer of every entry point: type-checked against the .d.ts files alone. */
 const CONSUMER = `
 import { defineAgent, defineTool, withDev, type AgentDefinition, type ToolContext } from 'savepoint';
-import { connect, RunsApiError, type ConnectOptions, type Lifecycle, type RunsClient } from 'savepoint/client';
+import { connect, RunsApiError, type ConnectOptions, type Lifecycle, type RunsClient, type StartFork, type StartOptions } from 'savepoint/client';
 import { DurableAgent, SavepointStack, type DurableAgentProps } from 'savepoint/cdk';
 import { createTestEnvironment, forEachCrashPoint, TestClock, type TestEnvironment, type TestRun } from 'savepoint/testing';
 import { faultInjector, seededRandom, startAnthropicServer, startBedrockServer, startOpenAIServer, FAULT_KINDS, type Policy, type WireServer, type AnthropicServerOptions } from 'savepoint/sim';
@@ -148,7 +148,11 @@ const lifecycle: Lifecycle = 'working';
 const policy: Policy = () => ({ content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn' });
 const anthropicOptions: AnthropicServerOptions = { apiKey: 'k', models: ['m'], policy };
 const runs: (options: ConnectOptions) => Promise<RunsClient> = connect;
-export const used = [defineAgent, defineTool, withDev, RunsApiError, runs, DurableAgent, SavepointStack, createTestEnvironment, forEachCrashPoint, faultInjector, seededRandom, props, defined, clock.now(), lifecycle, startAnthropicServer, startBedrockServer, startOpenAIServer, FAULT_KINDS, anthropicOptions];
+const fork: StartFork = { from: 'day1', at: 5, effects: 'dry' };
+const forkStart: StartOptions = { input: { date: '2026-11-28' }, runId: 'day1-fork-5', fork };
+// @ts-expect-error: a fork's effects are 'reuse' or 'dry'
+const badFork: StartFork = { from: 'day1', at: 5, effects: 'maybe' };
+export const used = [defineAgent, defineTool, withDev, RunsApiError, runs, DurableAgent, SavepointStack, createTestEnvironment, forEachCrashPoint, faultInjector, seededRandom, props, defined, clock.now(), lifecycle, startAnthropicServer, startBedrockServer, startOpenAIServer, FAULT_KINDS, anthropicOptions, forkStart, badFork];
 export type Used = [ToolContext, TestEnvironment, TestRun, WireServer];
 // @ts-expect-error: a tool's effect is 'read' or 'write'
 defineTool({ name: 'x', description: 'x', input: agent.tools[0]!.input, effect: 'maybe', execute: async () => 1 });
