@@ -304,7 +304,12 @@ export async function openLedger(stateDir: string, command = 'status', access: L
       };
     } catch (error) {
       await ownership?.release();
-      throw error instanceof LockHeldError ? await ledgerInUse(error, command) : error;
+      if (error instanceof LockHeldError) throw await ledgerInUse(error, command);
+      // The ledger's lock is a file made beside it, by a reading command too: a directory it cannot
+      // be made in (a read-only mount, a backup) is said as the state directory's own lock says it.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') throw new UsageError(`cannot write to the state directory ${stateDir}: ${describe(error)} (every command takes its ledger's lock, ledger.lock, a command that only reads too: copy the directory somewhere writable to read it)`);
+      throw error;
     }
   }
   try {

@@ -114,6 +114,22 @@ describe('a state directory is private to its owner', () => {
   });
   if (immutable !== true) it.skip(`refuses a readable state directory it cannot make private (skipped: ${immutable})`, () => undefined);
 
+  // A private directory no file can be made in (immutable, as on a read-only mount or a backup): even a reading
+  // command takes the ledger's lock there, and says so with what to do (exit 2), not the raw EPERM of the lock file.
+  it.runIf(immutable === true)('says, for a state directory no file can be made in, that every command takes the ledger\'s lock (exit 2, not a raw error)', async () => {
+    const frozen = join(root, 'frozen');
+    execFileSync('cp', ['-r', stateDir, frozen]);
+    chmodSync(frozen, 0o700);
+    execFileSync('chattr', ['+i', frozen]);
+    try {
+      const runs = await savepoint('--state-dir', frozen, 'runs');
+      expect(runs.code, runs.stderr).toBe(2);
+      expect(runs.stderr).toBe(`savepoint: cannot write to the state directory ${frozen}: operation not permitted (every command takes its ledger's lock, ledger.lock, a command that only reads too: copy the directory somewhere writable to read it)\n`);
+    } finally {
+      execFileSync('chattr', ['-i', frozen]);
+    }
+  });
+
   // Another user's link in a shared directory, pointing at one of ours (or at nothing yet): its owner picks the target.
   it.runIf(process.getuid?.() === 0)("refuses, naming it, a state directory reached through another user's symbolic link, itself or above it (exit 2)", async () => {
     const links = join(root, 'links');
