@@ -96,38 +96,34 @@ describe('a state directory is private to its owner', () => {
   // A directory we own but cannot chmod (immutable here: `chattr +i`, as a read-only mount would be) stays readable by others:
   // refused with exit 2 naming it and what to do, not exit 1 with the raw EPERM of chmod.
   const immutable = canMakeImmutable();
-  it.runIf(immutable === true)('refuses, naming it and what to do, a readable state directory it cannot make private (exit 2, not a raw EPERM)', async () => {
-    const readOnly = join(root, 'read-only');
-    execFileSync('cp', ['-r', stateDir, readOnly]);
-    chmodSync(readOnly, 0o755);
-    execFileSync('chattr', ['+i', readOnly]);
+  /** `runs` on a copy of the state directory with `mode`, made immutable (`chattr +i`) for the command's time. */
+  async function runsOnImmutableCopy(name: string, mode: number) {
+    const copy = join(root, name);
+    execFileSync('cp', ['-r', stateDir, copy]);
+    chmodSync(copy, mode);
+    execFileSync('chattr', ['+i', copy]);
     try {
-      const status = await savepoint('--state-dir', readOnly, 'runs');
-      expect(status.code, status.stderr).toBe(2);
-      expect(status.stderr).toContain(`${readOnly} can be read by other users (mode 755) and cannot be made private here (changing its mode is not permitted): `);
-      expect(status.stderr).toContain(`then \`chmod -R go-rwx ${readOnly}\`, or use another --state-dir`);
-      expect(status.stderr).not.toMatch(/EPERM/);
-      expect(status.stderr.trim().split('\n')).toHaveLength(1);
+      return { copy, runs: await savepoint('--state-dir', copy, 'runs') };
     } finally {
-      execFileSync('chattr', ['-i', readOnly]);
+      execFileSync('chattr', ['-i', copy]);
     }
+  }
+  it.runIf(immutable === true)('refuses, naming it and what to do, a readable state directory it cannot make private (exit 2, not a raw EPERM)', async () => {
+    const { copy: readOnly, runs: status } = await runsOnImmutableCopy('read-only', 0o755);
+    expect(status.code, status.stderr).toBe(2);
+    expect(status.stderr).toContain(`${readOnly} can be read by other users (mode 755) and cannot be made private here (changing its mode is not permitted): `);
+    expect(status.stderr).toContain(`then \`chmod -R go-rwx ${readOnly}\`, or use another --state-dir`);
+    expect(status.stderr).not.toMatch(/EPERM/);
+    expect(status.stderr.trim().split('\n')).toHaveLength(1);
   });
   if (immutable !== true) it.skip(`refuses a readable state directory it cannot make private (skipped: ${immutable})`, () => undefined);
 
   // A private directory no file can be made in (immutable, as on a read-only mount or a backup): even a reading
   // command takes the ledger's lock there, and says so with what to do (exit 2), not the raw EPERM of the lock file.
   it.runIf(immutable === true)('says, for a state directory no file can be made in, that every command takes the ledger\'s lock (exit 2, not a raw error)', async () => {
-    const frozen = join(root, 'frozen');
-    execFileSync('cp', ['-r', stateDir, frozen]);
-    chmodSync(frozen, 0o700);
-    execFileSync('chattr', ['+i', frozen]);
-    try {
-      const runs = await savepoint('--state-dir', frozen, 'runs');
-      expect(runs.code, runs.stderr).toBe(2);
-      expect(runs.stderr).toBe(`savepoint: cannot write to the state directory ${frozen}: operation not permitted (every command takes its ledger's lock, ledger.lock, a command that only reads too: copy the directory somewhere writable to read it)\n`);
-    } finally {
-      execFileSync('chattr', ['-i', frozen]);
-    }
+    const { copy: frozen, runs } = await runsOnImmutableCopy('frozen', 0o700);
+    expect(runs.code, runs.stderr).toBe(2);
+    expect(runs.stderr).toBe(`savepoint: cannot write to the state directory ${frozen}: operation not permitted (every command takes its ledger's lock, ledger.lock, a command that only reads too: copy the directory somewhere writable to read it)\n`);
   });
 
   // Another user's link in a shared directory, pointing at one of ours (or at nothing yet): its owner picks the target.
