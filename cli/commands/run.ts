@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { engineOptions } from '../options.js';
 import { UsageError } from '../errors.js';
-import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
-import { exitCodeOfSignal } from '../signals.js';
+import { deployed, err, nextCommand, out, printJson, printReport, stateDir } from '../program.js';
+import { exitCodeOfSignal, watchStopSignals } from '../signals.js';
 import { servedExecutionFigures, servingEngine, withClient } from '../target.js';
 import { servedAgentFor, servedAgents, servedList, type EngineFile } from '../state.js';
 import { agentModulePath, isAgentPath } from '../../local/runtime/agents.js';
@@ -170,11 +170,27 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
     ...(fork && { fork }),
   });
   const progress = options['json'] ? err : out;
+  // A stop signal ends the wait, not the run, and says where the run goes on (exit 128 + the signal,
+  // as a local run's): caught before the line that tells the user Ctrl-C does so.
+  const signals = watchStopSignals();
+  const stopWaiting = new AbortController();
+  void signals.received.then((signal) => stopWaiting.abort(signal));
   const what = fork ? `fork ${started.runId} of ${fork.from}` : `run ${started.runId}`;
   // A run that has ended is answered as it is (the same request again starts nothing): said as a local run says it.
   if (TERMINAL_LIFECYCLES.includes(started.lifecycle)) progress(`savepoint: run ${started.runId} had already finished; nothing to do (pass --run-id <a new id> to start another run)`);
   else progress(`savepoint: ${what} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
-  const run = await client.wait(started.runId);
+  let run: Awaited<ReturnType<typeof client.wait>>;
+  try {
+    run = await client.wait(started.runId, { signal: stopWaiting.signal });
+  } catch (error) {
+    const signal = signals.first();
+    if (!signal || (error as Error).name !== 'AbortError') throw error;
+    progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — stopped waiting; \`savepoint serve\` (pid ${engine.pid}) goes on with run ${started.runId}: \`${nextCommand(`status ${started.runId}`)}\` shows it`);
+    process.exitCode = exitCodeOfSignal(signal);
+    return;
+  } finally {
+    signals.dispose();
+  }
   // The figures of the execution that drove the run to its end, as a local run reports its own.
   const execution = await servedExecutionFigures(engine, run.report.chain.at(-1)?.executionArn ?? started.executionArn);
   if (options['json']) printJson({ ...run.report, lifecycle: run.lifecycle, execution });

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { connect, runsClient, type Run, type RunsClient } from '../../client/index.js';
-import { leftBehind, savepoint, workspace } from '../support/cli-process.js';
+import { leftBehind, savepoint, startUntil, workspace } from '../support/cli-process.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { startServe } from '../support/serve-process.js';
 import { cachedTemplate } from '../../local/template/cache.js';
@@ -183,6 +183,16 @@ describe('savepoint serve, driven by the client', () => {
     expect(again2.code).toBe(2);
     expect(again2.stderr).toMatch(/run serve-r4 is killed, not running/);
     await expect(reconnected.start({ input: { day: 1 } })).rejects.toMatchObject({ name: 'RunsApiError', status: 400, message: expect.stringMatching(/^invalid input of agent refund-reconciler/) });
+    // Ctrl-C stops the CLI's waiting, not the run: said, with where the run goes on (exit 130, as a local run's).
+    // (A run that asks a person to extend its budget after one step: it waits for the person, whatever the world has paid.)
+    const waitingCli = startUntil(['--state-dir', stateDir, 'run', '--run-id', 'serve-r7', '--input', JSON.stringify({ date: day.date }), '--max-steps', '1', '--on-budget-exceeded', 'ask', '--approval-timeout', '3600'], children, /waiting for it/);
+    await waitingCli.reached;
+    waitingCli.child.kill('SIGINT');
+    expect(await waitingCli.exited).toBe(130);
+    expect(waitingCli.output()).toMatch(/^savepoint: interrupted — stopped waiting; `savepoint serve` \(pid \d+\) goes on with run serve-r7: `savepoint --state-dir \S+ status serve-r7` shows it$/m);
+    expect((await reconnected.get('serve-r7'))?.report.status).toBe('running');
+    await reconnected.cancel('serve-r7');
+    expect(await reconnected.wait('serve-r7')).toMatchObject({ lifecycle: 'cancelled' });
 
     // Killed without its cleanup, serve leaves engine.json behind: the client says it is gone, naming its pid.
     again.child.kill('SIGKILL');
