@@ -3,7 +3,8 @@ import { Option } from 'commander';
 import { engineOptions } from '../options.js';
 import { UsageError } from '../errors.js';
 import { deployed, err, nextCommand, out, printJson, printReport, stateDir } from '../program.js';
-import { exitCodeOfSignal, watchStopSignals } from '../signals.js';
+import { exitCodeOfSignal, watchStopSignals, type StopSignal, type StopSignals } from '../signals.js';
+import type { Run, RunsClient } from '../../client/index.js';
 import { servedExecutionFigures, servingEngine, withClient } from '../target.js';
 import { servedAgentFor, servedAgents, servedList, type EngineFile } from '../state.js';
 import { agentModulePath, isAgentPath } from '../../local/runtime/agents.js';
@@ -170,30 +171,37 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
     ...(fork && { fork }),
   });
   const progress = options['json'] ? err : out;
-  // A stop signal ends the wait, not the run, and says where the run goes on (exit 128 + the signal,
-  // as a local run's): caught before the line that tells the user Ctrl-C does so.
+  // Caught before the line that tells the user Ctrl-C stops the waiting.
   const signals = watchStopSignals();
-  const stopWaiting = new AbortController();
-  void signals.received.then((signal) => stopWaiting.abort(signal));
   const what = fork ? `fork ${started.runId} of ${fork.from}` : `run ${started.runId}`;
   // A run that has ended is answered as it is (the same request again starts nothing): said as a local run says it.
   if (TERMINAL_LIFECYCLES.includes(started.lifecycle)) progress(`savepoint: run ${started.runId} had already finished; nothing to do (pass --run-id <a new id> to start another run)`);
   else progress(`savepoint: ${what} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
-  let run: Awaited<ReturnType<typeof client.wait>>;
-  try {
-    run = await client.wait(started.runId, { signal: stopWaiting.signal });
-  } catch (error) {
-    const signal = signals.first();
-    if (!signal || (error as Error).name !== 'AbortError') throw error;
-    progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — stopped waiting; \`savepoint serve\` (pid ${engine.pid}) goes on with run ${started.runId}: \`${nextCommand(`status ${started.runId}`)}\` shows it`);
-    process.exitCode = exitCodeOfSignal(signal);
+  const waited = await waitUnlessStopped(client, started.runId, signals);
+  if ('signal' in waited) {
+    progress(`savepoint: ${waited.signal === 'SIGINT' ? 'interrupted' : `${waited.signal} received`} — stopped waiting; \`savepoint serve\` (pid ${engine.pid}) goes on with run ${started.runId}: \`${nextCommand(`status ${started.runId}`)}\` shows it`);
+    process.exitCode = exitCodeOfSignal(waited.signal);
     return;
-  } finally {
-    signals.dispose();
   }
+  const { run } = waited;
   // The figures of the execution that drove the run to its end, as a local run reports its own.
   const execution = await servedExecutionFigures(engine, run.report.chain.at(-1)?.executionArn ?? started.executionArn);
   if (options['json']) printJson({ ...run.report, lifecycle: run.lifecycle, execution });
   else printReport(run.report, execution);
   process.exitCode = exitCodeOf(run.report);
+}
+
+/** The run once it has ended, or the stop signal that ended the waiting first (the run goes on); the signals' handlers removed either way. */
+async function waitUnlessStopped(client: RunsClient, runId: string, signals: StopSignals): Promise<{ run: Run } | { signal: StopSignal }> {
+  const stopWaiting = new AbortController();
+  void signals.received.then((signal) => stopWaiting.abort(signal));
+  try {
+    return { run: await client.wait(runId, { signal: stopWaiting.signal }) };
+  } catch (error) {
+    const signal = signals.first();
+    if (!signal || (error as Error).name !== 'AbortError') throw error;
+    return { signal };
+  } finally {
+    signals.dispose();
+  }
 }
