@@ -67,7 +67,7 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
           if (!options.json && now !== shown) out(`savepoint: batch ${batch.batchId}: ${(shown = now)}`);
         }
         if (options.json) printJson(batch);
-        else if (options.wait) out(`savepoint: batch ${batch.batchId} ${batch.status.toLowerCase()}: ${progress(batch)}`);
+        else if (options.wait) out([`savepoint: batch ${batch.batchId} ${batch.status.toLowerCase()}: ${progress(batch)}`, ...refusals(batch)].join('\n'));
         // Waited for, it exits as `savepoint run` does for one run (a nightly job sees it): 1 when the
         // batch did not succeed or a run of it failed or was refused, else 3 when one was stopped by a guard or killed.
         if (options.wait) process.exitCode = batchExitCode(batch);
@@ -114,6 +114,13 @@ async function waitingForPeople(client: Pick<RunsClient, 'approvals'>, batch: { 
   if (running.size === 0) return '';
   const waiting = new Set((await client.approvals()).filter((approval) => running.has(approval.runId)).map((approval) => approval.runId));
   return waiting.size === 0 ? '' : ` (${waiting.size} waiting for a person: ${nextCommand('approvals')})`;
+}
+
+/** Why each refused run of a batch was (its item's input, its run id), the first few, one line each. */
+function refusals(batch: { runs: readonly { runId: string; status: string; reason?: string }[] }, shown = 10): string[] {
+  const refused = batch.runs.filter((run) => run.status === 'refused');
+  const lines = refused.slice(0, shown).map((run) => `  ${run.runId} refused: ${run.reason ?? 'its start was refused'}`);
+  return refused.length > shown ? [...lines, `  … and ${refused.length - shown} more (--json lists each)`] : lines;
 }
 
 /** The runs of a batch counted by status, or why none are listed (a manifest that cannot be read). */

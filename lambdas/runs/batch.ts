@@ -203,7 +203,12 @@ export interface BatchResource {
    * MAX_BATCH_ITEMS items' runs (each status read from the ledger: a run its execution has not
    * started yet is `pending`; an item whose key names no run is `refused`, as its item step refuses it).
    */
-  runs: { runId: string; status: BatchRunStatus }[];
+  runs: {
+    runId: string;
+    status: BatchRunStatus;
+    /** Why its start is refused (`status: refused`), as its item step says it: the item the agent's input does not take, or a run id another request holds. */
+    reason?: string;
+  }[];
   /** How many runs are in each status: of the runs listed (with `truncated`, the manifest's first MAX_BATCH_ITEMS only). */
   counts: Partial<Record<BatchRunStatus, number>>;
   /** A manifest's batch only: its manifest holds more than MAX_BATCH_ITEMS items, and `runs` and `counts` are of its first MAX_BATCH_ITEMS. */
@@ -240,8 +245,8 @@ export async function manifestRuns(
   manifest: ExecutionManifest,
   batchId: string,
   read: ManifestReader | undefined,
-  agent: Pick<AgentDefinition, 'input'>,
-): Promise<{ runs: { runId: string; input?: unknown; refused?: true }[]; truncated?: true; unlisted?: string }> {
+  agent: Pick<AgentDefinition, 'name' | 'input'>,
+): Promise<{ runs: { runId: string; input?: unknown; refused?: string }[]; truncated?: true; unlisted?: string }> {
   if (!read) return { runs: [], unlisted: 'this API reads no manifests' };
   const where = `s3://${manifest.bucket}/${manifest.key}`;
   let text: string;
@@ -261,13 +266,16 @@ export async function manifestRuns(
     let runId: string;
     try {
       runId = itemRunId(batchId, item, index, manifest.itemKey);
-    } catch {
+    } catch (error) {
       // Its item step refuses it under the index's name (createBatchItem): no run is started.
-      return { runId: `${batchId}-${index}`, refused: true as const };
+      return { runId: `${batchId}-${index}`, refused: (error as Error).message };
     }
-    // An item the agent's input refuses: its item step's start is refused (a 400), no run ever starts.
-    const input = agent.input.safeParse(item);
-    return input.success ? { runId, input: input.data } : { runId, refused: true as const };
+    // An item the agent's input refuses: its item step's start is refused (a 400, in these words), no run ever starts.
+    try {
+      return { runId, input: parseOrThrow(agent.input, item, `input of agent ${agent.name}`) };
+    } catch (error) {
+      return { runId, refused: (error as Error).message };
+    }
   });
   return { runs, ...(items.length > MAX_BATCH_ITEMS && { truncated: true as const }) };
 }
@@ -277,16 +285,17 @@ export async function manifestRuns(
  * run of its id is another request's (another input: the item's start was refused, a 409), which
  * is not this item's run whatever its status.
  */
-function itemStatus(item: { input?: unknown }, record: RunRecord | undefined): BatchRunStatus {
-  if (!record) return 'pending';
-  return 'input' in item && stableJson(record.input) !== stableJson(item.input) ? 'refused' : record.status;
+function itemStatus(item: { runId: string; input?: unknown }, record: RunRecord | undefined): { status: BatchRunStatus; reason?: string } {
+  if (!record) return { status: 'pending' };
+  if ('input' in item && stableJson(record.input) !== stableJson(item.input)) return { status: 'refused', reason: `runId: run ${item.runId} was started with another input` };
+  return { status: record.status };
 }
 
 export function createBatchRoutes(deps: BatchRoutesDeps) {
   const progress = async (batch: BatchExecutionInput, status: string): Promise<BatchResource> => {
     const listed = batch.manifest ? await manifestRuns(batch.manifest, batch.batchId, deps.readManifest, deps.agent) : { runs: batch.runs };
     const runs: BatchResource['runs'] = [];
-    for (const run of listed.runs) runs.push({ runId: run.runId, status: 'refused' in run && run.refused ? 'refused' : itemStatus(run, await deps.runs.getRun(run.runId)) });
+    for (const run of listed.runs) runs.push({ runId: run.runId, ...('refused' in run && run.refused !== undefined ? { status: 'refused' as const, reason: run.refused } : itemStatus(run, await deps.runs.getRun(run.runId))) });
     const counts: BatchResource['counts'] = {};
     for (const run of runs) counts[run.status] = (counts[run.status] ?? 0) + 1;
     return {

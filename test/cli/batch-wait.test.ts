@@ -33,7 +33,7 @@ describe('savepoint batch --wait', () => {
 
     const refused = await batch('customers.json');
     expect(refused.code, refused.stderr).toBe(1);
-    expect(refused.stdout).toMatch(/^savepoint: batch \S+ succeeded: 1 succeeded, 1 refused$/m);
+    expect(refused.stdout).toMatch(/^savepoint: batch \S+ succeeded: 1 succeeded, 1 refused\n {2}batch-\S+-1 refused: invalid input of agent batch-payer: customer: .+$/m);
 
     serving.child.kill('SIGTERM');
     expect(await serving.exited).toBe(0);

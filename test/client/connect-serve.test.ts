@@ -350,7 +350,7 @@ describe('savepoint serve, driven by the client', () => {
     writeFileSync(join(stateDir, 's3', 'savepoint-local', 'front%2Finboxes.json'), JSON.stringify([{ inbox: 5 }]));
     const read = await client.startBatch({ agent: 'support-triage', manifest: { bucket: 'savepoint-local', key: 'front/inboxes.json' }, batchId: 'front-read' });
     expect(read).not.toHaveProperty('runsUnlisted');
-    expect(read.runs).toEqual([{ runId: 'front-read-0', status: 'refused' }]);
+    expect(read.runs).toEqual([{ runId: 'front-read-0', status: 'refused', reason: expect.stringMatching(/^invalid input of agent support-triage: inbox: /) }]);
     // A run of the second agent left waiting for a person when serve stops.
     await client.start({ agent: 'support-triage', input: { inbox: 'support@acme.example' }, runId: 'agents-waiting', config: { approvalTimeoutSeconds: 3600 } });
     expect(await client.wait('agents-waiting', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });

@@ -10,8 +10,8 @@ import { manifestRuns, MAX_BATCH_ITEMS, type ExecutionManifest } from '../../lam
 const json: ExecutionManifest = { bucket: 'acme-batches', key: 'days.json', format: 'json' };
 const reading = (text: string) => async () => text;
 /** An agent that takes any object, and one that takes only a `date`. */
-const anything = { input: z.object({}).passthrough() };
-const dated = { input: z.object({ date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/) }).strict() };
+const anything = { name: 'any', input: z.object({}).passthrough() };
+const dated = { name: 'daily', input: z.object({ date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD') }).strict() };
 
 describe('a manifest batch’s runs', () => {
   it('lists the first MAX_BATCH_ITEMS items’ runs of a longer manifest, marked truncated', async () => {
@@ -32,12 +32,12 @@ describe('a manifest batch’s runs', () => {
       { runId: 'csv-beta', input: { id: 'beta', name: 'B' } },
     ]);
     const keyed = await manifestRuns({ ...json, itemKey: 'id' }, 'k', reading('[{"id":"a"},{"name":"no id"}]'), anything);
-    expect(keyed.runs).toEqual([{ runId: 'k-a', input: { id: 'a' } }, { runId: 'k-1', refused: true }]);
+    expect(keyed.runs).toEqual([{ runId: 'k-a', input: { id: 'a' } }, { runId: 'k-1', refused: "items[1].id: the batch's key names each item's run, and this item has no string or number there" }]);
   });
 
-  it('marks refused an item the agent’s input refuses: its item step’s start is refused, no run ever starts', async () => {
+  it('marks refused, saying why as its item step would, an item the agent’s input refuses: no run ever starts', async () => {
     const csv = await manifestRuns({ bucket: 'acme-batches', key: 'd.csv', format: 'csv', itemKey: 'date' }, 'd', reading('date\n2026-10-01\nnot-a-date\n'), dated);
-    expect(csv.runs).toEqual([{ runId: 'd-2026-10-01', input: { date: '2026-10-01' } }, { runId: 'd-not-a-date', refused: true }]);
+    expect(csv.runs).toEqual([{ runId: 'd-2026-10-01', input: { date: '2026-10-01' } }, { runId: 'd-not-a-date', refused: 'invalid input of agent daily: date: expected a date YYYY-MM-DD' }]);
   });
 
   it('lists none, saying why, for a manifest it cannot read, cannot parse, or has no reader for', async () => {
