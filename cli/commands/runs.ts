@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import type { RunSummary } from '../../client/index.js';
 import { CalendarDate } from '../../lambdas/shared/dates.js';
+import { STATUS_FILTERS } from '../../lambdas/runs/lifecycle.js';
 import { err, out, printJson } from '../program.js';
 import { withRuns } from '../target.js';
 import { parseOptions } from '../errors.js';
@@ -11,7 +12,7 @@ export function registerRunsCommand(program: Command): void {
   program
     .command('runs')
     .description('the runs, newest first, with status, steps, dollars and the execution that drives each')
-    .option('--status <status>', 'only runs with this status (running, succeeded, stopped, killed, failed)')
+    .option('--status <status>', `only runs with this status (${STATUS_FILTERS.join(', ')}: a run's status, or its lifecycle as the client has it)`)
     .option('--since <YYYY-MM-DD>', 'only runs created on or after this day')
     .option('--limit <n>', 'at most this many runs', '50')
     .option('--json', 'print JSON', false)
@@ -46,7 +47,7 @@ export function registerRunsCommand(program: Command): void {
 const PAGE = 100;
 
 const RunsFilter = z.object({
-  status: z.enum(['running', 'succeeded', 'stopped', 'killed', 'failed']).optional(),
+  status: z.enum(STATUS_FILTERS).optional(),
   since: CalendarDate.optional(),
   limit: z.coerce.number().int().positive().max(1000),
 });

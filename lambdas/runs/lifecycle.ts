@@ -9,6 +9,14 @@ export type Lifecycle = 'working' | 'input_required' | 'completed' | 'failed' | 
 /** Every lifecycle, for what checks one. */
 export const LIFECYCLES = ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const satisfies readonly Lifecycle[];
 
+/** Every status of a run record (records/ledger-records.ts RunStatus: the type below fails to compile when one is missing here). */
+const RUN_STATUSES = ['running', 'succeeded', 'stopped', 'killed', 'failed'] as const satisfies readonly RunRecord['status'][];
+const everyStatus: Exclude<RunRecord['status'], (typeof RUN_STATUSES)[number]> extends never ? true : never = true;
+void everyStatus;
+
+/** What a listing of runs filters on (`GET /v1/runs?status=`, `savepoint runs --status`): a run's status or its lifecycle, in one list. */
+export const STATUS_FILTERS = [...RUN_STATUSES, 'working', 'input_required', 'completed', 'cancelled'] as const satisfies readonly (RunRecord['status'] | Lifecycle)[];
+
 /**
  * The header of a long-poll (`GET /runs/{runId}?wait=`: runs/runs-api.ts) that names the lifecycle
  * its caller last read of the run: the poll waits while the run is still there, and answers at

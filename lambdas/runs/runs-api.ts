@@ -4,12 +4,11 @@ import type { ChildStarter } from '../tools/child-runs.js';
 import type { Identity } from '../approvals/policy.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../records/ledger-records.js';
-import { RunStatus } from '../records/ledger-records.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { timersOf, type Clock } from '../shared/ports.js';
 import type { AgentDefinition } from '../define.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { LIFECYCLES, lifecycleOf, SEEN_LIFECYCLE_HEADER, TERMINAL_LIFECYCLES, type Lifecycle } from './lifecycle.js';
+import { LIFECYCLES, lifecycleOf, SEEN_LIFECYCLE_HEADER, STATUS_FILTERS, TERMINAL_LIFECYCLES, type Lifecycle } from './lifecycle.js';
 import { loadReport, type RunReport } from './report.js';
 import { KillReason, modelSpecOf, otherRequestProblem, RunId, runIdOf } from './run-request.js';
 import { isSameFork } from './fork.js';
@@ -59,7 +58,7 @@ export const ListQuery = z
   .object({
     agent: z.string().min(1).max(200).optional(),
     // One enum, not a union of two: a refusal then lists every status and lifecycle it takes.
-    status: z.enum([...RunStatus.options, 'working', 'input_required', 'completed', 'cancelled']).optional(),
+    status: z.enum(STATUS_FILTERS).optional(),
     cursor: z.string().min(1).max(1_000).optional(),
     limit: z.coerce.number().int().min(1).max(100).default(20),
   })

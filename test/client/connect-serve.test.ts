@@ -257,6 +257,12 @@ describe('savepoint serve, driven by the client', () => {
     }
     const runs = await savepoint(['--state-dir', stateDir, 'runs', '--json']);
     expect((JSON.parse(runs.stdout) as { runs: { runId: string; agent: string }[] }).runs.map(({ runId, agent }) => [runId, agent]).sort()).toEqual([['agents-refunds', 'refund-reconciler'], ['agents-triage', 'support-triage']]);
+    // `--status` takes a lifecycle as the client has it, too: both wait for a person, neither has completed.
+    for (const [status, listed] of [['input_required', both], ['completed', []]] as const) {
+      const filtered = await savepoint(['--state-dir', stateDir, 'runs', '--status', status, '--json']);
+      expect(filtered.code, filtered.stderr).toBe(0);
+      expect((JSON.parse(filtered.stdout) as { runs: { runId: string }[] }).runs.map((run) => run.runId).sort()).toEqual([...listed].sort());
+    }
     expect((await client.list()).runs.map((run) => run.runId)).toEqual(['agents-triage', 'agents-refunds']);
     // The console (on the same port) lists both, and shows each run.
     const consoleUrl = new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { console: string } }).endpoints.console);
