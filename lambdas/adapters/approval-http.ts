@@ -219,8 +219,9 @@ async function argsOf(deps: ApprovalDeps, approval: ApprovalRecord): Promise<Rec
 
 /**
  * middy's http-error-handler shape: invalid input becomes a 400 whose message names the field, a
- * refused request (HttpRequestError) its own 4xx; anything else is a 500 whose details stay in
- * the logs.
+ * refused request (HttpRequestError) its own 4xx; a ledger record that fails verification a 500
+ * that names it (damaged state is named: which run, which record, what is wrong — what `savepoint
+ * verify` would say); anything else is a 500 whose details stay in the logs.
  */
 export const httpErrors = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
   onError: (request) => {
@@ -238,7 +239,7 @@ export const httpErrors = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatew
       return;
     }
     console.error(JSON.stringify({ level: 'ERROR', error: error?.name, message: error?.message }));
-    request.response = json(500, { message: 'internal error' });
+    request.response = json(500, { message: error?.name === ErrorNames.LedgerIntegrity ? error.message : 'internal error' });
   },
 });
 

@@ -101,6 +101,17 @@ describe('a damaged state directory after a kill', { timeout: 180_000 }, () => {
     expect(JSON.parse(rebuilt.stdout)).toMatchObject({ status: was, lifecycle, steps });
   });
 
+  it('a ledger line altered after it was indexed is named by `status`, which reads it (not an "internal error")', async () => {
+    const { stateDir } = copy('altered');
+    // The first read brings the index up to date; the line is altered after it.
+    expect((await savepoint(['--state-dir', stateDir, 'status', runId])).code).toBe(0);
+    flipByte(stateDir);
+    const refused = await savepoint(['--state-dir', stateDir, 'status', runId]);
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stderr).toMatch(/^savepoint: ledger integrity: run refunds-2026-11-28, record \S+ledger\.jsonl at byte \d+ \(RUN#refunds-2026-11-28\/TURN#\d+\) fails verification: the line is not the one ledger\.index recorded there/m);
+    expect(refused.stderr).not.toMatch(/internal error/);
+  });
+
   it('`savepoint verify` is a usage error without a run id or --all, and for an unknown run', async () => {
     const { stateDir } = copy('usage');
     expect((await savepoint(['--state-dir', stateDir, 'verify'])).code).toBe(2);
