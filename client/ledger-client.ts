@@ -229,7 +229,7 @@ export function createClient(parts: ClientParts): SavepointClient {
       // A new execution name per start: the run id (not the execution) is the idempotency key, and
       // StartRun joins, resumes or skips a run that exists.
       const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
-      if (!parts.startRun && (!parts.sfn || !parts.stateMachineArn)) throw new InvalidInputError('start: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
+      if (!parts.startRun && (!parts.sfn || !parts.stateMachineArn)) throw new InvalidInputError('start: this client reaches no engine (no Step Functions API): start one on the state directory, `savepoint serve --agent <name|path>`');
       // An unfinished run is resumed on the version its execution ran, not the newest (that is a
       // migration: `migrate`); `force` resumes it on the newest code all the same.
       const existing = request.force ? undefined : await parts.ledger.getRun(runId);
@@ -307,7 +307,7 @@ export function createClient(parts: ClientParts): SavepointClient {
 
     async fork(parentRunId, options) {
       const { fork, input } = await forkOf(parentRunId, options);
-      if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('fork: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
+      if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('fork: this client reaches no engine (no Step Functions API): start one on the state directory, `savepoint serve --agent <name|path>`');
       const runId = parseOrThrow(RunId, options.runId ?? `${parentRunId}-fork-${options.at}`.slice(0, 80), 'runId');
       // A fork is a run of its own: a run id that names another run would start (resume) that run instead.
       if (runId === parentRunId) throw new InvalidInputError(`runId: ${runId} is the parent's own run id; a fork needs a run id of its own`);
@@ -333,7 +333,7 @@ export function createClient(parts: ClientParts): SavepointClient {
       const run = await parts.ledger.getRun(parseOrThrow(RunId, runId, 'runId'));
       if (!run) throw new InvalidInputError(`runId: no run ${runId}`);
       if (run.status !== 'running') throw new InvalidInputError(`runId: run ${runId} is ${run.status}; only a live run is migrated`);
-      if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('migrate: this client reaches no engine (no Step Functions API): start an engine with `savepoint run`');
+      if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('migrate: this client reaches no engine (no Step Functions API): start the new version on the state directory, `savepoint serve --agent <its module>`');
       const input = parseOrThrow(RunRequest(), { runId, input: run.input, migrate: { to, by } }, 'migrate request');
       const name = `${runId}-m${(run.migrations?.length ?? 0) + 1}-${clock.now().getTime().toString(36)}`.slice(0, 80);
       const { DescribeExecutionCommand, StartExecutionCommand, executionArnOf } = await sfnModules();
