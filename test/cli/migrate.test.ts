@@ -53,6 +53,10 @@ describe('savepoint migrate', () => {
     const v1 = await engineWaiting(1, 'run-a');
     expect(await v1.stop()).toBe(143); // saved, waiting on its approval
 
+    // With no engine running, it says which to start: the new version's, long-running (not the one-shot `run`).
+    const noEngine = await savepoint('migrate', 'run-a', '--to', '3');
+    expect(noEngine).toMatchObject({ code: 2, stderr: 'savepoint: migrate: this client reaches no engine (no Step Functions API): start the new version on the state directory, `savepoint serve --agent <its module>`\n' });
+
     const v2 = await engineWaiting(2, 'run-b');
     const before = JSON.parse((await savepoint('status', 'run-a', '--json')).stdout) as { version: object };
     const refused = await savepoint('migrate', 'run-a', '--to', '2');
