@@ -15,7 +15,7 @@ import { runsApiStarter } from '../client/ledger-client.js';
 import { loopbackRequest } from '../client/loopback-request.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
 import { executionInputTooLarge, modelSpecOf, newRunTooLarge, otherRequestProblem, RunId, runIdOf } from '../lambdas/runs/run-request.js';
-import { ForkRequest, isSameFork } from '../lambdas/runs/fork.js';
+import { ForkRequest, forkRunIdTaken, isSameFork } from '../lambdas/runs/fork.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow, problemsOf } from '../lambdas/shared/validation.js';
 import { agentModulePath, assertRunsLocally, knownAgents, loadAgent, SAVEPOINT_CODE } from '../local/runtime/agents.js';
@@ -292,9 +292,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   // execution starts (StartRun would refuse it, after the run's banner).
   let fork = options.fork;
   if (fork && existing) {
-    if (!isSameFork(existing, { fork, input: existing.input, model: options.model === undefined ? undefined : modelSpecOf(options.model, '--model') })) {
-      throw new InvalidInputError(`runId: run ${existing.runId} exists already and is not this fork: name a new run id`);
-    }
+    if (!isSameFork(existing, { fork, input: existing.input, model: options.model === undefined ? undefined : modelSpecOf(options.model, '--model') })) throw forkRunIdTaken(existing.runId);
     fork = undefined;
   }
   const input = existing ? existing.input : context.input !== undefined ? context.input : runInput(undefined, stack.world.defaultInput, agent.name);

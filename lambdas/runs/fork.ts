@@ -71,6 +71,11 @@ export function isSameFork(existing: RunRecord, request: { fork: ForkRequest; in
   return stableJson(existing.input) === stableJson(request.input) && (request.model === undefined || request.model === existing.model);
 }
 
+/** Why a fork cannot start under `runId`: another run holds it (StartRun, the runs API and the CLI refuse it alike). */
+export function forkRunIdTaken(runId: string): InvalidInputError {
+  return new InvalidInputError(`runId: run ${runId} exists already and is not this fork: name a new run id`);
+}
+
 /** The parent's turns and calls a fork at `at` copies: every turn before it, each with its completed calls. */
 export function forkPrefix(parent: { run: RunRecord; turns: TurnRecord[]; calls: ToolCallRecord[] }, at: number): { turns: TurnRecord[]; calls: ToolCallRecord[] } {
   const last = parent.turns.at(-1)?.turn ?? 0;

@@ -9,7 +9,11 @@ export type Lifecycle = 'working' | 'input_required' | 'completed' | 'failed' | 
 /** Every lifecycle, for what checks one. */
 export const LIFECYCLES = ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const satisfies readonly Lifecycle[];
 
-/** Every status of a run record (records/ledger-records.ts RunStatus: the type below fails to compile when one is missing here). */
+/**
+ * Every status of a run record (records/ledger-records.ts RunStatus; the type below fails to
+ * compile when one is missing here). Listed here, not read from RunStatus: the client imports this
+ * module, and loads no zod (dist/client/index.js: 11 modules).
+ */
 const RUN_STATUSES = ['running', 'succeeded', 'stopped', 'killed', 'failed'] as const satisfies readonly RunRecord['status'][];
 const everyStatus: Exclude<RunRecord['status'], (typeof RUN_STATUSES)[number]> extends never ? true : never = true;
 void everyStatus;

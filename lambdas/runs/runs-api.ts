@@ -11,7 +11,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import { LIFECYCLES, lifecycleOf, SEEN_LIFECYCLE_HEADER, STATUS_FILTERS, TERMINAL_LIFECYCLES, type Lifecycle } from './lifecycle.js';
 import { loadReport, type RunReport } from './report.js';
 import { KillReason, modelSpecOf, otherRequestProblem, RunId, runIdOf } from './run-request.js';
-import { isSameFork } from './fork.js';
+import { forkRunIdTaken, isSameFork } from './fork.js';
 import { createStartRoute, StarterRefused, StartRunBody, type StartRouteDeps } from './start-route.js';
 import { decodeCursor, encodeCursor, newestFirst } from './run-pages.js';
 import { starterPerson } from '../approvals/people.js';
@@ -279,7 +279,7 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
         // fails while a wait on the id finds the other run. (Under its parent's own id, the start route says so.)
         if (existing && runId !== rest.fork.from) {
           const model = rest.model === undefined ? undefined : modelSpecOf(rest.model, 'model');
-          if (!isSameFork(existing, { fork: rest.fork, input, model })) throw new RunConflict(`runId: run ${runId} exists already and is not this fork: name a new run id`, (await read(runId))!);
+          if (!isSameFork(existing, { fork: rest.fork, input, model })) throw new RunConflict(forkRunIdTaken(runId).message, (await read(runId))!);
           return answered(runId, existing);
         }
       } else {

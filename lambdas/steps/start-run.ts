@@ -29,7 +29,7 @@ export const DefinitionFacts = z.object({
 });
 export type DefinitionFacts = z.infer<typeof DefinitionFacts>;
 import { requestShape } from '../runs/request-shape.js';
-import { copyPrefix, editedPrefix, finishCopy, forkPrefix, forkRunRecord, type ForkRequest } from '../runs/fork.js';
+import { copyPrefix, editedPrefix, finishCopy, forkPrefix, forkRunIdTaken, forkRunRecord, type ForkRequest } from '../runs/fork.js';
 import { budgetCeilings, overBudgetRequest } from '../runs/budget-caps.js';
 
 export const StartRunInput = z.object({
@@ -248,7 +248,7 @@ async function startFork(deps: StartRunDeps, draft: RunRecord, request: StartReq
   if (!(await deps.ledger.createRun(forked))) {
     const existing = await deps.ledger.getRun(draft.runId);
     const same = existing?.forkedFrom?.runId === fork.from && existing.forkedFrom.turn === fork.at && existing.executionArn === executionArn;
-    if (!same) throw new InvalidInputError(`runId: run ${draft.runId} exists already and is not this fork: name a new run id`);
+    if (!same) throw forkRunIdTaken(draft.runId);
   }
   await copyPrefix(deps.ledger, forked, prefix, now);
   // The new execution's history starts now, after the copied steps (counted by copyPrefix).
