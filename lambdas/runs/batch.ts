@@ -11,6 +11,7 @@ import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { readItems } from '../shared/item-reader.js';
 import { DISTRIBUTED_MAP_MAX_CONCURRENCY, PAYLOAD_LIMIT_BYTES } from '../shared/limits.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { clip } from '../shared/text.js';
 import { RequestTooLarge, RunId } from './run-request.js';
 
 /**
@@ -268,17 +269,25 @@ export async function manifestRuns(
       runId = itemRunId(batchId, item, index, manifest.itemKey);
     } catch (error) {
       // Its item step refuses it under the index's name (createBatchItem): no run is started.
-      return { runId: `${batchId}-${index}`, refused: (error as Error).message };
+      return { runId: `${batchId}-${index}`, refused: reasonOf(error) };
     }
     // An item the agent's input refuses: its item step's start is refused (a 400, in these words), no run ever starts.
     try {
       return { runId, input: parseOrThrow(agent.input, item, `input of agent ${agent.name}`) };
     } catch (error) {
-      return { runId, refused: (error as Error).message };
+      return { runId, refused: reasonOf(error) };
     }
   });
   return { runs, ...(items.length > MAX_BATCH_ITEMS && { truncated: true as const }) };
 }
+
+/**
+ * A refused item's reason, at most REFUSAL_REASON_MAX_CHARS: a listing's MAX_BATCH_ITEMS reasons
+ * stay a small part of the runs function's answer, which Lambda caps at 6 MB (an item's message may
+ * name every unknown field of a wide CSV row).
+ */
+export const REFUSAL_REASON_MAX_CHARS = 500;
+const reasonOf = (error: unknown): string => clip(error instanceof Error ? error.message : String(error), REFUSAL_REASON_MAX_CHARS);
 
 /**
  * An item's place by its run's record: `pending` before StartRun has recorded it; `refused` when the

@@ -213,6 +213,13 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'ValidationError',
   },
   {
+    rule: "A synchronous Lambda invocation's response is at most 6 MB: over it the invocation fails, and API Gateway's proxy integration answers 502",
+    doc: 'https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html',
+    file: 'local/aws/lambda-response-size.ts',
+    test: 'test/local/lambda-response-size.test.ts',
+    answer: 'Function.ResponseSizeTooLarge',
+  },
+  {
     rule: "A Lambda function's Timeout is whole seconds from 1 to 900 (3 when unset)",
     doc: 'https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html',
     file: 'local/aws/lambda-function-timeout.ts',

@@ -10,6 +10,7 @@ import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, credentialC
 import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
 import type { RunEventsRoute } from '../../lambdas/adapters/run-events-http.js';
 import { nodeStreamResponse } from './event-stream.js';
+import { responseTooLarge } from '../aws/lambda-response-size.js';
 
 export { localUser };
 
@@ -102,6 +103,8 @@ export async function startApprovalApi(
       const body = await readBody(request, limit);
       const event = proxyEvent(request, url, { route, approvalId, cancel, body, principal: route === 'decide' ? undefined : user });
       const result = runsRoute ? await options.runs!(event, lambdaContext('RunsApi', 20_000)) : await handler(event, lambdaContext('ApprovalCallback', 30_000));
+      // Over Lambda's synchronous response limit the invocation fails, and API Gateway answers 502 (local/aws/lambda-response-size.ts).
+      if (responseTooLarge(result)) return answer(502, 'Internal server error');
       response.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
     } catch (error) {
       // What API Gateway itself refuses (a body over its limit, a path it cannot decode) is the
