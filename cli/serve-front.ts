@@ -22,9 +22,12 @@ const MAX_BODY = PAYLOAD_LIMIT_BYTES + 4 * 1024;
 const RUN = /^\/v1\/runs\/([^/]+)(\/cancel|\/events)?\/?$/;
 const APPROVAL = /^\/v1\/approvals\/([^/]+)\/?$/;
 const BATCH = /^\/v1\/batches\/([^/]+)\/?$/;
+const PAGE = /^\/v1\/decide\/([^/]+)\/?$/;
 
 /** An engine's batches (`…/<credential>/v1/batches`): its runs API serves them beside its runs (lambdas/adapters/runs-http.ts). */
 const batchesOf = (agent: AgentApis) => agent.runs.replace(/\/v1\/runs$/, '/v1/batches');
+/** An engine's approval page (`http://127.0.0.1:<port>/v1/decide`): on its API's port, outside the credential (its signed link is its own). */
+const pageOf = (agent: AgentApis) => `${new URL(agent.approvals).origin}/v1/decide`;
 
 /**
  * `savepoint serve` with several agents: each agent has an engine of its own (its own ledger, as
@@ -32,18 +35,31 @@ const batchesOf = (agent: AgentApis) => agent.runs.replace(/\/v1\/runs$/, '/v1/b
  * routes the runs API and the approval API to them — a start (of a run or a batch) by the `agent`
  * it names, a run (its events too), a batch or an approval to the engine that holds it, a listing by its `agent` (without one,
  * every engine's runs merged, newest first); the approvals waiting in every engine are listed
- * together. Each engine answers as it would alone (its 4xx included).
+ * together. Each engine answers as it would alone (its 4xx included). The approval page too
+ * (`/v1/decide/<approvalId>`, outside the credential: its signed link is its own), relayed to the
+ * engine that holds the approval, so that every agent's links name this one port (`pageUrl`) and
+ * a tunnel to it reaches them all.
+ *
+ * It listens first, its port known to the engines' links before they start; until `serve` hands
+ * it the engines it answers 503.
  */
-export async function startFrontDoor(agents: readonly AgentApis[], options: { port?: number; fallback?: (request: IncomingMessage, response: ServerResponse) => boolean } = {}) {
+export async function startFrontDoor(options: { port?: number; fallback?: (request: IncomingMessage, response: ServerResponse) => boolean } = {}) {
   const credential = newLoopbackCredential();
   const pathAfterCredential = credentialChecker(credential);
-  const names = agents.map((agent) => agent.name).join(', ');
+  let agents: readonly AgentApis[] = [];
   const server = createLoopbackServer((request, response) => {
     route(request, response).catch((error: unknown) => answer(response, 500, String(error)));
   });
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const authorized = pathAfterCredential(request.url ?? '/');
+    if (agents.length === 0) {
+      request.resume();
+      return answer(response, 503, 'savepoint serve is starting its engines: try again in a moment', undefined, { 'retry-after': '1' });
+    }
+    const target = request.url ?? '/';
+    // As each engine's own API: the page's path alone is served without the credential.
+    if (target.startsWith('/v1/decide')) return page(request, response, target);
+    const authorized = pathAfterCredential(target);
     if (authorized === undefined) {
       if (options.fallback?.(request, response)) return;
       request.resume();
@@ -58,6 +74,7 @@ export async function startFrontDoor(agents: readonly AgentApis[], options: { po
       if (name === undefined || name === null) return agents.length === 1 ? agents[0] : undefined;
       return agents.find((agent) => agent.name === name);
     };
+    const names = agents.map((agent) => agent.name).join(', ');
     const noSuchAgent = (named: string | null | undefined) => answer(response, 400, named ? `agent: no agent ${named} here (this serve runs ${names})` : `agent: this serve runs ${names}: name one`);
 
     if (/^\/v1\/runs\/?$/.test(url.pathname)) {
@@ -98,6 +115,21 @@ export async function startFrontDoor(agents: readonly AgentApis[], options: { po
     return answer(response, 404, `no route ${url.pathname}`);
   }
 
+  /** The approval page and its decision, from the engine that holds the approval; an approval none holds, the first engine's page answers (its page for an unknown approval). */
+  async function page(request: IncomingMessage, response: ServerResponse, target: string): Promise<void> {
+    const url = new URL(target, 'http://front.invalid');
+    // `/v1/decide/../approvals` is the credential's path, not the page's (as the engines refuse it).
+    const asked = PAGE.exec(url.pathname);
+    if (!asked) {
+      request.resume();
+      return url.pathname.startsWith('/v1/decide') ? answer(response, 404, `no route ${url.pathname}`) : answer(response, 403, MISSING_CREDENTIAL);
+    }
+    const body = await readBoundedBody(request, MAX_BODY);
+    if (body === undefined) return answer(response, 413, `body: larger than the ${MAX_BODY} bytes a decision may have`);
+    const owner = (await holder(agents, (agent) => `${agent.approvals}/${asked[1]}`)) ?? agents[0]!;
+    return relay(request, response, `${pageOf(owner)}/${asked[1]}${url.search}`, body);
+  }
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
@@ -107,6 +139,12 @@ export async function startFrontDoor(agents: readonly AgentApis[], options: { po
     port,
     runsUrl: credentialedUrl(`http://127.0.0.1:${port}`, credential, '/v1/runs'),
     approvalsUrl: credentialedUrl(`http://127.0.0.1:${port}`, credential, '/v1/approvals'),
+    /** Where every engine's approval page is reached: the engines' links name it (local-stack.ts `api.pageUrl`). */
+    pageUrl: `http://127.0.0.1:${port}/v1/decide`,
+    /** The engines it routes to, once they are started. */
+    serve(started: readonly AgentApis[]): void {
+      agents = started;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -174,7 +212,8 @@ async function relay(request: IncomingMessage, response: ServerResponse, target:
   }
   const answered = await fetch(target, { method: request.method ?? 'GET', headers, ...(body.length > 0 && { body: new Uint8Array(body) }), signal: ended.signal });
   const passed: Record<string, string> = {};
-  for (const name of ['content-type', 'location', 'retry-after', 'cache-control']) {
+  // The approval page's own rules for the browser (lambdas/adapters/approval-http.ts) with it.
+  for (const name of ['content-type', 'location', 'retry-after', 'cache-control', 'content-security-policy', 'referrer-policy']) {
     const value = answered.headers.get(name);
     if (value !== null) passed[name] = value;
   }
@@ -188,7 +227,7 @@ async function relay(request: IncomingMessage, response: ServerResponse, target:
   response.end();
 }
 
-function answer(response: ServerResponse, status: number, message: string | undefined, body?: unknown): void {
+function answer(response: ServerResponse, status: number, message: string | undefined, body?: unknown, headers: Record<string, string> = {}): void {
   if (response.headersSent) return void response.destroy();
-  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body ?? { message }));
+  response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body ?? { message }));
 }

@@ -88,22 +88,24 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
     // The console is served on the API's port: set once both listen.
     let proxy: ((...args: Parameters<ReturnType<typeof consoleProxy>>) => boolean) | undefined;
     const fallback = (...args: Parameters<ReturnType<typeof consoleProxy>>) => proxy?.(...args) ?? false;
+    // Several agents: one port in front of their engines (cli/serve-front.ts), listening before
+    // they start so that their approval links name it.
+    const front = several
+      ? await startFrontDoor({ ...(options.port !== undefined && { port: options.port }), fallback }).catch((error: unknown) => {
+          throw portInUse(error, options.port);
+        })
+      : undefined;
+    if (front) cleanups.push(() => front.close());
     for (const [index, { agent, module }] of loaded.entries()) {
       const dir = index === 0 ? stateDir : agentDir(stateDir, agent.name);
-      const api = several ? {} : { ...(options.port !== undefined && { port: options.port }), fallback };
+      const api = front ? { pageUrl: front.pageUrl } : { ...(options.port !== undefined && { port: options.port }), fallback };
       const stack = await serveAgent({ agent, module, dir, api, io, cleanups, options: { ...options, worldData: index === 0 ? options.worldData : undefined, template: index === 0 ? template : undefined, prices, fleetBudget } });
       engines.push({ name: agent.name, dir, stack });
       // Where each agent was loaded from, in the state directory too: its commands find every agent's module.
       if (dir !== stateDir) rememberAgentModule(stateDir, agent.name, module);
     }
     const first = engines[0]!.stack;
-    // Several agents: one port in front of their engines (cli/serve-front.ts).
-    const front = several
-      ? await startFrontDoor(engines.map(({ name, stack }) => ({ name, runs: stack.endpoints.runs, approvals: stack.endpoints.approvals })), { ...(options.port !== undefined && { port: options.port }), fallback }).catch((error: unknown) => {
-          throw portInUse(error, options.port);
-        })
-      : undefined;
-    if (front) cleanups.push(() => front.close());
+    front?.serve(engines.map(({ name, stack }) => ({ name, runs: stack.endpoints.runs, approvals: stack.endpoints.approvals })));
     const endpoints = front ? { ...first.endpoints, runs: front.runsUrl, approvals: front.approvalsUrl } : first.endpoints;
     // The port the runs API listens on (a URL leaves out http's own, 80).
     const port = Number(new URL(endpoints.runs).port || 80);

@@ -295,7 +295,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const runEvents = twinRunEvents();
     const approvalApi = await startApprovalApi(approvalHandler, { runs: runsApi, runEvents, ...(options.api?.port !== undefined && { port: options.api.port }), ...(options.api?.fallback && { fallback: options.api.fallback }), ...(options.approvals?.principal && { user: options.approvals.principal }), ...(authorize && { authorize }) });
     closers.push(approvalApi.close);
-    pageUrl = approvalApi.pageUrl;
+    pageUrl = options.api?.pageUrl ?? approvalApi.pageUrl;
 
     // The approvals an earlier process left pending expire on time too.
     for (const approval of await ledger.listPendingApprovals()) deadlines.arm(approval);
@@ -321,7 +321,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       /** Stops the child runs' executions as the runs API's role does (a killed parent's children): what the console's kill uses. Absent without child agents. */
       childRuns: childStacks.as?.(Steps.RunsApi),
       ledgerKind: options.ledger ?? 'embedded',
-      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, runs: approvalApi.runsUrl, approvalPage: approvalApi.pageUrl, model: model.url, s3: s3.endpoint, ...world.endpoints },
+      endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, runs: approvalApi.runsUrl, approvalPage: pageUrl, model: model.url, s3: s3.endpoint, ...world.endpoints },
       /** The fingerprint of the code this stack starts runs on, for a run's model (what StartRun binds a run to). */
       fingerprintOf: codeFingerprint(agent, codeVersion, deploymentPrices(agent.prices, options.prices)),
       /**

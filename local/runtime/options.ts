@@ -137,12 +137,16 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    */
   /**
    * The loopback port of the approval and runs APIs (`savepoint serve --port`), and what else that
-   * port serves outside the credential's paths (serve's console: local/services/approval-api.ts `fallback`).
-   * @default any free port, nothing else
+   * port serves outside the credential's paths (serve's console: local/services/approval-api.ts `fallback`),
+   * and `pageUrl`: where its approval page is reached when something in front of the API relays it
+   * (the front door of a serve of several agents: cli/serve-front.ts), which its signed links and
+   * its published `approvalPage` then name.
+   * @default any free port, nothing else, the page on the API's own port
    */
   readonly api?: {
     readonly port?: number;
     readonly fallback?: (request: IncomingMessage, response: ServerResponse) => boolean;
+    readonly pageUrl?: string;
   };
   readonly approvals?: {
     readonly approvers?: readonly string[];

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +28,17 @@ const serve = (args: string[]) => startServe(args, children);
 /** The module serve runs (`--agent refund-reconciler`), and another agent's, each as a path. */
 const REFUND_AGENT = fileURLToPath(new URL('../../agents/refund-reconciler/agent.ts', import.meta.url));
 const OTHER_AGENT = fileURLToPath(new URL('../cli/fixtures/held-note.ts', import.meta.url));
+
+/** The status `origin` answers a GET of `path` with, sent as it is written (no `..` resolved). */
+function rawStatus(origin: URL, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const asked = httpRequest({ host: origin.hostname, port: origin.port, path }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    asked.on('error', reject).end();
+  });
+}
 
 /** Decides every approval the run waits for until it has ended. */
 async function approveUntilEnded(client: RunsClient, runId: string): Promise<Run> {
@@ -244,12 +256,28 @@ describe('savepoint serve, driven by the client', () => {
     expect(approvals.code).toBe(0);
     const listed = (JSON.parse(approvals.stdout) as { approvals: { runId: string; links: { url: string }[] }[] }).approvals;
     expect(new Set(listed.map((approval) => approval.runId))).toEqual(new Set(both));
-    // Each approval's link goes to the approval page of the engine that holds its run, and opens there.
+    // Each approval's link goes to serve's one port (a tunnel to it reaches every agent's page),
+    // which serves the page of the engine that holds the approval, with the page's own rules for the browser.
     for (const approval of listed) {
-      const page = await fetch(approval.links[0]!.url);
+      const link = new URL(approval.links[0]!.url);
+      expect(link.origin, approval.runId).toBe(front.origin);
+      const page = await fetch(link);
       expect(page.status, approval.runId).toBe(200);
-      await page.arrayBuffer();
+      expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+      expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(await page.text()).toContain(approval.runId);
     }
+    // The page's button decides there: the second agent's approval, through the first port, by its link.
+    const triageApproval = listed.find((approval) => approval.runId === 'agents-triage')!;
+    const triageLink = new URL(triageApproval.links[0]!.url);
+    const decided = await fetch(new URL(triageLink.pathname, front.origin), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve', link: triageLink.searchParams.get('link') }) });
+    expect(decided.status, await decided.clone().text()).toBe(200);
+    expect(await decided.json()).toMatchObject({ status: 'approved' });
+    // An approval no engine holds, by a link none signed: refused as one engine refuses it; a path out of the page's is the credential's.
+    expect((await fetch(new URL('/v1/decide/apv_nobodyholdsthis?link=x', front.origin))).status).toBe(401);
+    // (fetch would resolve the `..` itself: sent as written, as a client that does not.)
+    expect(await rawStatus(front, '/v1/decide/../approvals')).toBe(403);
+    expect(await rawStatus(front, '/v1/decide')).toBe(404);
     for (const [runId, agent] of [['agents-refunds', 'refund-reconciler'], ['agents-triage', 'support-triage']] as const) {
       const status = await savepoint(['--state-dir', stateDir, 'status', runId, '--json']);
       expect(status.code, status.stderr).toBe(0);
