@@ -11,15 +11,18 @@ import { keysHomeOf } from './agent-dirs.js';
  * decisions stay valid across restarts; in memory when there is no state directory (tests). An
  * agent's directory beneath a state directory of several uses the root's, as a stack's agents share
  * its keys on AWS: a decision recorded without the engine (`savepoint approve`, the console) is
- * signed with the key the agent's CallTool verifies.
+ * signed with the key the agent's CallTool verifies. A key file is made (or read) when its key is
+ * first used, not before.
  */
 export function localApprovalKeys(stateDir?: string): { links: LinkSigner; decisions: DecisionMac; starters: DecisionMac } {
   const home = stateDir && keysHomeOf(stateDir);
-  const key = (name: string) => (home ? readOrCreateKeyFile(join(home, 'keys', name)) : randomBytes(32));
-  const linkKey = key('approval-links.key');
-  const decisionKey = key('decisions.key');
-  const starterKey = key('starters.key');
-  return { links: hmacLinkSigner(async () => linkKey), decisions: hmacDecisionMac(async () => decisionKey, stateDir ? 'keys/decisions.key' : undefined), starters: hmacDecisionMac(async () => starterKey) };
+  // Each read (or made) when first used: a command that signs and checks nothing — `status` on a
+  // directory that holds no ledger, a typo of --state-dir — leaves no keys behind.
+  const key = (name: string) => {
+    let kept: Buffer | undefined;
+    return async () => (kept ??= home ? readOrCreateKeyFile(join(home, 'keys', name)) : randomBytes(32));
+  };
+  return { links: hmacLinkSigner(key('approval-links.key')), decisions: hmacDecisionMac(key('decisions.key'), stateDir ? 'keys/decisions.key' : undefined), starters: hmacDecisionMac(key('starters.key')) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -211,6 +211,18 @@ describe('a state directory that cannot be used is one sentence and exit 2', () 
     const result = await savepoint('--state-dir', stateDir, 'status', 'refunds-2026-11-28');
     expect(result).toMatchObject({ code: 2, stderr: expect.stringMatching(/bad-engine-file\/engine\.json is not a valid engine file/) });
     oneSentence(result.stderr);
+  });
+
+  it('a reading command on a directory that holds no ledger (a mistyped --state-dir) says so, and makes nothing there: no directory, no keys', async () => {
+    const missing = join(root, 'never-made');
+    const empty = join(root, 'made-empty');
+    mkdirSync(empty);
+    for (const [stateDir, command] of [[missing, ['status', 'refunds-2026-11-28']], [empty, ['runs']], [missing, ['approvals']]] as const) {
+      const result = await savepoint('--state-dir', stateDir, ...command);
+      expect(result, command[0]).toMatchObject({ code: 2, stderr: expect.stringMatching(/no ledger in .*: run `savepoint run` first/) });
+    }
+    expect(existsSync(missing)).toBe(false);
+    expect(readdirSync(empty)).toEqual([]);
   });
 
   it('a ledger whose first run was killed before its table was made says there is no ledger, not "Requested resource not found"', async () => {
