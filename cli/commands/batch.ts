@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { isAgentPath, loadAgent } from '../../local/runtime/agents.js';
-import { AGENT_HELP, defaultAgent, deployed, nextCommand, out, printJson, stateDir } from '../program.js';
+import { AGENT_HELP, defaultAgent, deployed, err, nextCommand, out, printJson, stateDir } from '../program.js';
+import { exitCodeOfSignal, watchStopSignals, type StopSignal, type StopSignals } from '../signals.js';
 import { describe, parseOptions, UsageError } from '../errors.js';
 import { isRefusal } from '../../client/runs-api-error.js';
 import { counted } from '../../lambdas/shared/text.js';
@@ -53,13 +54,20 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
       const client = await (stack.stack ? connect({ stack: stack.stack, ...(stack.region && { region: stack.region }), agent: agentName }) : connect({ stateDir: stateDir() })).catch((error: unknown) => {
         throw new UsageError(error instanceof Error ? error.message : String(error));
       });
+      // Ctrl-C (or SIGTERM) while it waits stops the waiting, not the batch: caught before anything is said.
+      const signals = options.wait ? watchStopSignals() : undefined;
       try {
         let batch = await client.startBatch({ agent: agentName, ...source, ...(options.concurrency !== undefined && { concurrency: options.concurrency }), ...(options.batchId && { batchId: options.batchId }), ...(options.key && { key: options.key }) });
         const what = batch.manifest ? `of the items of s3://${batch.manifest.bucket}/${batch.manifest.key}` : `of ${counted(batch.runs.length, 'run')}`;
         if (!options.json) out(`savepoint: batch ${batch.batchId} ${what} of ${batch.agent}, at most ${batch.concurrency} at once${batch.created ? '' : ' (it existed: nothing new was started)'}`);
         let shown = progress(batch);
-        while (options.wait && batch.status === 'RUNNING') {
-          await new Promise((resolve) => setTimeout(resolve, 2_000));
+        while (signals && batch.status === 'RUNNING') {
+          const signal = await pauseUnlessStopped(2_000, signals);
+          if (signal) {
+            (options.json ? err : out)(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — stopped waiting; batch ${batch.batchId} goes on without this command (the same command again waits for it, and starts no run twice)`);
+            process.exitCode = exitCodeOfSignal(signal);
+            return;
+          }
           batch = (await client.batch(batch.batchId)) ?? batch;
           // A line when the progress moves, not every poll; a batch whose runs wait for people says
           // so (it may wait for them up to their approvals' timeout), and where to decide.
@@ -75,8 +83,20 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
         // The API's refusal of what was asked (400, 404, 413) is a usage error: exit 2, nothing started.
         if (isRefusal(error)) throw new UsageError(error.message);
         throw error;
+      } finally {
+        signals?.dispose();
       }
     });
+}
+
+/** Waits `ms`, or less when a stop signal comes first: that signal, else undefined. */
+async function pauseUnlessStopped(ms: number, signals: StopSignals): Promise<StopSignal | undefined> {
+  let timer: NodeJS.Timeout | number | undefined;
+  try {
+    return await Promise.race([signals.received, new Promise<undefined>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** `s3://<bucket>/<key>` as the runs API's manifest (the API checks the bucket's and key's form). */

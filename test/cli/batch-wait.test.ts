@@ -44,9 +44,16 @@ describe('savepoint batch --wait', () => {
     const items = join(root, 'notes.json');
     writeFileSync(items, JSON.stringify([{ text: 'lunch at noon' }, { text: 'call the vendor' }]));
     const serving = await startServe(['--state-dir', stateDir, 'serve', '--agent', heldNote], children);
-    const waiting = startUntil(['--state-dir', stateDir, 'batch', '--agent', heldNote, '--items', items, '--batch-id', 'notes', '--wait'], children, /\(2 waiting for a person: savepoint --state-dir \S+ approvals\)/);
+    const command = ['--state-dir', stateDir, 'batch', '--agent', heldNote, '--items', items, '--batch-id', 'notes', '--wait'];
+    const waiting = startUntil(command, children, /\(2 waiting for a person: savepoint --state-dir \S+ approvals\)/);
     await waiting.reached;
     expect(waiting.output()).toMatch(new RegExp(`^savepoint: batch notes: 2 running \\(2 waiting for a person: savepoint --state-dir ${stateDir} approvals\\)$`, 'm'));
+    // Ctrl-C on a second wait for the same batch stops that waiting, not the batch: it says so, exit 130.
+    const second = startUntil(command, children, /^savepoint: batch notes of 2 runs .*\(it existed: nothing new was started\)$/m);
+    await second.reached;
+    second.child.kill('SIGINT');
+    expect(await second.exited, second.output()).toBe(130);
+    expect(second.output()).toMatch(/^savepoint: interrupted — stopped waiting; batch notes goes on without this command \(the same command again waits for it, and starts no run twice\)$/m);
     const listed = await savepoint(['--state-dir', stateDir, 'approvals', '--json']);
     const approvals = (JSON.parse(listed.stdout) as { approvals: { approvalId: string }[] }).approvals.map((approval) => approval.approvalId);
     expect(approvals).toHaveLength(2);
