@@ -30,7 +30,7 @@ export const engineOptions = {
       asForRun("when the ledger on disk acknowledges a write: async (in the OS's page cache: a killed process loses nothing, a power loss may lose the last writes) or sync (fdatasync'd: a power loss loses nothing acknowledged, ~0.3–0.4 ms a write); default async", brief),
     ).choices(['sync', 'async']),
   template: () => new Option('--template <file>', 'run this synthesized template (e.g. cdk.out/Savepoint.template.json) instead of synthesizing the stack'),
-  wait: () => new Option('--wait', 'with --stack: wait for the run to finish and report it').default(false),
+  wait: () => new Option('--wait', 'with --stack: wait for the run to finish and report it (Ctrl-C stops the waiting, not the run)').default(false),
   prices: (brief: Brief = {}) =>
     new Option(
       '--prices <file>',

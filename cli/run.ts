@@ -32,7 +32,7 @@ import { modelConfigFromEnv } from '../lambdas/models/config.js';
 import { modelRegistry } from '../lambdas/models/registry.js';
 import { progressPrinter } from './progress.js';
 import { checkStateDir, ownStateDir } from './owner.js';
-import { StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals, runCleanups } from './signals.js';
+import { signalCame, StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals, runCleanups } from './signals.js';
 import { UsageError } from './errors.js';
 import { checkTracingEnv } from './tracing-env.js';
 import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
@@ -400,7 +400,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   // A run in memory (--memory) ends with its process: nothing is saved to resume.
   const resumeCommand = stateDir && `\`${commandHint(resumeWords(runId, approvalMode), { stateDir })}\``;
   const inMemory = 'the run was in memory (--memory) and ends with this process: nothing can resume it';
-  if (signal) progress(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — ${resumeCommand ? `the run is saved; resume it with ${resumeCommand}` : inMemory}`);
+  if (signal) progress(`savepoint: ${signalCame(signal)} — ${resumeCommand ? `the run is saved; resume it with ${resumeCommand}` : inMemory}`);
   // The execution ended and the ledger still says the run runs: its end could not be recorded (the
   // ledger's own writes failed: a full disk, a file-size limit), and the report alone would read as
   // a run still going. Saved as it was: the next engine resumes it.

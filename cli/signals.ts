@@ -14,6 +14,11 @@ export function exitCodeOfSignal(signal: StopSignal): number {
   return 128 + constants.signals[signal];
 }
 
+/** How a line names the stop signal that came: `interrupted` for Ctrl-C, `SIGTERM received` for the others. */
+export function signalCame(signal: StopSignal): string {
+  return signal === 'SIGINT' ? 'interrupted' : `${signal} received`;
+}
+
 /** A signal arrived before the run started: nothing ran, nothing is left half-made. */
 export class StoppedBySignal extends Error {
   override readonly name = 'StoppedBySignal';

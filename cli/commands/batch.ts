@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { isAgentPath, loadAgent } from '../../local/runtime/agents.js';
 import { AGENT_HELP, defaultAgent, deployed, err, nextCommand, out, printJson, stateDir } from '../program.js';
-import { exitCodeOfSignal, watchStopSignals, type StopSignal, type StopSignals } from '../signals.js';
+import { exitCodeOfSignal, signalCame, watchStopSignals, type StopSignal, type StopSignals } from '../signals.js';
 import { describe, parseOptions, UsageError } from '../errors.js';
 import { isRefusal } from '../../client/runs-api-error.js';
 import { counted } from '../../lambdas/shared/text.js';
@@ -64,7 +64,7 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
         while (signals && batch.status === 'RUNNING') {
           const signal = await pauseUnlessStopped(2_000, signals);
           if (signal) {
-            (options.json ? err : out)(`savepoint: ${signal === 'SIGINT' ? 'interrupted' : `${signal} received`} — stopped waiting; batch ${batch.batchId} goes on without this command (the same command again waits for it, and starts no run twice)`);
+            (options.json ? err : out)(`savepoint: ${signalCame(signal)} — stopped waiting; batch ${batch.batchId} goes on without this command (the same command again waits for it, and starts no run twice)`);
             process.exitCode = exitCodeOfSignal(signal);
             return;
           }

@@ -8,7 +8,8 @@ import { engineOptions } from '../options.js';
 import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
 import { agentFor, noRunError, recordedAgent, servingEngine, where, withClient } from '../target.js';
 import type { AgentDir } from '../state.js';
-import { runAndReport, whatServeTakes } from './run.js';
+import { runAndReport, waitUnlessStopped, whatServeTakes } from './run.js';
+import { watchStopSignals } from '../signals.js';
 
 /**
  * `savepoint fork <runId> --at <turn>`: a new run whose first turns are the parent's, then live
@@ -107,8 +108,12 @@ async function forkOnStack(parentId: string, options: { runId?: string; yes: boo
     const started = await client.fork(parentId, request);
     const where = { runId: started.runId, executionArn: started.executionArn, execution: link(started.executionArn) };
     if (!options.wait) return options.json ? printJson(where) : out(`fork ${where.runId} started: ${where.execution}`);
-    (options.json ? err : out)(`fork ${where.runId} started: ${where.execution}; waiting for it…`);
-    const view = await client.wait(started.runId);
+    const progress = options.json ? err : out;
+    // Caught before the line that says it waits: Ctrl-C stops the waiting, not the fork.
+    const signals = watchStopSignals();
+    progress(`fork ${where.runId} started: ${where.execution}; waiting for it (Ctrl-C stops waiting, not the run)…`);
+    const view = await waitUnlessStopped(client, started.runId, signals, { who: `stack ${deployed().stack}`, say: progress });
+    if (!view) return;
     if (options.json) printJson({ ...view.report, ...where });
     else printReport(view.report);
   });

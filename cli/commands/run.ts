@@ -3,7 +3,7 @@ import { Option } from 'commander';
 import { engineOptions } from '../options.js';
 import { UsageError } from '../errors.js';
 import { deployed, err, nextCommand, out, printJson, printReport, stateDir } from '../program.js';
-import { exitCodeOfSignal, watchStopSignals, type StopSignal, type StopSignals } from '../signals.js';
+import { exitCodeOfSignal, signalCame, watchStopSignals, type StopSignals } from '../signals.js';
 import type { Run, RunsClient } from '../../client/index.js';
 import { servedExecutionFigures, servingEngine, withClient } from '../target.js';
 import { servedAgentFor, servedAgents, servedList, type EngineFile } from '../state.js';
@@ -95,8 +95,12 @@ async function startOnStack(options: Record<string, unknown>) {
     const started = await client.start({ input, ...(runId && { runId }), ...(options['force'] ? { force: true } : {}) });
     const where = { runId: started.runId, executionArn: started.executionArn, execution: link(started.executionArn) };
     if (!options['wait']) return options['json'] ? printJson(where) : out(`run ${where.runId} started: ${where.execution}`);
-    (options['json'] ? err : out)(`run ${where.runId} started: ${where.execution}; waiting for it…`);
-    const view = await client.wait(started.runId);
+    const progress = options['json'] ? err : out;
+    // Caught before the line that says it waits: Ctrl-C stops the waiting, not the run.
+    const signals = watchStopSignals();
+    progress(`run ${where.runId} started: ${where.execution}; waiting for it (Ctrl-C stops waiting, not the run)…`);
+    const view = await waitUnlessStopped(client, started.runId, signals, { who: `stack ${deployed().stack}`, say: progress });
+    if (!view) return;
     if (options['json']) printJson({ ...view.report, lifecycle: view.lifecycle });
     else printReport(view.report);
     process.exitCode = exitCodeOf(view.report);
@@ -177,13 +181,8 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
   // A run that has ended is answered as it is (the same request again starts nothing): said as a local run says it.
   if (TERMINAL_LIFECYCLES.includes(started.lifecycle)) progress(`savepoint: run ${started.runId} had already finished; nothing to do (pass --run-id <a new id> to start another run)`);
   else progress(`savepoint: ${what} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
-  const waited = await waitUnlessStopped(client, started.runId, signals);
-  if ('signal' in waited) {
-    progress(`savepoint: ${waited.signal === 'SIGINT' ? 'interrupted' : `${waited.signal} received`} — stopped waiting; \`savepoint serve\` (pid ${engine.pid}) goes on with run ${started.runId}: \`${nextCommand(`status ${started.runId}`)}\` shows it`);
-    process.exitCode = exitCodeOfSignal(waited.signal);
-    return;
-  }
-  const { run } = waited;
+  const run = await waitUnlessStopped(client, started.runId, signals, { who: `\`savepoint serve\` (pid ${engine.pid})`, say: progress });
+  if (!run) return;
   // The figures of the execution that drove the run to its end, as a local run reports its own.
   const execution = await servedExecutionFigures(engine, run.report.chain.at(-1)?.executionArn ?? started.executionArn);
   if (options['json']) printJson({ ...run.report, lifecycle: run.lifecycle, execution });
@@ -191,16 +190,22 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
   process.exitCode = exitCodeOf(run.report);
 }
 
-/** The run once it has ended, or the stop signal that ended the waiting first (the run goes on); the signals' handlers removed either way. */
-async function waitUnlessStopped(client: RunsClient, runId: string, signals: StopSignals): Promise<{ run: Run } | { signal: StopSignal }> {
+/**
+ * The run once it has ended; or, when a stop signal ends the waiting first (Ctrl-C), undefined,
+ * having said that `who` goes on with the run and how to see it, the signal's exit code set. The
+ * signals' handlers are removed either way.
+ */
+export async function waitUnlessStopped<Ended>(client: { wait(runId: string, options: { signal: AbortSignal }): Promise<Ended> }, runId: string, signals: StopSignals, { who, say }: { who: string; say: (line: string) => void }): Promise<Ended | undefined> {
   const stopWaiting = new AbortController();
   void signals.received.then((signal) => stopWaiting.abort(signal));
   try {
-    return { run: await client.wait(runId, { signal: stopWaiting.signal }) };
+    return await client.wait(runId, { signal: stopWaiting.signal });
   } catch (error) {
     const signal = signals.first();
     if (!signal || (error as Error).name !== 'AbortError') throw error;
-    return { signal };
+    say(`savepoint: ${signalCame(signal)} — stopped waiting; ${who} goes on with run ${runId}: \`${nextCommand(`status ${runId}`)}\` shows it`);
+    process.exitCode = exitCodeOfSignal(signal);
+    return undefined;
   } finally {
     signals.dispose();
   }

@@ -1,5 +1,5 @@
 import { localUser } from '../../local/services/approval-api.js';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
@@ -111,5 +111,28 @@ describe('the CLI against a deployed stack, killing', () => {
     await harness.stack.engine.waitForExecution(executionArn);
     const status = JSON.parse((await savepoint('status', 'stack-kill', '--json')).stdout) as Record<string, unknown>;
     expect(status).toMatchObject({ lifecycle: 'cancelled', status: 'killed', killed: { reason: 'wrong day' } });
+  }, 240_000);
+
+  it('stops waiting on Ctrl-C, not the run: `run --wait` says the stack goes on with it, exit 130', async () => {
+    const waiting = spawn(process.execPath, [bin, '--stack', 'Savepoint', 'run', '--run-id', 'stack-wait', '--input', JSON.stringify({ date: sampleDay.date }), '--wait'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    // The line that says it waits comes after its signal handlers are in place.
+    const saysItWaits = new Promise<void>((resolve) =>
+      waiting.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        if (/waiting for it \(Ctrl-C stops waiting, not the run\)…$/m.test(output)) resolve();
+      }),
+    );
+    waiting.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => waiting.on('close', resolve));
+    await pendingOf('stack-wait');
+    await saysItWaits;
+    waiting.kill('SIGINT');
+    expect(await exited, output).toBe(130);
+    expect(output).toMatch(/^savepoint: interrupted — stopped waiting; stack Savepoint goes on with run stack-wait: `savepoint --stack Savepoint status stack-wait` shows it$/m);
+    const run = (await harness.stack.ledger.getRun('stack-wait'))!;
+    expect(run.status).toBe('running');
+    expect(await savepoint('kill', 'stack-wait')).toMatchObject({ code: 0 });
+    await harness.stack.engine.waitForExecution(run.executionArn);
   }, 240_000);
 });
