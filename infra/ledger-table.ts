@@ -70,8 +70,12 @@ export function partitionsOf(agent: string | undefined, tokens = false, stack = 
  * not held to NON_TOKEN_PARTITIONS (they read and write task tokens).
  */
 export const LEDGER_ACCESS = {
-  /** StartRun: createRun, getRun, attachExecution; resuming a run reads its conversation (a query: the twin refused it without). */
-  startRun: { table: ['GetItem', 'PutItem', 'Query'] },
+  /**
+   * StartRun: createRun, getRun, attachExecution; resuming a run reads its conversation (a query: the twin refused it without).
+   * A new run's put is a TransactWriteItems with a ConditionCheck that its id was not pruned (lambdas/ledger/pruning.ts
+   * `prunedRunKey`): that check, and its read when the put fails, on those items alone (`prunedRuns`).
+   */
+  startRun: { table: ['GetItem', 'PutItem', 'Query'], prunedRuns: ['GetItem', 'ConditionCheckItem'] },
   /** BudgetCheck (an execution's first decision in the definitions before 0.8.0, whose executions still invoke it): reads the run, the conversation, the kill flag (one batched read), a budget approval; records guard events and applies an approved extension. */
   budgetCheck: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem'] },
   /**
@@ -135,9 +139,10 @@ export const LEDGER_ACCESS = {
    * The runs API: reads a run (a fork's parent too) with its conversation and results stored by
    * reference (queries), lists its agent's runs (a query of the runsByAgent index, newest first: no
    * scan, which IAM could not keep off the task tokens' partition) and the pending approvals
-   * (lifecycle `input_required`), and records a cancel's kill on the run item.
+   * (lifecycle `input_required`), and records a cancel's kill on the run item. A start under a run
+   * id the ledger does not hold reads whether that id was pruned (`prunedRuns`), refused before it starts.
    */
-  runsApi: { table: ['GetItem', 'Query', 'PutItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runsByAgent]: ['Query'] } },
+  runsApi: { table: ['GetItem', 'Query', 'PutItem'], prunedRuns: ['GetItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runsByAgent]: ['Query'] } },
   /**
    * The run's event stream (`GET /runs/{runId}/events`, lambdas/adapters/run-events-lambda.ts):
    * reads the run item and queries its conversation, and the results stored by reference (their
@@ -158,16 +163,19 @@ export const LEDGER_ACCESS = {
   traceRunEnd: { table: ['Query'] },
 } as const satisfies Record<string, LedgerRoleAccess>;
 
+/** The partitions of the items that say a run id was pruned (lambdas/ledger/pruning.ts `prunedRunKey`): a prune puts them, StartRun checks them. */
+export const PRUNED_RUN_PARTITIONS = 'PRUNEDRUN#*';
+
 /**
  * The grant of `savepoint prune` (`LedgerTable.grantPrune`): it scans the run records, lists the
- * pending approvals, reads each chosen run's partitions and the prune records, puts a prune record,
- * and deletes a run's items — in its own partitions only (records.ts, protocol.ts `runPartitions`).
+ * pending approvals, reads each chosen run's partitions and the prune records, puts a prune record
+ * and the items that say each run's id was pruned, and deletes a run's items — in its own partitions only (records.ts, protocol.ts `runPartitions`).
  */
 export const PRUNE_ACCESS = {
   read: ['Scan', 'Query', 'GetItem', 'BatchGetItem'],
   readPartitions: ['RUN#*', 'BLOB#*', 'PRUNED'],
   put: ['PutItem'],
-  putPartitions: ['PRUNED'],
+  putPartitions: ['PRUNED', PRUNED_RUN_PARTITIONS],
   delete: ['DeleteItem', 'BatchWriteItem'],
   deletePartitions: ['RUN#*', 'TOKEN#*', 'BLOB#*'],
   indexes: ['Query'],
@@ -175,6 +183,8 @@ export const PRUNE_ACCESS = {
 
 interface LedgerRoleAccess {
   table: readonly string[];
+  /** What it may do, besides, to the items that say a run id was pruned (PRUNED_RUN_PARTITIONS), in a statement of their own. */
+  prunedRuns?: readonly string[];
   /** The partitions its table statement is held to, when fewer than every non-token one (`partitionsOf`). */
   partitions?: readonly string[];
   indexes?: Partial<Record<string, readonly string[]>>;
@@ -377,6 +387,15 @@ export class LedgerTable extends Construct {
         ...(partitions && { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions } } }),
       }),
     );
+    if (access.prunedRuns) {
+      grantee.grantPrincipal.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: access.prunedRuns.map((action) => `dynamodb:${action}`),
+          resources: [this.table.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [PRUNED_RUN_PARTITIONS] } },
+        }),
+      );
+    }
     // No condition on the index statements: an index query's leading key is the index's partition
     // key (an approval id, the pending or running marker), not `pk`; and no index projects a token.
     for (const [index, actions] of Object.entries(access.indexes ?? {})) {

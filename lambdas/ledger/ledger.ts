@@ -83,6 +83,8 @@ export interface RunLedger {
   /** Creates the run record; `false` when a run with this id exists already (nothing is written). */
   createRun(run: RunRecord): Promise<boolean>;
   getRun(runId: string): Promise<RunRecord | undefined>;
+  /** When `savepoint prune` removed the run of this id (createRun refuses the id from then on); undefined when it did not. */
+  prunedRun(runId: string): Promise<{ prunedAt: string } | undefined>;
   /**
    * The newest runs. A run whose record fails verification is named to `onDamaged` and left out, or
    * its `Ledger.IntegrityError` thrown without it (as `listRunningRuns`).

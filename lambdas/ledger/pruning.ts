@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { blobKey, type Key, type Stored } from './protocol.js';
+import { blobKey, expiresAt, type Current, type ItemsStep, type Key, type Step, type Stored } from './protocol.js';
+import { InvalidInputError } from '../shared/errors.js';
 import { runKey, tokenKey, type RunRecord, type RunStatus } from '../records/ledger-records.js';
 import { counted } from '../shared/text.js';
 
@@ -8,15 +9,16 @@ import { counted } from '../shared/text.js';
  * function of the records it reads, the conditions of its writes named where they are written.
  * The engines beneath give it two primitives more than the protocol's (storage-ledger.ts:
  * `queryRunItems`, the items a run owns as stored; `deleteItems`, each on its condition), and
- * storage-ledger.ts runs the procedure:
+ * retention.ts runs the procedure on them:
  *
- *   prunes ─► the newest record's runs, what is left of them where the run record is gone: deleted (leftOfPrune)
+ *   prunes ─► the newest record's runs, what is left of them where the run record is gone: said pruned, deleted (leftOfPrune)
  *   listRuns ─► pruneVerdict each (pending approvals: one index query, when a run may qualify) ─► prunePlan (what --dry-run prints)
  *   per group of runs (pruneGroupFull: RUNS_PER_PRUNE_RECORD runs, WRITES_BYTES_PER_PRUNE_RECORD of write keys):
  *     queryRunItems each ─► pruneRecordOf ─► put the sealed record      IF_NO_PRUNE_RECORD (absent)
  *     ─► deleteItems: each run record                                   IF_RUN_UNCHANGED (the basis read)
  *          └─ refused: the run changed since it was read (a fork was recorded on it): it is kept, and
  *             the record put again without it                           IF_RECORD_UNCHANGED (the record put)
+ *     ─► put, for each run whose record went, that its id was pruned    unconditionally (prunedRunKey: createRun refuses the id)
  *     ─► deleteItems: the rest of the runs' items                       unconditionally (nothing writes to a run once its record is gone)
  *
  * The record comes first, so no run is ever gone without one. A prune that stops half-way leaves a
@@ -55,6 +57,41 @@ export function writeKeyOf(record: Record<string, unknown>): string | undefined 
 /** The partition of the prune records; `index` tells two prunes of one instant apart. */
 export const pruneKey = (prunedAt: string, index: number): Key => ({ pk: 'PRUNED', sk: `PRUNE#${prunedAt}#${index}` });
 export const PRUNED_PK = pruneKey('', 0).pk;
+
+/**
+ * Where the ledger says that a run id was pruned (its run record removed by `savepoint prune`): a
+ * partition of each id's own, so that creating a run checks one item (protocol.ts `createRun`)
+ * and a fleet's starts spread over the table. A pruned run's id names that run for good: a new run
+ * under it would take the same idempotency keys its tools were given, the claims that guarded them
+ * gone with its records, and repeat what it did.
+ */
+export const prunedRunKey = (runId: string): Key => ({ pk: `PRUNEDRUN#${runId}`, sk: 'PRUNED' });
+
+/** What a prunedRunKey item holds: the run and the prune that removed it. */
+export interface PrunedRunRecord {
+  kind: 'pruned-run';
+  runId: string;
+  prunedAt: string;
+}
+
+/** The item a prune puts at prunedRunKey, once the run record is gone: it expires as the run's records would have (DynamoDB TTL). */
+export const prunedRunItem = (runId: string, now: Date): Stored => ({ record: { kind: 'pruned-run', runId, prunedAt: now.toISOString() } satisfies PrunedRunRecord, meta: { expiresAt: expiresAt(now) } });
+
+/** The refusal of a new run under the id of a run `savepoint prune` removed (createRun; the runs API says it before it starts anything). */
+export function runIdPruned(runId: string, prunedAt: string): InvalidInputError {
+  return new InvalidInputError(`runId: run ${runId} was pruned at ${prunedAt} (savepoint prune): its id names that run for good, and a new run under it would repeat what it did; pass another run id`);
+}
+
+/**
+ * protocol.ts `createRun`'s step with the item at `prunedRunKey` beside it: a run that exists is
+ * found as before; a new one is refused under a pruned id, or written with that item checked
+ * absent — one transaction, so a prune between the two cannot slip by.
+ */
+export function createRunUnlessPruned(pruned: Current<PrunedRunRecord>, created: Step<boolean>, runId: string): ItemsStep<boolean> {
+  if (!('write' in created)) return created;
+  if (pruned) return { fail: runIdPruned(runId, pruned.record.prunedAt) };
+  return { writes: [undefined, created.write], answer: created.answer };
+}
 
 /** The partitions a run owns (records.ts, blobKey): what a prune removes. Business-key effects (EFFECT#…) are not a run's: they guard across runs. */
 export const runPartitions = (runId: string): string[] => [runKey(runId).pk, tokenKey({ runId, turn: 0, call: 0 }).pk, blobKey(runId, '', 0).pk];

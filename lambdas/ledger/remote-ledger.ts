@@ -29,7 +29,7 @@ import type { PruneRecords } from './pruning.js';
 /** Every method of `Ledger`, with where its `Date` arguments are: a position, or a field's name in its one argument (an object). */
 const DATE_ARGS = {
   // RunLedger
-  createRun: [], getRun: [], listRuns: [], listRunsOf: [], attachExecution: [2], recordRecovery: [], finishRun: [2], listRunningRuns: [], recordFork: [],
+  createRun: [], getRun: [], prunedRun: [], listRuns: [], listRunsOf: [], attachExecution: [2], recordRecovery: [], finishRun: [2], listRunningRuns: [], recordFork: [],
   // GuardLedger
   killRun: [], getGlobalKill: [], setGlobalKill: [], recordGuardEvent: [], countStep: [], applyBudgetExtension: [], getBreaker: [], saveBreaker: [],
   // TurnLedger

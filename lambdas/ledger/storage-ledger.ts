@@ -12,7 +12,8 @@ import { reserveAggregate } from './aggregates.js';
 import { fleetKey, leaseAndReserve, leaseKeys, leaseToReturn, returnLease } from './fleet-leases.js';
 import { fleetDay } from '../records/fleet.js';
 import { effectApprovalKey, shareApproval } from './effect-approvals.js';
-import { PRUNED_PK, pruneKey, type ItemDelete, type PruneRecord, type PruneRecords, type Pruning, type RunItem } from './pruning.js';
+import { type ItemDelete, type PruneRecords, type Pruning, type RunItem } from './pruning.js';
+import { retentionOn } from './retention.js';
 import { budgetApprovalSk, childWaitKey, executionRunKey, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
 import { TransientError, type LedgerIntegrityError } from '../shared/errors.js';
 import { byCodeUnits } from '../shared/text.js';
@@ -272,7 +273,13 @@ export abstract class StorageLedger implements Ledger, Pruning {
   // Each method: the item it reads, the rule of protocol.ts, and the item's key (with `true`: a
   // record written once, likely absent).
 
-  readonly createRun: Ledger['createRun'] = (run) => this.update(runKey(run.runId), (current) => protocol.createRun(current, run, new Date()), true);
+  // With the item that would say its id was pruned (checked absent: a ConditionCheck beside the put); both likely absent, so a new run reads nothing first.
+  readonly prunedRun: Ledger['prunedRun'] = async (runId) => {
+    const pruned = await this.record<pruning.PrunedRunRecord>(pruning.prunedRunKey(runId));
+    return pruned && { prunedAt: pruned.prunedAt };
+  };
+  readonly createRun: Ledger['createRun'] = (run) =>
+    this.updateItems([pruning.prunedRunKey(run.runId), runKey(run.runId)], ([pruned, current]) => pruning.createRunUnlessPruned(pruned, protocol.createRun(current, run, new Date()), run.runId), { likelyAbsent: [true, true] });
   readonly getRun: Ledger['getRun'] = (runId) => this.record(runKey(runId));
   readonly listRuns: Ledger['listRuns'] = async (limit = 100, options = {}) => {
     this.guard?.({ scan: true });
@@ -480,78 +487,21 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly recordFirstApproval: Ledger['recordFirstApproval'] = (key, first, linkId) =>
     this.update(approvalKey(key), (current) => protocol.recordFirstApproval(current, key, first, linkId));
 
-  // ── retention (`savepoint prune`): pruning.ts's procedure ─────────────────────────────────
-
-  readonly prune: Pruning['prune'] = async (finishedBefore, now) => {
-    const earlier = await this.prunes();
-    const newest = earlier.at(-1);
-    if (newest) for (const runId of newest.runIds) await this.deleteItems(pruning.leftOfPrune(runId, await this.queryRunItems(runId)));
-    const plan = await this.planPrune(finishedBefore);
-    const written: PruneRecord[] = [];
-    let group: { runIds: string[]; bytes: number; items: Map<string, RunItem[]> } = { runIds: [], bytes: 0, items: new Map() };
-    const flush = async () => {
-      if (group.runIds.length > 0) written.push(await this.pruneRuns(group.runIds, group.items, finishedBefore, now, earlier.length + written.length));
-      group = { runIds: [], bytes: 0, items: new Map() };
-    };
-    for (const runId of plan.prune) {
-      const items = await this.queryRunItems(runId);
-      const bytes = pruning.writeBytes(items);
-      if (pruning.pruneGroupFull({ runs: group.runIds.length, bytes: group.bytes }, bytes)) await flush();
-      group.items.set(runId, items);
-      group.runIds.push(runId);
-      group.bytes += bytes;
-    }
-    await flush();
-    return written;
-  };
-
-  readonly planPrune: Pruning['planPrune'] = async (finishedBefore) => {
-    // A run whose record does not verify is not pruned: it is left for `verify` to name.
-    const runs = await this.listRuns(Number.MAX_SAFE_INTEGER, { onDamaged: () => undefined });
-    const pending = pruning.wantsPending(runs, finishedBefore) ? pruning.pendingByRun(await this.listPendingApprovals()) : undefined;
-    return pruning.prunePlan(runs, finishedBefore, pending);
-  };
-
-  readonly prunes: Pruning['prunes'] = async (onDamaged) => {
-    this.guard?.({ query: { pk: PRUNED_PK } });
-    return pruning.oldestFirst((await this.queryPartition(PRUNED_PK, undefined, onDamaged)).map(({ record }) => record as unknown as PruneRecord));
-  };
-
-  // One query of its run's partition per pruned run.
-  readonly verifyPrunes: Pruning['verifyPrunes'] = async () => {
-    const problems: string[] = [];
-    for (const prune of await this.prunes((error) => problems.push(error.message))) {
-      const present: string[] = [];
-      for (const runId of prune.runIds) if ((await this.queryRunItems(runId, 1)).length > 0) present.push(runId);
-      problems.push(...pruning.pruneRecordProblems(prune, present));
-    }
-    return problems;
-  };
-
-  /**
-   * Prunes `runIds` (their items read) under one record (pruning.ts, the procedure). Throws when
-   * every one of them changed first: its record then names runs still there, which the next prune
-   * prunes again under a record of its own (what `verify` reports until then).
-   */
-  private async pruneRuns(runIds: string[], items: ReadonlyMap<string, RunItem[]>, finishedBefore: Date, now: Date, index: number): Promise<PruneRecord> {
-    const key = pruneKey(now.toISOString(), index);
-    let record = pruning.pruneRecordOf(runIds, items, finishedBefore, now);
-    this.guard?.({ put: [key] });
-    if (!(await this.put(key, pruning.pruneItem(record), pruning.IF_NO_PRUNE_RECORD))) throw new Error(`prune: a prune record ${key.sk} exists already (two prunes at one instant?): run it again`);
-    const runDeletes = pruning.runRecordDeletes(runIds, items);
-    const deleted = await this.deleteItems(runDeletes.map((run) => run.delete));
-    const pruned = runDeletes.filter((_, at) => deleted[at]).map((run) => run.runId);
-    if (pruned.length < runIds.length) {
-      // A run that changed between the scan and its delete is kept whole: the record says so before anything else goes (IF_RECORD_UNCHANGED).
-      const current = (await this.read([key]))[0];
-      record = pruning.pruneRecordOf(pruned, items, finishedBefore, now);
-      if (pruned.length === 0 || !(await this.put(key, pruning.pruneItem(record), current))) {
-        throw new Error(`prune: runs ${runIds.filter((id) => !pruned.includes(id)).join(', ')} changed while they were pruned; run prune again`);
-      }
-    }
-    await this.deleteItems(pruning.restDeletes(pruned, items));
-    return record;
-  }
+  // ── retention (`savepoint prune`): pruning.ts's procedure, run on this engine's primitives (retention.ts) ──
+  private readonly retention = retentionOn({
+    guard: (call) => this.guard?.(call),
+    read: (keys) => this.read(keys),
+    put: (key, item, expected) => this.put(key, item, expected),
+    queryPartition: (pk, fromSk, onDamaged) => this.queryPartition(pk, fromSk, onDamaged),
+    queryRunItems: (runId, first) => this.queryRunItems(runId, first),
+    deleteItems: (deletes) => this.deleteItems(deletes),
+    listRuns: (limit, options) => this.listRuns(limit, options),
+    listPendingApprovals: () => this.listPendingApprovals(),
+  });
+  readonly prune: Pruning['prune'] = (finishedBefore, now) => this.retention.prune(finishedBefore, now);
+  readonly planPrune: Pruning['planPrune'] = (finishedBefore) => this.retention.planPrune(finishedBefore);
+  readonly prunes: Pruning['prunes'] = (onDamaged) => this.retention.prunes(onDamaged);
+  readonly verifyPrunes: Pruning['verifyPrunes'] = () => this.retention.verifyPrunes();
 }
 
 /** The attempts of a contended update before it fails as transient (`ItemsOptions.contended`). */

@@ -3,6 +3,7 @@ import { killChildren } from './child-tree.js';
 import type { ChildStarter } from '../tools/child-runs.js';
 import type { Identity } from '../approvals/policy.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { runIdPruned } from '../ledger/pruning.js';
 import type { ApprovalRecord, RunRecord } from '../records/ledger-records.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { timersOf, type Clock } from '../shared/ports.js';
@@ -270,6 +271,9 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
       const input = parseOrThrow(deps.agent.input, rest.input, `input of agent ${deps.agent.name}`);
       const runId = parseOrThrow(RunId, rest.runId ?? runIdOf(deps.agent, input), 'runId');
       const existing = await deps.ledger.getRun(runId);
+      // A pruned run's id is refused here, as StartRun would refuse it, before an execution starts and fails.
+      const pruned = existing ? undefined : await deps.ledger.prunedRun(runId);
+      if (pruned) throw runIdPruned(runId, pruned.prunedAt);
       // The agents of a stack share its ledger: a run id is one run, of one agent.
       if (existing && existing.agent !== deps.agent.name) throw new InvalidInputError(`runId: run ${runId} is a run of agent ${existing.agent}, not ${deps.agent.name}`);
       if (rest.fork !== undefined) {

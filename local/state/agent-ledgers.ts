@@ -18,7 +18,7 @@ type Reach = 'run' | 'merge' | 'found' | 'every' | 'first';
 /** Every method of `Ledger`, and how it reaches the agents' ledgers: a new method must say. */
 const REACH = {
   // RunLedger
-  createRun: 'run', getRun: 'run', listRuns: 'merge', listRunsOf: 'merge', attachExecution: 'run', recordRecovery: 'run', finishRun: 'run', listRunningRuns: 'merge', recordFork: 'run',
+  createRun: 'run', getRun: 'run', prunedRun: 'found', listRuns: 'merge', listRunsOf: 'merge', attachExecution: 'run', recordRecovery: 'run', finishRun: 'run', listRunningRuns: 'merge', recordFork: 'run',
   // GuardLedger: the global kill stops every agent's runs; a breaker is its engine's (what a reader finds)
   killRun: 'run', getGlobalKill: 'found', setGlobalKill: 'every', recordGuardEvent: 'run', countStep: 'run', applyBudgetExtension: 'run', getBreaker: 'found', saveBreaker: 'first',
   // TurnLedger

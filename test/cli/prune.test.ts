@@ -12,6 +12,7 @@ import { program } from '../../cli/program.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { duplicates, providerJournal, savepoint as savepointProcess, workspace, workspaceWithRun } from '../support/cli-process.js';
 import { startServe } from '../support/serve-process.js';
+import { connect } from '../../client/index.js';
 
 /**
  * `savepoint prune --finished-before <date>` (issue 26, item 9), in process through the CLI's own
@@ -122,7 +123,12 @@ describe('a state directory after a prune, while savepoint serve runs on it', ()
 });
 
 describe('a state directory after a prune', () => {
-  it("runs the same day again: the pruned run's writes are still known to the ledger, and none is paid twice", { timeout: 300_000 }, async () => {
+  const children = new Set<ChildProcess>();
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+  });
+
+  it("runs the same day again: the pruned run's writes are still known to the ledger, none is paid twice, and its id starts no new run", { timeout: 300_000 }, async () => {
     const { stateDir: dir, args } = await workspace('prune-again', day);
     const first = await savepointProcess(args('run', '--run-id', 'day-a', '--json'));
     expect(first.code, first.stderr).toBe(0);
@@ -134,6 +140,19 @@ describe('a state directory after a prune', () => {
     expect(second.code, second.stderr).toBe(0);
     expect(providerJournal(dir).filter((entry) => entry.kind === 'refund')).toEqual(paid);
     expect(duplicates(dir)).toEqual([]);
+    // The pruned run's own id names that run for good: a new run under it is refused (exit 2), naming
+    // the prune, and nothing is written or paid; through serve's runs API too (400, before an execution starts).
+    const samePruned = /runId: run day-a was pruned at \S+ \(savepoint prune\): its id names that run for good, and a new run under it would repeat what it did; pass another run id/;
+    const again = await savepointProcess(args('run', '--run-id', 'day-a', '--json'));
+    expect(again.code, again.stderr).toBe(2);
+    expect(again.stderr).toMatch(samePruned);
+    const serving = await startServe(['--state-dir', dir, 'serve', '--agent', 'refund-reconciler'], children);
+    const client = await connect({ stateDir: dir });
+    await expect(client.start({ runId: 'day-a', input: { date: day.date } })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(samePruned) });
+    expect((await client.list()).runs.map((run) => run.runId)).toEqual(['day-b']);
+    serving.child.kill('SIGTERM');
+    expect(await serving.exited).toBe(0);
+    expect(providerJournal(dir).filter((entry) => entry.kind === 'refund')).toEqual(paid);
     rmSync(dirname(dir), { recursive: true, force: true });
   });
 });

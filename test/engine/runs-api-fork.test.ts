@@ -42,7 +42,7 @@ async function withoutRunsApiLedgerGrant(): Promise<CfnTemplateJson> {
     removed += document.Statement.length - kept.length;
     document.Statement = kept;
   }
-  expect(removed).toBe(3);
+  expect(removed).toBe(4);
   return template as CfnTemplateJson;
 }
 

@@ -134,8 +134,9 @@ describe('lose nothing', () => {
 describe('least privilege on the ledger', () => {
   // Updates are whole sealed items put on the condition of the seal read (lambdas/ledger/seal.ts): GetItem and PutItem, no UpdateItem.
   const expected: Record<string, string[]> = {
-    // PutItem twice: its records, and which run an execution drives where its input does not say (EXEC#).
-    [Steps.StartRun]: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+    // PutItem twice: its records, and which run an execution drives where its input does not say (EXEC#);
+    // GetItem and ConditionCheckItem on the items that say a run id was pruned (PRUNEDRUN#), which a new run's put checks absent.
+    [Steps.StartRun]: ['dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     [Steps.BudgetCheck]: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     // ConditionCheckItem: a final answer's write checks the kill flag (lambdas/ledger/turn-seen.ts).
     [Steps.CallModel]: ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'],
@@ -207,6 +208,12 @@ describe('least privilege on the ledger', () => {
         // The stack's shared functions serve every agent; an agent's own are held to its own effects (partitionsOf).
         // The stack's API functions (infra/stack-api.ts) too: the approval callback answers every agent's approvals.
         const shared = ([Steps.ExpireApprovals, Steps.Sweep, Steps.PruneVersions, Steps.ApprovalCallback, Steps.RunsApi, Steps.RecoverRun, Steps.ExecutionStopped] as StepName[]).includes(step);
+        // Whether a run id was pruned: StartRun checks it as it creates a run (and reads it when that put fails), the runs API reads it before a start; nothing else, in those partitions only.
+        if (JSON.stringify(statement.Condition ?? {}).includes('PRUNEDRUN#')) {
+          expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['PRUNEDRUN#*'] } });
+          expect([statement.Action].flat().sort(), step).toEqual(step === Steps.StartRun ? ['dynamodb:ConditionCheckItem', 'dynamodb:GetItem'] : step === Steps.RunsApi ? ['dynamodb:GetItem'] : []);
+          continue;
+        }
         // Which run an execution drives: StartRun notes it, the shared recovery functions read it, in its own partition only.
         if (JSON.stringify(statement.Condition ?? {}).includes('EXEC#')) {
           expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EXEC#*'] } });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pruneRecordProblems, pruneVerdict, type PruneFacts, type PruneRecord } from '../../lambdas/ledger/pruning.js';
+import { createRunUnlessPruned, pruneRecordProblems, pruneVerdict, type PruneFacts, type PruneRecord } from '../../lambdas/ledger/pruning.js';
 import type { RunStatus } from '../../lambdas/records/ledger-records.js';
 import { runRecord } from '../support/records.js';
 
@@ -42,5 +42,21 @@ describe('pruneRecordProblems', () => {
       'prune record of 2026-12-01T03:00:00.000Z: its digest md5:x is not a sha256',
       'prune record of 2026-12-01T03:00:00.000Z: run b is pruned, yet its records are in the ledger',
     ]);
+  });
+});
+
+describe('createRunUnlessPruned', () => {
+  const run = { record: { kind: 'run', runId: 'r1' }, meta: {} };
+  const pruned = { record: { kind: 'pruned-run' as const, runId: 'r1', prunedAt: '2026-12-01T00:00:00.000Z' }, meta: {} };
+
+  it('writes a new run with the item that would say its id was pruned checked absent beside it', () => {
+    expect(createRunUnlessPruned(undefined, { write: run, answer: true }, 'r1')).toEqual({ writes: [undefined, run], answer: true });
+  });
+
+  it('refuses a new run under a pruned id, naming the prune; a run that exists is found as before', () => {
+    expect(createRunUnlessPruned(pruned, { write: run, answer: true }, 'r1')).toMatchObject({
+      fail: { name: 'Agent.InvalidInput', message: 'runId: run r1 was pruned at 2026-12-01T00:00:00.000Z (savepoint prune): its id names that run for good, and a new run under it would repeat what it did; pass another run id' },
+    });
+    expect(createRunUnlessPruned(pruned, { keep: false }, 'r1')).toEqual({ keep: false });
   });
 });

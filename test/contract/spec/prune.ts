@@ -140,11 +140,18 @@ export function pruneSpec(make: MakeLedger): void {
       expect(await ledger.prunes()).toEqual([]);
     });
 
-    it('verify reports a run that came back under a pruned id', async () => {
+    it("refuses a new run under a pruned run's id, naming the prune, and starts any other", async () => {
       await fourRuns(ledger);
       await ledger.prune(at(25), at(100));
-      await ledger.createRun(run('a'));
-      expect(await ledger.verifyPrunes()).toEqual([`prune record of ${at(100).toISOString()}: run a is pruned, yet its records are in the ledger`]);
+      expect(await ledger.prunedRun('a')).toEqual({ prunedAt: at(100).toISOString() });
+      expect(await ledger.prunedRun('c')).toBeUndefined();
+      await expect(ledger.createRun(run('a'))).rejects.toMatchObject({
+        name: 'Agent.InvalidInput',
+        message: `runId: run a was pruned at ${at(100).toISOString()} (savepoint prune): its id names that run for good, and a new run under it would repeat what it did; pass another run id`,
+      });
+      expect(await ledger.getRun('a')).toBeUndefined();
+      expect(await ledger.createRun(run('e'))).toBe(true);
+      expect(await ledger.verifyPrunes()).toEqual([]);
     });
   });
 }
