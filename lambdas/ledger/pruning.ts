@@ -74,7 +74,7 @@ export interface PrunedRunRecord {
   prunedAt: string;
 }
 
-/** The item a prune puts at prunedRunKey, once the run record is gone: it expires as the run's records would have (DynamoDB TTL). */
+/** The item a prune puts at prunedRunKey, once the run record is gone: DynamoDB's TTL removes it RETENTION_SECONDS after the prune, as it does a record after it is written. */
 export const prunedRunItem = (runId: string, now: Date): Stored => ({ record: { kind: 'pruned-run', runId, prunedAt: now.toISOString() } satisfies PrunedRunRecord, meta: { expiresAt: expiresAt(now) } });
 
 /** The refusal of a new run under the id of a run `savepoint prune` removed (createRun; the runs API says it before it starts anything). */
