@@ -39,6 +39,9 @@ describe("an upgrade from 0.7.0's definition with a run in flight", () => {
     const approval = await waitFor(() => h.approvals[0]);
     expect(statesEntered(first)).toContain('BudgetCheck');
 
+    // This code on 0.7.0's template: StartRun's check that the run id was not pruned (0.18.0) is
+    // refused, its role without the grant, and the run is created as 0.7.0 created it.
+    expect(h.stack.engine.iamDecisions()).toMatchObject({ denied: 1 });
     // The deploy: this version's template, as CloudFormation replaces the old (policies included).
     expect(h.stack.deploy(refundReconciler, { template: (await cachedTemplate('refund-reconciler')) as CfnTemplateJson })).toBe(2);
     const beforeDeploy = new Set((await h.stack.ledger.getRun('upgrade'))!.executions);
@@ -59,8 +62,8 @@ describe("an upgrade from 0.7.0's definition with a run in flight", () => {
       expect(h.stack.engine.describeExecution(executionArn).stateMachineVersionArn).toBe(`${h.stack.stateMachineArn}:1`);
       expect(statesEntered(executionArn).slice(0, 5)).toEqual(['StartRun', 'StartOrResume', 'SeedHistory', 'BudgetCheck', 'ContinueOrStop']);
     }
-    // Every call authorized under the new template's policies; each refund paid once.
-    expect(h.stack.engine.iamDecisions()).toMatchObject({ denied: 0 });
+    // Every call since authorized under the new template's policies; each refund paid once.
+    expect(h.stack.engine.iamDecisions()).toMatchObject({ denied: 1 });
     expect(h.stack.world.payments.refunds().length).toBeGreaterThan(0);
     expect(duplicatePayments(h.stack)).toEqual([]);
 
