@@ -11,17 +11,18 @@ import { counted } from '../shared/text.js';
  * `queryRunItems`, the items a run owns as stored; `deleteItems`, each on its condition), and
  * retention.ts runs the procedure on them:
  *
- *   prunes ─► the newest record's runs, what is left of them where the run record is gone: said pruned, deleted (leftOfPrune)
+ *   prunes ─► the newest record's runs, what is left of them where the run record is gone: deleted (leftOfPrune)
  *   listRuns ─► pruneVerdict each (pending approvals: one index query, when a run may qualify) ─► prunePlan (what --dry-run prints)
  *   per group of runs (pruneGroupFull: RUNS_PER_PRUNE_RECORD runs, WRITES_BYTES_PER_PRUNE_RECORD of write keys):
- *     queryRunItems each ─► pruneRecordOf ─► put the sealed record      IF_NO_PRUNE_RECORD (absent)
+ *     queryRunItems each ─► put, for each run, that its id was pruned   unconditionally (prunedRunKey: createRun refuses the id)
+ *     ─► pruneRecordOf ─► put the sealed record                         IF_NO_PRUNE_RECORD (absent)
  *     ─► deleteItems: each run record                                   IF_RUN_UNCHANGED (the basis read)
  *          └─ refused: the run changed since it was read (a fork was recorded on it): it is kept, and
  *             the record put again without it                           IF_RECORD_UNCHANGED (the record put)
- *     ─► put, for each run whose record went, that its id was pruned    unconditionally (prunedRunKey: createRun refuses the id)
  *     ─► deleteItems: the rest of the runs' items                       unconditionally (nothing writes to a run once its record is gone)
  *
- * The record comes first, so no run is ever gone without one. A prune that stops half-way leaves a
+ * The items that say the runs' ids were pruned come first, then the record: no run is ever gone
+ * without either. A prune that stops half-way leaves a
  * run the record names with items still in the ledger: `verifyPrunes` reports it (pruneRecordProblems),
  * and the next prune finishes it — deleting what is left where the run record is gone, or pruning
  * the run again under a record of its own where it is not.
@@ -74,7 +75,7 @@ export interface PrunedRunRecord {
   prunedAt: string;
 }
 
-/** The item a prune puts at prunedRunKey, once the run record is gone: DynamoDB's TTL removes it RETENTION_SECONDS after the prune, as it does a record after it is written. */
+/** The item a prune puts at prunedRunKey before the run goes: DynamoDB's TTL removes it RETENTION_SECONDS after the prune, as it does a record after it is written. */
 export const prunedRunItem = (runId: string, now: Date): Stored => ({ record: { kind: 'pruned-run', runId, prunedAt: now.toISOString() } satisfies PrunedRunRecord, meta: { expiresAt: expiresAt(now) } });
 
 /** The refusal of a new run under the id of a run `savepoint prune` removed (createRun; the runs API says it before it starts anything). */

@@ -36,12 +36,22 @@ export function retentionOn(store: RetentionStore): Pruning {
     return pruning.prunePlan(runs, finishedBefore, pending);
   };
 
-  /** Says of each run whose run record a prune removed that its id was pruned (pruning.ts `prunedRunKey`): no new run is created under it. */
+  /**
+   * Says of each run a prune removes that its id was pruned (pruning.ts `prunedRunKey`): no new run
+   * is created under it. Before anything of the runs goes, so that no crash leaves a run gone and
+   * its id unguarded (one kept after all, changed since it was read, is found by createRun as it
+   * is). A grant without these items (`grantPrune` before 0.18.0) stops the prune here, whole.
+   */
   const putPrunedRuns = async (runIds: readonly string[], now: Date): Promise<void> => {
     for (const runId of runIds) {
       const key = pruning.prunedRunKey(runId);
-      store.guard({ put: [key] });
-      await store.put(key, pruning.prunedRunItem(runId, now), 'any');
+      try {
+        store.guard({ put: [key] });
+        await store.put(key, pruning.prunedRunItem(runId, now), 'any');
+      } catch (error) {
+        if ((error as Error).name !== 'AccessDeniedException') throw error;
+        throw new Error(`prune: ${(error as Error).message} — a prune says of each run it removes that its id was pruned (${key.pk}), which the grant of savepoint 0.18.0 allows (LedgerTable.grantPrune): deploy the stack with it; nothing was pruned`);
+      }
     }
   };
 
@@ -51,6 +61,7 @@ export function retentionOn(store: RetentionStore): Pruning {
    * prunes again under a record of its own (what `verify` reports until then).
    */
   const pruneRuns = async (runIds: string[], items: ReadonlyMap<string, RunItem[]>, finishedBefore: Date, now: Date, index: number): Promise<PruneRecord> => {
+    await putPrunedRuns(runIds, now);
     const key = pruneKey(now.toISOString(), index);
     let record = pruning.pruneRecordOf(runIds, items, finishedBefore, now);
     store.guard({ put: [key] });
@@ -66,7 +77,6 @@ export function retentionOn(store: RetentionStore): Pruning {
         throw new Error(`prune: runs ${runIds.filter((id) => !pruned.includes(id)).join(', ')} changed while they were pruned; run prune again`);
       }
     }
-    await putPrunedRuns(pruned, now);
     await store.deleteItems(pruning.restDeletes(pruned, items));
     return record;
   };
@@ -74,16 +84,8 @@ export function retentionOn(store: RetentionStore): Pruning {
   const prune: Pruning['prune'] = async (finishedBefore, now) => {
     const earlier = await prunes();
     const newest = earlier.at(-1);
-    // A prune that stopped half-way is finished first: what is left of its runs whose run record is
-    // gone deleted, each said pruned (it may have stopped before it said so).
-    if (newest) {
-      for (const runId of newest.runIds) {
-        const left = pruning.leftOfPrune(runId, await store.queryRunItems(runId));
-        if (left.length === 0) continue;
-        await putPrunedRuns([runId], new Date(newest.prunedAt));
-        await store.deleteItems(left);
-      }
-    }
+    // A prune that stopped half-way is finished first: what is left of its runs whose run record is gone, deleted.
+    if (newest) for (const runId of newest.runIds) await store.deleteItems(pruning.leftOfPrune(runId, await store.queryRunItems(runId)));
     const plan = await planPrune(finishedBefore);
     const written: PruneRecord[] = [];
     let group: { runIds: string[]; bytes: number; items: Map<string, RunItem[]> } = { runIds: [], bytes: 0, items: new Map() };

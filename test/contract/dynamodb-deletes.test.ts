@@ -172,11 +172,11 @@ describe("the operator's grant (LedgerTable.grantPrune), as the twin's IAM decid
   }, 120_000);
 
   /** The ledger, each storage call authorized as the role `roleId` of the template (the operator's credentials at `--stack`). */
-  async function ledgerAs(roleId: string) {
+  async function ledgerAs(roleId: string, deployed = template) {
     const built = await ledgerWithRuns();
-    const iam = twinIam(template);
+    const iam = twinIam(deployed);
     const roleIdOf = (prefix: string) => [...iam.roles.roles.keys()].find((id) => id.startsWith(prefix))!;
-    const tableArn = ledgerTableArn(template, iam.physical)!;
+    const tableArn = ledgerTableArn(deployed, iam.physical)!;
     const asked: StorageCall[] = [];
     built.ledger.guardStorage((storageCall) => {
       asked.push(storageCall);
@@ -198,6 +198,19 @@ describe("the operator's grant (LedgerTable.grantPrune), as the twin's IAM decid
     await expect(ledger.prune(at(25), at(100))).rejects.toThrow(/AccessDenied|not authorized/);
     expect((await partition(table, 'RUN#old')).length).toBeGreaterThan(0);
     expect(await partition(table, 'PRUNED')).toEqual([]);
+  });
+
+  it("stops, removing nothing, on the grant of a stack deployed before 0.18.0 (no PRUNEDRUN#), saying what to deploy", async () => {
+    // That grant: its put statement without the partition of the items that say a run id was pruned
+    // (['PRUNED', 'PRUNEDRUN#*'] -> ['PRUNED']; the functions' own statements name it alone, untouched).
+    const withPruneAccess = JSON.stringify(template);
+    const before = JSON.parse(withPruneAccess.replaceAll('"PRUNED","PRUNEDRUN#*"', '"PRUNED"')) as CfnTemplateJson;
+    expect(withPruneAccess.split('"PRUNED","PRUNEDRUN#*"')).toHaveLength(2);
+    const { table, ledger } = await ledgerAs('PruneOperator', before);
+    await expect(ledger.prune(at(25), at(100))).rejects.toThrow(/^prune: .*not authorized.* — a prune says of each run it removes that its id was pruned \(PRUNEDRUN#\w+\), which the grant of savepoint 0\.18\.0 allows \(LedgerTable\.grantPrune\): deploy the stack with it; nothing was pruned$/);
+    for (const pk of ['RUN#old', 'RUN#long']) expect((await partition(table, pk)).length, pk).toBeGreaterThan(0);
+    expect(await partition(table, 'PRUNED')).toEqual([]);
+    expect(await ledger.verifyPrunes()).toEqual([]);
   });
 
   it("does not let the grant delete a business-key effect, nor put outside the prune records", async () => {
