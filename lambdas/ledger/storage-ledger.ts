@@ -273,7 +273,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
   // Each method: the item it reads, the rule of protocol.ts, and the item's key (with `true`: a
   // record written once, likely absent).
 
-  // With the item that would say its id was pruned (checked absent: a ConditionCheck beside the put); both likely absent, so a new run reads nothing first.
+  // The item a prune left for the run id (pruning.ts prunedRunKey), if any.
   readonly prunedRun: Ledger['prunedRun'] = async (runId) => {
     const pruned = await this.record<pruning.PrunedRunRecord>(pruning.prunedRunKey(runId));
     return pruned && { prunedAt: pruned.prunedAt };
