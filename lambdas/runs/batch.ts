@@ -3,9 +3,10 @@ import * as z from 'zod';
 import { stableJson, type AgentDefinition } from '../define.js';
 import type { Identity } from '../approvals/policy.js';
 import type { RunLedger } from '../ledger/ledger.js';
+import { runIdPruned } from '../ledger/pruning.js';
 
 /** What a batch reads of the ledger: its runs. */
-type RunReader = Pick<RunLedger, 'getRun'>;
+type RunReader = Pick<RunLedger, 'getRun' | 'prunedRun'>;
 import type { RunRecord } from '../records/ledger-records.js';
 import { InvalidInputError, NotFoundError } from '../shared/errors.js';
 import { readItems } from '../shared/item-reader.js';
@@ -304,7 +305,14 @@ export function createBatchRoutes(deps: BatchRoutesDeps) {
   const progress = async (batch: BatchExecutionInput, status: string): Promise<BatchResource> => {
     const listed = batch.manifest ? await manifestRuns(batch.manifest, batch.batchId, deps.readManifest, deps.agent) : { runs: batch.runs };
     const runs: BatchResource['runs'] = [];
-    for (const run of listed.runs) runs.push({ runId: run.runId, ...('refused' in run && run.refused !== undefined ? { status: 'refused' as const, reason: run.refused } : itemStatus(run, await deps.runs.getRun(run.runId))) });
+    const placeOf = async (run: { runId: string; input?: unknown }) => {
+      const record = await deps.runs.getRun(run.runId);
+      // Never recorded, under the id of a run `savepoint prune` removed: its item's start was
+      // refused (runs-api.ts). Read once the batch has ended, when every other item has its run.
+      const pruned = !record && status !== 'RUNNING' ? await deps.runs.prunedRun(run.runId) : undefined;
+      return pruned ? { status: 'refused' as const, reason: runIdPruned(run.runId, pruned.prunedAt).message } : itemStatus(run, record);
+    };
+    for (const run of listed.runs) runs.push({ runId: run.runId, ...('refused' in run && run.refused !== undefined ? { status: 'refused' as const, reason: run.refused } : await placeOf(run)) });
     const counts: BatchResource['counts'] = {};
     for (const run of runs) counts[run.status] = (counts[run.status] ?? 0) + 1;
     return {

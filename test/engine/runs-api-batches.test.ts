@@ -3,6 +3,7 @@ import { apiGatewayEvent } from '../../local/services/approval-api.js';
 import { lambdaContext } from '../../local/services/lambda-context.js';
 import { LOCAL_MANIFEST_BUCKET, MAX_BATCH_ITEMS } from '../../lambdas/runs/batch.js';
 import { counterAgent } from '../support/counter-agent.js';
+import { pruningOf } from '../../lambdas/ledger/storage-ledger.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
 
 /**
@@ -80,6 +81,20 @@ describe('POST /v1/batches', () => {
     await engine.waitForExecution(execution.executionArn);
     expect(JSON.parse((await get('clash')).body)).toMatchObject({ status: 'SUCCEEDED', runs: [{ runId: 'clash-0', status: 'refused' }], counts: { refused: 1 } });
     expect((await h.stack.ledger.getRun('clash-0'))?.input).toEqual({ id: 'mine' });
+  });
+
+  it('refuses an item under the id of a pruned run, and lists it refused with why once the batch has ended', async () => {
+    const startRun = (body: unknown) => h.stack.runsApi(apiGatewayEvent({ method: 'POST', route: 'runs', body: JSON.stringify(body), principal: 'local:tester' }), lambdaContext('RunsApi', 20_000));
+    const started = await startRun({ runId: 'gone-0', input: { id: 'first' } });
+    expect(started.statusCode).toBe(202);
+    await h.stack.engine.waitForExecution((JSON.parse(started.body) as { executionArn: string }).executionArn);
+    expect((await pruningOf(h.stack.ledger)!.prune(new Date('2999-01-01'), new Date())).flatMap((record) => record.runIds)).toContain('gone-0');
+    const answer = await post({ batchId: 'gone', items: [{ id: 'again' }] });
+    expect(answer.statusCode, answer.body).toBe(202);
+    const engine = await h.stack.batches.engine();
+    await engine.waitForExecution(engine.listExecutions().executions.find((each) => each.name === 'gone')!.executionArn);
+    expect(JSON.parse((await get('gone')).body)).toMatchObject({ status: 'SUCCEEDED', runs: [{ runId: 'gone-0', status: 'refused', reason: expect.stringMatching(/^runId: run gone-0 was pruned at \S+ \(savepoint prune\)/) }], counts: { refused: 1 } });
+    expect(await h.stack.ledger.getRun('gone-0')).toBeUndefined();
   });
 
   it('runs one run per item, named by the batch and the item’s key, and answers a repeat with the same batch, another under its id with a 409', async () => {
