@@ -34,7 +34,7 @@ export function registerBatchCommand(program: Command): void {
     .option('--concurrency <n>', 'runs live at once, at most (default: 10)')
     .option('--batch-id <id>', 'the batch id (1-40 letters, digits, - or _): each run is <batch-id>-<index> (default: a digest of the agent, the items and the key)')
     .option('--key <field>', 'a field of each item whose value names its run (<batch-id>-<value>) instead of its index')
-    .option('--wait', 'wait until every run has ended, printing the progress; exit as run does: 1 when the batch did not succeed or a run failed or was refused, 3 when one was stopped or killed', false)
+    .option('--wait', 'wait until every run has ended, printing the progress; exit as run does: 1 when the batch did not succeed or a run failed, was refused or never started, 3 when one was stopped or killed', false)
     .option('--json', 'print the batch as JSON', false)
     .addHelpText(
       'after',
@@ -77,7 +77,7 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
         if (options.json) printJson(batch);
         else if (options.wait) out([`savepoint: batch ${batch.batchId} ${batch.status.toLowerCase()}: ${progress(batch)}`, ...refusals(batch)].join('\n'));
         // Waited for, it exits as `savepoint run` does for one run (a nightly job sees it): 1 when the
-        // batch did not succeed or a run of it failed or was refused, else 3 when one was stopped by a guard or killed.
+        // batch did not succeed or a run of it failed, was refused or never started, else 3 when one was stopped by a guard or killed.
         if (options.wait) process.exitCode = batchExitCode(batch);
       } catch (error) {
         // The API's refusal of what was asked (400, 404, 413) is a usage error: exit 2, nothing started.
@@ -122,9 +122,12 @@ function readItems(file: string): unknown[] {
   return items;
 }
 
-/** 0 every run succeeded · 1 the batch did not succeed, or a run failed or was refused · 3 a run was stopped by a guard or killed. */
+/**
+ * 0 every run succeeded · 1 the batch did not succeed, or a run failed, was refused or never started
+ * (`pending` once the batch has ended: each item waits for its run's end) · 3 a run was stopped by a guard or killed.
+ */
 export function batchExitCode(batch: { status: string; runs: readonly { status: string }[] }): number {
-  if (batch.status !== 'SUCCEEDED' || batch.runs.some((run) => run.status === 'failed' || run.status === 'refused')) return 1;
+  if (batch.status !== 'SUCCEEDED' || batch.runs.some((run) => run.status === 'failed' || run.status === 'refused' || run.status === 'pending')) return 1;
   return batch.runs.some((run) => run.status === 'stopped' || run.status === 'killed') ? 3 : 0;
 }
 

@@ -8,6 +8,8 @@ describe('savepoint batch --wait', () => {
     expect(batchExitCode(batch('FAILED'))).toBe(1);
     expect(batchExitCode(batch('SUCCEEDED', 'succeeded', 'refused'))).toBe(1);
     expect(batchExitCode(batch('SUCCEEDED', 'stopped', 'failed'))).toBe(1);
+    // A run still pending once the batch has ended never started: the batch did not do it.
+    expect(batchExitCode(batch('SUCCEEDED', 'succeeded', 'pending'))).toBe(1);
     expect(batchExitCode(batch('SUCCEEDED', 'succeeded', 'killed'))).toBe(3);
   });
 });
