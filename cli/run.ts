@@ -36,6 +36,7 @@ import { signalCame, StoppedBySignal, watchStopSignals, type StopSignal, type St
 import { UsageError } from './errors.js';
 import { checkTracingEnv } from './tracing-env.js';
 import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
+import { noRunError } from './target.js';
 import { startLocalConsole } from '../console/local.js';
 import { counted } from '../lambdas/shared/text.js';
 import { commandHint, resumeWords } from './command-hint.js';
@@ -239,7 +240,8 @@ async function agentOfRun(raw: Record<string, unknown>): Promise<string> {
   if (!existsSync(stateDir) || !ledgerKindOf(stateDir)) throw new UsageError(`no run ${runId} in ${stateDir}: it holds no ledger (pass --state-dir)`);
   const opened = await openLedger(stateDir, 'resume');
   const run = await opened.ledger.getRun(runId).finally(() => opened.close());
-  if (!run) throw new UsageError(`no run ${runId} in ${stateDir}`);
+  // A run `savepoint prune` removed is named as such, as every command names it.
+  if (!run) throw await noRunError(runId);
   try {
     agentModulePath(run.agent);
     return run.agent;

@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { deployed, err, nextCommand, out, printJson, printReport, stateDir } from '../program.js';
 import { exitCodeOfSignal, signalCame, watchStopSignals, type StopSignals } from '../signals.js';
 import type { Run, RunsClient } from '../../client/index.js';
-import { servedExecutionFigures, servingEngine, withClient } from '../target.js';
+import { noRunError, servedExecutionFigures, servingEngine, withClient } from '../target.js';
 import { servedAgentFor, servedAgents, servedList, type EngineFile } from '../state.js';
 import { agentModulePath, isAgentPath } from '../../local/runtime/agents.js';
 import type { ForkRequest } from '../../lambdas/runs/fork.js';
@@ -90,7 +90,7 @@ async function startOnStack(options: Record<string, unknown>) {
   const { exitCodeOf, runInput } = await runModule();
   await withClient('run', options['agent'] as string | undefined, runId, async ({ client, ledger, link }) => {
     const existing = runId ? await ledger.getRun(runId) : undefined;
-    if (options['resume'] && !existing) throw new UsageError(`no run ${runId} on stack ${deployed().stack}`);
+    if (options['resume'] && !existing) throw await noRunError(runId!, ledger);
     const input = existing ? existing.input : runInput(options['input'] as string | undefined, undefined, 'of this stack');
     const started = await client.start({ input, ...(runId && { runId }), ...(options['force'] ? { force: true } : {}) });
     const where = { runId: started.runId, executionArn: started.executionArn, execution: link(started.executionArn) };
@@ -158,7 +158,7 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
   const { exitCodeOf, runInput } = await runModule();
   const runId = options['runId'] as string | undefined;
   const existing = runId ? await client.get(runId) : undefined;
-  if (options['resume'] && !existing) throw new UsageError(`no run ${runId} in ${stateDir()}`);
+  if (options['resume'] && !existing) throw await noRunError(runId!);
   const input = existing ? existing.report.input : runInput(options['input'] as string | undefined, undefined, `${engine.agent?.name ?? 'the agent'} (serve runs it: pass --input)`);
   const budgets = Object.fromEntries(
     (['maxSteps', 'maxTokens', 'maxTokensPerTurn', 'maxDollars', 'maxWallSeconds', 'approvalTimeout', 'onBudgetExceeded'] as const)

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { registerPruneCommand } from '../../cli/commands/prune.js';
 import { registerReplayCommand } from '../../cli/commands/replay.js';
+import { registerResumeCommand } from '../../cli/commands/resume.js';
 import { registerStatusCommand } from '../../cli/commands/status.js';
 import { registerTraceCommand } from '../../cli/commands/trace.js';
 import { registerVerifyCommand } from '../../cli/commands/verify.js';
@@ -26,7 +27,7 @@ beforeAll(async () => {
   const ledger = EmbeddedLedger.open({ dir: stateDir });
   runId = (await ledger.listRuns(10))[0]!.runId;
   ledger.close();
-  for (const register of [registerPruneCommand, registerStatusCommand, registerVerifyCommand, registerReplayCommand, registerTraceCommand]) register(program);
+  for (const register of [registerPruneCommand, registerStatusCommand, registerVerifyCommand, registerReplayCommand, registerTraceCommand, registerResumeCommand]) register(program);
 });
 afterAll(() => rmSync(dirname(stateDir), { recursive: true, force: true }));
 
@@ -84,7 +85,7 @@ describe('savepoint prune', () => {
     expect(pruned[0]!.records).toBeGreaterThan(5);
     // A command given its id says it was pruned, and by which prune: not "no run" alone, as of a lost run.
     const prunedRun = new RegExp(`^no run ${runId} in \\S+: it was pruned at \\S+: 1 run that finished before 2999-01-01T00:00:00.000Z \\(\\d+ records, sha256:[0-9a-f]{64}\\), sealed \\(\`savepoint --state-dir \\S+ verify ${runId}\` checks that record\\)$`);
-    for (const command of ['status', 'replay', 'trace']) await expect(savepoint(command, runId)).rejects.toThrow(prunedRun);
+    for (const command of ['status', 'replay', 'trace', 'resume']) await expect(savepoint(command, runId), command).rejects.toThrow(prunedRun);
     await expect(savepoint('status', 'never-started')).rejects.toThrow(/^no run never-started in \S+$/);
     const verified = JSON.parse(await savepoint('verify', '--all', '--json')) as { ok: boolean; pruned: { records: { runIds: string[] }[]; problems: string[] } };
     expect(verified).toMatchObject({ ok: true, pruned: { records: [{ runIds: [runId] }], problems: [] } });
