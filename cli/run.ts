@@ -239,9 +239,14 @@ async function agentOfRun(raw: Record<string, unknown>): Promise<string> {
   const stateDir = resolve(String(raw['stateDir']));
   if (!existsSync(stateDir) || !ledgerKindOf(stateDir)) throw new UsageError(`no run ${runId} in ${stateDir}: it holds no ledger (pass --state-dir)`);
   const opened = await openLedger(stateDir, 'resume');
-  const run = await opened.ledger.getRun(runId).finally(() => opened.close());
-  // A run `savepoint prune` removed is named as such, as every command names it.
-  if (!run) throw await noRunError(runId);
+  let run: RunRecord | undefined;
+  try {
+    run = await opened.ledger.getRun(runId);
+    // A run `savepoint prune` removed is named as such, as every command names it.
+    if (!run) throw await noRunError(runId, opened.ledger, stateDir);
+  } finally {
+    await opened.close();
+  }
   try {
     agentModulePath(run.agent);
     return run.agent;

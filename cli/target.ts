@@ -291,15 +291,16 @@ export async function servingEngine(dir: string): Promise<{ client: RunsClient; 
  * The error of a command given a run id its ledger does not hold. A run `savepoint prune` removed
  * is named as such, with the prune's sealed record (which `savepoint verify <runId>` checks): "no
  * run" alone reads as a lost run. `ledger`: the ledger at hand; without one (`status` reads through
- * the runs API), it is opened to read.
+ * the runs API), it is opened to read. `place`: where the ledger is, as the message names it.
+ * @default the command line's state directory or stack
  */
-export async function noRunError(runId: string, ledger?: Ledger): Promise<UsageError> {
+export async function noRunError(runId: string, ledger?: Ledger, place = where()): Promise<UsageError> {
   const { pruneRecordsOf } = await import('../lambdas/ledger/storage-ledger.js');
   const prunesIn = async (held: Ledger): Promise<PruneRecord[]> => (await pruneRecordsOf(held)?.prunes(() => undefined)) ?? [];
   // Only to say more than "no run": a ledger that cannot be opened now leaves the answer as it was.
   const prunes = ledger ? await prunesIn(ledger) : await withLedgerOnly('status', undefined, runId, (opened) => prunesIn(opened.ledger)).catch(() => []);
   const prune = prunes.find((record) => record.runIds.includes(runId));
-  return new UsageError(`no run ${runId} in ${where()}${prune ? `: it was ${formatPrune(prune)} (\`${nextCommand(`verify ${runId}`)}\` checks that record)` : ''}`);
+  return new UsageError(`no run ${runId} in ${place}${prune ? `: it was ${formatPrune(prune)} (\`${nextCommand(`verify ${runId}`)}\` checks that record)` : ''}`);
 }
 
 /** A prune record, as a line (`verify`, and the error of a run it removed). */
