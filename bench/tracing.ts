@@ -12,7 +12,9 @@
  *     OTLP/HTTP exporters, spans and metrics, to a collector on loopback (a plain HTTP server
  *     answering 200, in another process so that its CPU is not the run's), each export awaited
  *     before the step returns.
- * ms per step is the run's wall time / N; CPU ms per step the process's CPU time / N.
+ * ms per step is the run's wall time / N; CPU ms per step the process's CPU time / N. Each traced
+ * row's `cpuShare` (the figure CI holds) is the median over the runs of its CPU added over the
+ * tracing-off run of the same round, as a share of that run's.
  */
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -83,7 +85,12 @@ export async function tracingBenchmark(argv: string[]): Promise<void> {
   for (const row of rows) if (row.tracing) await row.tracing.shutdown();
   const table = rows.map((row, index) => ({ tracing: row.name, msPerStep: median(figures[index]!.wall), cpuMsPerStep: median(figures[index]!.cpu) }));
   const off = table[0]!;
-  const added = table.slice(1).map((row) => ({ tracing: row.tracing, msPerStep: row.msPerStep - off.msPerStep, cpuMsPerStep: row.cpuMsPerStep - off.cpuMsPerStep }));
+  // The share held in CI: each run's CPU against the run with tracing off just before it, the median
+  // of those pairs. A machine whose speed drifts over the seconds of the benchmark moves both runs
+  // of a pair alike, where it moves two medians taken apart (the difference of medians swung
+  // 1.07-1.71 in three runs of CI's old 20-step form on the same code, and 2.14 once on CI).
+  const pairedShare = (row: number) => median(figures[row]!.cpu.map((cpu, index) => (cpu - figures[0]!.cpu[index]!) / figures[0]!.cpu[index]!));
+  const added = table.slice(1).map((row, index) => ({ tracing: row.tracing, msPerStep: row.msPerStep - off.msPerStep, cpuMsPerStep: row.cpuMsPerStep - off.cpuMsPerStep, cpuShare: pairedShare(index + 1) }));
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ steps, runs, exportRequests: exported, rows: table, addedPerStep: added }, null, 2)}\n`);
     return;
