@@ -16,6 +16,7 @@ import { loopbackRequest } from '../client/loopback-request.js';
 import { formatAmount } from '../lambdas/approvals/page.js';
 import { executionInputTooLarge, modelSpecOf, newRunTooLarge, otherRequestProblem, RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { ForkRequest, forkRunIdTaken, isSameFork } from '../lambdas/runs/fork.js';
+import { budgetCeilings, overBudgetRequest } from '../lambdas/runs/budget-caps.js';
 import { causeMessage, ErrorNames, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow, problemsOf } from '../lambdas/shared/validation.js';
 import { agentModulePath, assertRunsLocally, knownAgents, loadAgent, SAVEPOINT_CODE } from '../local/runtime/agents.js';
@@ -138,6 +139,10 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const tooLarge = input !== undefined && (executionInputTooLarge(JSON.stringify({ input }), '--input') ?? newRunTooLarge(agent, input, '--input'));
   if (tooLarge) throw new UsageError(tooLarge);
   if (options.model !== undefined) await checkModel(options.model, deploymentPrices(agent.prices, prices));
+  // A budget above what a run of the agent may ask for, named as typed (StartRun refuses it as
+  // `config.<budget>`, once the stack has started). `resume` applies no budget: the run keeps its own.
+  const overBudget = !options.resume && overBudgetRequest(options, budgetCeilings(agent), asTyped);
+  if (overBudget) throw new UsageError(overBudget.message);
   await checkTracingEnv();
   const approvalMode = options.approve ?? (io.interactive ? 'prompt' : 'wait');
   // Unattended, nobody will decide: approvals escalate quickly so the run finishes on its own

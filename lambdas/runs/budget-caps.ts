@@ -24,9 +24,12 @@ export function budgetCeilings(agent: Pick<AgentDefinition, 'budgets' | 'maxBudg
   ) as Record<CappedBudget, number>;
 }
 
-/** An InvalidInputError naming each budget of `requested` above its ceiling; undefined when none is. */
-export function overBudgetRequest(requested: Partial<RunConfig>, ceilings: Record<CappedBudget, number>): InvalidInputError | undefined {
+/**
+ * An InvalidInputError naming each budget of `requested` above its ceiling, as `named` names it
+ * (a run request's `config.<budget>`; the CLI's `--max-steps`); undefined when none is.
+ */
+export function overBudgetRequest(requested: Partial<RunConfig>, ceilings: Record<CappedBudget, number>, named: (budget: CappedBudget) => string = (budget) => `config.${budget}`): InvalidInputError | undefined {
   const over = CAPPED_BUDGETS.filter((budget) => requested[budget] !== undefined && requested[budget] > ceilings[budget]);
   if (over.length === 0) return undefined;
-  return new InvalidInputError(over.map((budget) => `config.${budget}: ${requested[budget]} is above the most a run of this agent may ask for (${ceilings[budget]}; the agent's or the deployment's maxBudgets.${budget} raises it)`).join('; '));
+  return new InvalidInputError(over.map((budget) => `${named(budget)}: ${requested[budget]} is above the most a run of this agent may ask for (${ceilings[budget]}; the agent's or the deployment's maxBudgets.${budget} raises it)`).join('; '));
 }

@@ -162,6 +162,17 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
     expect(existsSync(stateDir)).toBe(false);
   });
 
+  // The refund reconciler sets no maxBudgets: its own budgets are the most a run may ask for
+  // (lambdas/runs/budget-caps.ts), named as typed, before the engine starts.
+  it('a budget above what a run of the agent may ask for, named as typed', async () => {
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const result = await savepoint('--state-dir', stateDir, 'run', '--template', template, '--max-steps', '100000', '--max-dollars', '5');
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/^savepoint: --max-steps: 100000 is above the most a run of this agent may ask for \(400; the agent's or the deployment's maxBudgets\.maxSteps raises it\)$/m);
+    oneSentence(result.stderr);
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
   it("keeps the state directory's day when a later --day is invalid", async () => {
     const stateDir = join(root, 'kept-day');
     mkdirSync(stateDir);
