@@ -304,7 +304,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   // execution starts (StartRun would refuse it, after the run's banner).
   let fork = options.fork;
   if (fork && existing) {
-    if (!isSameFork(existing, { fork, input: existing.input, model: options.model === undefined ? undefined : modelSpecOf(options.model, '--model') })) throw forkRunIdTaken(existing.runId);
+    if (!isSameFork(existing, { fork, input: existing.input, model: options.model === undefined ? undefined : modelSpecOf(options.model, '--model') })) throw forkRunIdTaken(existing.runId, '--run-id');
     fork = undefined;
   }
   const input = existing ? existing.input : context.input !== undefined ? context.input : runInput(undefined, stack.world.defaultInput, agent.name);

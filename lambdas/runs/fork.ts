@@ -71,21 +71,35 @@ export function isSameFork(existing: RunRecord, request: { fork: ForkRequest; in
   return stableJson(existing.input) === stableJson(request.input) && (request.model === undefined || request.model === existing.model);
 }
 
-/** Why a fork cannot start under `runId`: another run holds it (StartRun, the runs API and the CLI refuse it alike). */
-export function forkRunIdTaken(runId: string): InvalidInputError {
-  return new InvalidInputError(`runId: run ${runId} exists already and is not this fork: name a new run id`);
+/**
+ * Why a fork cannot start under `runId`: another run holds it (StartRun, the runs API and the CLI
+ * refuse it alike, each naming the field its caller sets: the request's `runId`, the CLI's `--run-id`).
+ */
+export function forkRunIdTaken(runId: string, field = 'runId'): InvalidInputError {
+  return new InvalidInputError(`${field}: run ${runId} exists already and is not this fork: name a new run id`);
 }
 
+/**
+ * How a refusal names the fork's fields: the run request's (`fork.at`, `fork.results[0].call`), or
+ * the command line's (`--at`, `--result 3`) when the CLI checks a fork before it starts one.
+ */
+export interface ForkFieldNames {
+  at: string;
+  results: string;
+  result(index: number, call: number): string;
+}
+const REQUEST_FIELDS: ForkFieldNames = { at: 'fork.at', results: 'fork.results', result: (index) => `fork.results[${index}].call` };
+
 /** The parent's turns and calls a fork at `at` copies: every turn before it, each with its completed calls. */
-export function forkPrefix(parent: { run: RunRecord; turns: TurnRecord[]; calls: ToolCallRecord[] }, at: number): { turns: TurnRecord[]; calls: ToolCallRecord[] } {
+export function forkPrefix(parent: { run: RunRecord; turns: TurnRecord[]; calls: ToolCallRecord[] }, at: number, named: ForkFieldNames = REQUEST_FIELDS): { turns: TurnRecord[]; calls: ToolCallRecord[] } {
   const last = parent.turns.at(-1)?.turn ?? 0;
-  if (at > last + 1) throw new InvalidInputError(`fork.at: run ${parent.run.runId} has ${last} turns; fork at 1 to ${last + 1}`);
+  if (at > last + 1) throw new InvalidInputError(`${named.at}: run ${parent.run.runId} has ${last} turns; fork at 1 to ${last + 1}`);
   const turns = parent.turns.filter((turn) => turn.turn < at);
   const calls = parent.calls.filter((call) => call.turn < at);
   for (const turn of turns) {
     const uses = toolUses(turn).length;
     const done = calls.filter((call) => call.turn === turn.turn && call.status === 'completed').length;
-    if (done !== uses) throw new InvalidInputError(`fork.at: turn ${turn.turn} of run ${parent.run.runId} has ${uses - done} tool calls without a result; fork at ${turn.turn} or earlier`);
+    if (done !== uses) throw new InvalidInputError(`${named.at}: turn ${turn.turn} of run ${parent.run.runId} has ${uses - done} tool calls without a result; fork at ${turn.turn} or earlier`);
   }
   return { turns, calls };
 }
@@ -105,10 +119,10 @@ export function copiedSteps(prefix: { turns: TurnRecord[]; calls: ToolCallRecord
  * The prefix with the edits of `fork.results` applied: each named call of turn `at - 1` answered
  * with the edited result (an `ok` outcome), as the model will see it at the fork's first turn.
  */
-export function editedPrefix(prefix: { turns: TurnRecord[]; calls: ToolCallRecord[] }, fork: Pick<ForkRequest, 'at' | 'results'>): { turns: TurnRecord[]; calls: ToolCallRecord[] } {
+export function editedPrefix(prefix: { turns: TurnRecord[]; calls: ToolCallRecord[] }, fork: Pick<ForkRequest, 'at' | 'results'>, named: ForkFieldNames = REQUEST_FIELDS): { turns: TurnRecord[]; calls: ToolCallRecord[] } {
   if (!fork.results) return prefix;
   const turn = fork.at - 1;
-  if (turn < 1) throw new InvalidInputError('fork.results: a fork at turn 1 copies no tool result to edit; fork at a later turn');
+  if (turn < 1) throw new InvalidInputError(`${named.results}: a fork at turn 1 copies no tool result to edit; fork at a later turn`);
   const calls = prefix.calls.map((call) => {
     const edit = call.turn === turn ? fork.results!.find((named) => named.call === call.call) : undefined;
     return edit ? { ...call, outcome: 'ok' as const, result: JSON.stringify(edit.result) } : call;
@@ -116,7 +130,7 @@ export function editedPrefix(prefix: { turns: TurnRecord[]; calls: ToolCallRecor
   for (const [index, edit] of fork.results.entries()) {
     if (!prefix.calls.some((call) => call.turn === turn && call.call === edit.call)) {
       const made = prefix.calls.filter((call) => call.turn === turn).length;
-      throw new InvalidInputError(`fork.results[${index}].call: turn ${turn} of the parent made ${counted(made, 'tool call')}, not a call ${edit.call}`);
+      throw new InvalidInputError(`${named.result(index, edit.call)}: turn ${turn} of the parent made ${counted(made, 'tool call')}, not a call ${edit.call}`);
     }
   }
   return { turns: prefix.turns, calls };

@@ -67,7 +67,7 @@ describe('savepoint replay and fork, through the CLI', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/^savepoint: run day1-fork-4 had already finished; nothing to do/m);
     const other = await cli('fork', 'day1', '--at', '4', '--yes', '--approve', 'approve');
-    expect(other).toMatchObject({ code: 2, stderr: expect.stringMatching(/^savepoint: runId: run day1-fork-4 exists already and is not this fork: name a new run id$/m) });
+    expect(other).toMatchObject({ code: 2, stderr: expect.stringMatching(/^savepoint: --run-id: run day1-fork-4 exists already and is not this fork: name a new run id$/m) });
     expect(other.stdout).not.toMatch(/— execution arn:/);
     // An edited result of the last copied turn: named in the report, sealed in the fork's lineage.
     const edited = await cli('fork', 'day1', '--at', '3', '--run-id', 'day1-edited', '--effects', 'dry', '--result', '1={"error":"order_not_found"}', '--yes', '--approve', 'approve', '--json');
@@ -77,7 +77,10 @@ describe('savepoint replay and fork, through the CLI', () => {
     // A turn past the run's end is refused before the hazard report, which would report a turn the run never had.
     const past = await cli('fork', 'day1', '--at', '999', '--yes');
     expect(past).toMatchObject({ code: 2, stdout: '' });
-    expect(past.stderr).toMatch(/^savepoint: fork\.at: run day1 has \d+ turns; fork at 1 to \d+\n$/);
+    // Named as typed: the CLI's options, not the run request's fields (fork.at, fork.results[0].call).
+    expect(past.stderr).toMatch(/^savepoint: --at: run day1 has \d+ turns; fork at 1 to \d+\n$/);
+    expect(await cli('fork', 'day1', '--at', '3', '--result', '9=1', '--yes')).toMatchObject({ code: 2, stdout: '', stderr: expect.stringMatching(/^savepoint: --result 9: turn 2 of the parent made \d+ tool calls?, not a call 9\n$/) });
+    expect(await cli('fork', 'day1', '--at', '1', '--result', '1=1', '--yes')).toMatchObject({ code: 2, stdout: '', stderr: 'savepoint: --result: a fork at turn 1 copies no tool result to edit; fork at a later turn\n' });
     // What StartRun would refuse is refused before the hazard report, and before anything starts.
     for (const [args, message] of [
       [['--run-id', 'day1'], "savepoint: --run-id: a fork needs a run id of its own, not its parent's (day1)\n"],
