@@ -6,7 +6,7 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { byCodeUnits } from '../lambdas/shared/text.js';
 import { agentModulePath, isAgentPath, loadAgent } from '../local/runtime/agents.js';
 import type { AslDefinition, CfnTemplateJson } from '../local/template/asl.js';
-import { parseOptions, UsageError } from './errors.js';
+import { listenRefused, parseOptions, UsageError } from './errors.js';
 import { agentDirsOf, openEveryAgent, runningEngine } from './state.js';
 import { watchStopSignals } from './signals.js';
 import { schemaOnFirstUse } from '../lambdas/shared/on-first-use.js';
@@ -64,6 +64,8 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
       port: options.port,
       ...(agent && { agent: agent.name }),
       log: io.err,
+    }).catch((error: unknown) => {
+      throw listenRefused(error, options);
     });
     io.out(`savepoint: console ${server.url}`);
     io.out(`savepoint: no engine runs on ${options.stateDir}: decisions are recorded and delivered when a run resumes; the console opens the state directory for each read only, so status, approve or a new run work beside it (Ctrl-C stops the console)`);
@@ -116,7 +118,9 @@ async function stackConsole(options: z.infer<ReturnType<typeof ConsoleOptions>> 
   const agent = await agentOf(options.agent ?? deployment.agentName);
   const signals = watchStopSignals();
   try {
-    const server = await startStackConsole(deployment, { host: options.host, port: options.port, log: io.err, ...(agent && { agent }) });
+    const server = await startStackConsole(deployment, { host: options.host, port: options.port, log: io.err, ...(agent && { agent }) }).catch((error: unknown) => {
+      throw listenRefused(error, options);
+    });
     io.out(`savepoint: console ${server.url}`);
     if (server.readOnly) io.out(`savepoint: bound to ${options.host}, not loopback: read-only`);
     io.out(`savepoint: stack ${deployment.stackName} (${deployment.region}), agent ${deployment.agentName}: read${server.readOnly ? '' : ' and steered'} with your AWS credentials (Ctrl-C stops the console)`);

@@ -24,6 +24,27 @@ export function describe(error: unknown): string {
   return (code && REASONS[code]) ?? (error instanceof Error ? error.message : String(error));
 }
 
+/**
+ * Why a server could not listen where the command line asked, as a UsageError naming the option
+ * (exit 2, one sentence); any other error as it is.
+ */
+export function listenRefused(error: unknown, where: { port?: number | undefined; host?: string; portOption?: string }): unknown {
+  const { port, host = '127.0.0.1', portOption = '--port' } = where;
+  switch ((error as { code?: string } | undefined)?.code) {
+    case 'EADDRINUSE':
+      return new UsageError(`${portOption} ${port}: the port is in use on ${host}; pass another, or none for any free port`);
+    case 'EACCES':
+      return new UsageError(`${portOption} ${port}: this user may not listen on it (a port below 1024 needs privileges); pass another, or none for any free port`);
+    case 'EADDRNOTAVAIL':
+      return new UsageError(`--host ${host}: not an address of this machine; pass one of its own (127.0.0.1, the default, or 0.0.0.0 for every one)`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new UsageError(`--host ${host}: no such host; pass an address of this machine`);
+    default:
+      return error;
+  }
+}
+
 /** An option as the user types it, from commander's name of it: `maxDollars` → `--max-dollars`. */
 export const asTyped = (name: string): string => `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
 

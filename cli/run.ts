@@ -27,7 +27,7 @@ import { historyLog } from '../local/engine/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
 import { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
 import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
-import { asTyped, describe as describeError, parseOptions } from './errors.js';
+import { asTyped, describe as describeError, listenRefused, parseOptions } from './errors.js';
 import { deploymentPrices, priceFor, priceTable, type PriceOverrides, type PriceTable } from '../lambdas/models/prices.js';
 import { modelConfigFromEnv } from '../lambdas/models/config.js';
 import { modelRegistry } from '../lambdas/models/registry.js';
@@ -212,7 +212,9 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     cleanups.push(() => stack.close());
     if (stateDir) checkStateDir(stateDir);
     // The console watches and steers this engine's runs (console/): its address carries the session token.
-    const consoleServer = await startLocalConsole(stack, { stateDir, ...(options.consolePort !== undefined && { port: options.consolePort }), log: stackOptions.log });
+    const consoleServer = await startLocalConsole(stack, { stateDir, ...(options.consolePort !== undefined && { port: options.consolePort }), log: stackOptions.log }).catch((error: unknown) => {
+      throw listenRefused(error, { port: options.consolePort, portOption: '--console-port' });
+    });
     cleanups.push(() => consoleServer.close());
     progress(`savepoint: console ${consoleServer.url}`);
     if (stateDir && ownership) {

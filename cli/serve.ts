@@ -14,7 +14,7 @@ import type { CfnTemplateJson } from '../local/template/asl.js';
 import type { PriceOverrides } from '../lambdas/models/prices.js';
 import type { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
 import { startLocalConsole } from '../console/local.js';
-import { describe as describeError, parseOptions, UsageError } from './errors.js';
+import { describe as describeError, listenRefused, parseOptions, UsageError } from './errors.js';
 import { terminalSafe } from './format.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { checkTracingEnv } from './tracing-env.js';
@@ -92,7 +92,7 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
     // they start so that their approval links name it.
     const front = several
       ? await startFrontDoor({ ...(options.port !== undefined && { port: options.port }), fallback }).catch((error: unknown) => {
-          throw portInUse(error, options.port);
+          throw listenRefused(error, { port: options.port });
         })
       : undefined;
     if (front) cleanups.push(() => front.close());
@@ -143,10 +143,6 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
 
 const logTo = (dir: string) => (line: string) => appendFileSync(join(dir, 'savepoint.log'), `${new Date().toISOString()} ${line}\n`, { mode: 0o600 });
 
-function portInUse(error: unknown, port: number | undefined): unknown {
-  return (error as { code?: string }).code === 'EADDRINUSE' ? new UsageError(`--port ${port}: the port is in use on 127.0.0.1; pass another, or none for any free port`) : error;
-}
-
 /** One agent's engine on `dir`: owned (locked) by this process, its stack started; what serve publishes of it. */
 async function serveAgent(context: {
   agent: AgentDefinition;
@@ -189,7 +185,7 @@ async function serveAgent(context: {
       io.out(`savepoint: run ${approval.runId} waits for approval ${approval.approvalId}: ${terminalSafe(approval.summary, { oneLine: true })}${amount} — decide by ${approval.decideBy} (${commandHint(`approve ${approval.approvalId}`, { stateDir: options.stateDir })})`);
     },
   }).catch((error: unknown) => {
-    throw portInUse(error, context.api?.port);
+    throw listenRefused(error, { port: context.api?.port });
   });
   cleanups.push(() => stack.close());
   checkStateDir(dir);

@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -91,4 +92,28 @@ describe('savepoint console', () => {
     standalone.child.kill('SIGINT');
     expect(await standalone.exited).toBe(0);
   }, 180_000);
+
+  it('says where it cannot listen, naming the option (exit 2): a port in use, an address not of this machine, no such host', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    const dir = join(root, 'listen');
+    const refused = async (...args: string[]) => {
+      const failed = await exec(process.execPath, [bin, '--state-dir', dir, ...args], { env }).then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
+      expect(failed.code, failed.stderr).toBe(2);
+      return failed.stderr;
+    };
+    try {
+      // A ledger for the console to open, made by a run of its own.
+      await exec(process.execPath, [bin, '--state-dir', dir, 'run', '--template', template, '--approve', 'reject'], { env });
+      expect(await refused('console', '--port', String(port))).toBe(`savepoint: --port ${port}: the port is in use on 127.0.0.1; pass another, or none for any free port\n`);
+      // TEST-NET-1 (RFC 5737): never an address of this machine.
+      expect(await refused('console', '--host', '192.0.2.1')).toBe('savepoint: --host 192.0.2.1: not an address of this machine; pass one of its own (127.0.0.1, the default, or 0.0.0.0 for every one)\n');
+      // `.invalid` never resolves (RFC 6761).
+      expect(await refused('console', '--host', 'nosuchhost.invalid')).toBe('savepoint: --host nosuchhost.invalid: no such host; pass an address of this machine\n');
+      expect(await refused('run', '--template', template, '--approve', 'reject', '--console-port', String(port))).toMatch(new RegExp(`^savepoint: --console-port ${port}: the port is in use on 127\\.0\\.0\\.1; pass another, or none for any free port$`, 'm'));
+    } finally {
+      taken.close();
+    }
+  }, 60_000);
 });
