@@ -3,7 +3,6 @@ import { waitForChain } from '../local/runtime/chain.js';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import { z } from 'zod';
 import { loadReport, type RunReport } from '../lambdas/runs/report.js';
 import type { AgentDefinition } from '../lambdas/define.js';
@@ -36,6 +35,7 @@ import { checkStateDir, ownStateDir } from './owner.js';
 import { signalCame, StoppedBySignal, watchStopSignals, type StopSignal, type StopSignals, runCleanups } from './signals.js';
 import { UsageError } from './errors.js';
 import { checkTracingEnv } from './tracing-env.js';
+import { terminalQuestions, type TerminalQuestions } from './terminal-questions.js';
 import { chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
 import { noRunError } from './target.js';
 import { startLocalConsole } from '../console/local.js';
@@ -154,6 +154,8 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const decisions: Promise<void>[] = [];
   // Aborted when the run has ended: a question still open at the terminal then has nothing to decide.
   const runEnded = new AbortController();
+  // The terminal's answers to the approvals asked here: one reader of stdin for the whole command.
+  const questions = approvalMode === 'prompt' ? terminalQuestions(process.stdin, process.stdout) : undefined;
   const waitingForPerson = runsWaitingForPerson();
   let approvalsUrl = '';
   const onApproval = (approval: ApprovalRecord, event?: ApprovalRequested) => {
@@ -163,7 +165,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
     for (const link of event?.links ?? []) progress(`             decide (${link.approver}): ${link.url}`);
     // Past its deadline the approval has expired: its question is withdrawn, not left waiting forever.
     const withdrawn = AbortSignal.any([runEnded.signal, AbortSignal.timeout(Math.max(0, Date.parse(approval.decideBy) - Date.now()))]);
-    decisions.push(decideApproval(approval, approvalMode, approvalsUrl, progress, withdrawn).catch((error: unknown) => io.err(`approval ${approval.approvalId}: ${String(error)}`)));
+    decisions.push(decideApproval(approval, { mode: approvalMode, questions, approvalsUrl, progress, withdrawn, stateDir }).catch((error: unknown) => io.err(`approval ${approval.approvalId}: ${String(error)}`)));
   };
   const crashing = options.crashAt !== undefined || options.crashRate > 0;
   // Without --crash-seed, each engine after a crash draws other boundaries than the one before it
@@ -195,7 +197,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   // the middle of setting the state directory up. The handlers are in place before the first
   // line is printed, so whoever waits for that line may signal.
   const signals = watchStopSignals();
-  const cleanups: (() => Promise<void> | void)[] = [() => signals.dispose()];
+  const cleanups: (() => Promise<void> | void)[] = [() => signals.dispose(), () => questions?.close()];
   const cleanUp = () => runCleanups(cleanups);
   try {
     progress(`savepoint: starting the local stack${stateDir ? ` in ${stateDir}` : ' in memory'}…`);
@@ -396,7 +398,7 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     );
   }
   // A question at the terminal is not waited for once the run has ended or was asked to stop: nobody needs the answer.
-  if (approvalMode === 'prompt') context.runEnded.abort();
+  if (approvalMode === 'prompt') context.runEnded.abort(signal ? STOPPING : ENDED);
   if (!(signal && approvalMode === 'prompt')) await Promise.allSettled(decisions);
   const lastArn = typeof finished === 'string' ? executionArn! : finished[0]!.executionArn;
   const execution = await stack.sfn.send(new DescribeExecutionCommand({ executionArn: lastArn }));
@@ -488,22 +490,32 @@ function alreadyFinished(runId: string, run: RunRecord | undefined, fingerprintO
   );
 }
 
+/** Why a question at the terminal was withdrawn: the run ended, or the command was asked to stop (its deadline: a TimeoutError). */
+const ENDED = 'the run has ended';
+const STOPPING = 'the command is stopping; the run is saved';
+
 /** Decides one approval the way the run was told to, through the approval API (the real route). */
-async function decideApproval(approval: ApprovalRecord, mode: z.infer<typeof ApprovalMode>, approvalsUrl: string, progress: (line: string) => void, withdrawn: AbortSignal) {
+async function decideApproval(
+  approval: ApprovalRecord,
+  how: { mode: z.infer<typeof ApprovalMode>; questions: TerminalQuestions | undefined; approvalsUrl: string; progress: (line: string) => void; withdrawn: AbortSignal; stateDir: string | undefined },
+) {
+  const { mode, questions, approvalsUrl, progress, withdrawn } = how;
   let decision: 'approve' | 'reject' | undefined = mode === 'approve' || mode === 'reject' ? mode : undefined;
   let reason = mode === 'prompt' ? undefined : `decided by --approve ${mode}`;
-  if (mode === 'prompt') {
-    const rl = createInterface({ input: process.stdin, output: process.stdout });
+  if (questions) {
     try {
-      const answer = (await rl.question(`  approve ${terminalSafe(approval.summary, { oneLine: true })}? [y/N] `, { signal: withdrawn })).trim().toLowerCase();
-      decision = answer === 'y' || answer === 'yes' ? 'approve' : 'reject';
-      reason = decision === 'reject' ? (await rl.question('  reason: ', { signal: withdrawn })).trim() || 'rejected at the terminal' : 'approved at the terminal';
+      const answer = await questions.ask(`  approve ${terminalSafe(approval.summary, { oneLine: true })}? [y/N] `, withdrawn);
+      // The input ended (Ctrl-D, a pipe run dry): no answer, so no decision; the approval waits as with --approve wait.
+      if (answer === undefined) {
+        const decide = commandHint(`approve ${approval.approvalId}`, { stateDir: how.stateDir });
+        return progress(`\n          ✗  approval ${approval.approvalId}: not decided here (the terminal's input has ended): \`${decide}\` or reject decides it by ${approval.decideBy}, else it escalates`);
+      }
+      decision = ['y', 'yes'].includes(answer.trim().toLowerCase()) ? 'approve' : 'reject';
+      reason = decision === 'reject' ? (await questions.ask('  reason: ', withdrawn))?.trim() || 'rejected at the terminal' : 'approved at the terminal';
     } catch (error) {
       if (!withdrawn.aborted) throw error;
-      progress(`\n          ✗  approval ${approval.approvalId}: no longer asked (${withdrawn.reason instanceof DOMException && withdrawn.reason.name === 'TimeoutError' ? 'its deadline passed' : 'the run has ended'})`);
+      progress(`\n          ✗  approval ${approval.approvalId}: no longer asked (${withdrawn.reason instanceof DOMException && withdrawn.reason.name === 'TimeoutError' ? 'its deadline passed' : String(withdrawn.reason)})`);
       return;
-    } finally {
-      rl.close();
     }
   }
   if (!decision) return;

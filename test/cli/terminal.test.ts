@@ -77,3 +77,58 @@ it('`--approve prompt` withdraws its question when the approval expires unanswer
     run.kill('SIGKILL');
   }
 }, 60_000);
+
+/** A `savepoint run` whose stdin is `stdin`, and its output once it has ended. */
+async function runWith(stdin: 'ignore' | string, ...args: string[]): Promise<{ code: number | null; output: string }> {
+  const run = spawn(process.execPath, [bin, 'run', '--template', template, '--approve', 'prompt', ...args], { stdio: [stdin === 'ignore' ? 'ignore' : 'pipe', 'pipe', 'pipe'], env });
+  if (stdin !== 'ignore') run.stdin!.end(stdin);
+  let output = '';
+  run.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  run.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => run.on('close', resolve));
+  return { code, output };
+}
+
+it('answers piped to `--approve prompt` decide its approvals in order, none lost between questions', async () => {
+  // The sample day asks two approvals: approve the first; reject the second, with a reason.
+  const { code, output } = await runWith('y\nn\nnot this one\n', '--state-dir', join(root, 'piped'), '--approval-timeout', '3600');
+  expect(code, output).toBe(0);
+  expect(output.match(/✓ {2}approval apv_\S+: (approved|rejected)/g)).toEqual([expect.stringMatching(/approved$/), expect.stringMatching(/rejected$/)]);
+  expect(output).toMatch(/Approval\.Rejected — not this one/);
+  expect(output).toMatch(/approvals +2 \(1 approved, 1 rejected, 0 expired, 0 pending\)/);
+}, 60_000);
+
+it('`--approve prompt` whose input has ended decides nothing: each approval waits, as with --approve wait, and says how to decide it', async () => {
+  const stateDir = join(root, 'no-input');
+  const { code, output } = await runWith('ignore', '--state-dir', stateDir, '--approval-timeout', '1');
+  expect(code, output).toBe(0);
+  expect(output).toMatch(new RegExp(`✗ {2}approval (apv_\\S+): not decided here \\(the terminal's input has ended\\): \`savepoint --state-dir ${stateDir.replace(/[/.]/g, '\\$&')} approve \\1\` or reject decides it by \\S+, else it escalates`));
+  expect(output).toMatch(/approvals +2 \(0 approved, 0 rejected, 2 expired, 0 pending\)/);
+}, 60_000);
+
+it('Ctrl-C at a question in a terminal stops the command, as at any other time (the run saved)', async () => {
+  // A terminal of its own (util-linux's `script`, a pseudo-terminal): Ctrl-C typed there is SIGINT
+  // only while the terminal is in its own mode, not in the raw mode readline sets for its line editor.
+  const stateDir = join(root, 'ctrl-c');
+  const command = [process.execPath, bin, '--state-dir', stateDir, 'run', '--template', template, '--approve', 'prompt', '--approval-timeout', '3600'].map((word) => `'${word}'`).join(' ');
+  const terminal = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env });
+  let output = '';
+  const asked = new Promise<void>((resolve) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (output.includes('[y/N]')) resolve();
+    };
+    terminal.stdout.on('data', onData);
+    terminal.stderr.on('data', onData);
+  });
+  const closed = new Promise<number | null>((resolve) => terminal.on('close', resolve));
+  try {
+    await Promise.race([asked, closed]);
+    terminal.stdin.write('\u0003');
+    expect(await closed, output).toBe(130);
+    expect(output).toMatch(/✗ {2}approval apv_\S+: no longer asked \(the command is stopping; the run is saved\)/);
+    expect(output).toMatch(/savepoint: interrupted — the run is saved; resume it with `savepoint --state-dir \S+ resume refunds-2026-11-28`/);
+  } finally {
+    terminal.kill('SIGKILL');
+  }
+}, 60_000);
