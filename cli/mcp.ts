@@ -38,7 +38,10 @@ export async function mcpCommand(options: { agents: string[]; stateDir: string; 
       await session.close();
       return;
     }
-    const endpoint = await serveMcpHttp({ serverForSession: server, credential: credentialOf(options.stateDir), ...(options.port !== undefined && { port: options.port }) });
+    credentialOf(options.stateDir); // a state directory that names none is refused at start (exit 2)
+    // The credential engine.json publishes at each request: a serve that restarted has a new one,
+    // which the MCP host reads there, and the old one no longer reaches any serve.
+    const endpoint = await serveMcpHttp({ serverForSession: server, credential: () => credentialOf(options.stateDir), ...(options.port !== undefined && { port: options.port }) });
     io.err(`savepoint mcp: Streamable HTTP at ${endpoint.url} (Authorization: Bearer <the credential in ${options.stateDir}/engine.json>)`);
     await signals.received;
     await endpoint.close();

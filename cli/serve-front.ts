@@ -77,6 +77,10 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
     const names = agents.map((agent) => agent.name).join(', ');
     const noSuchAgent = (named: string | null | undefined) => answer(response, 400, named ? `agent: no agent ${named} here (this serve runs ${names})` : `agent: this serve runs ${names}: name one`);
 
+    // A start is routed by the agent its body names: a body that is no JSON names none, and is
+    // refused for what it is (as each engine refuses it), not as a request that forgot its agent.
+    const start = method === 'POST' && /^\/v1\/(runs|batches)\/?$/.test(url.pathname);
+    if (start && body.length > 0 && !isJson(body)) return answer(response, 400, 'body: not valid JSON');
     if (/^\/v1\/runs\/?$/.test(url.pathname)) {
       const named = method === 'POST' ? agentOfBody(body) : url.searchParams.get('agent');
       if (method === 'GET' && named === null && agents.length > 1) return listEvery(agents, url.searchParams, response);
@@ -151,6 +155,15 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
         server.close(() => resolve());
       }),
   };
+}
+
+function isJson(body: Buffer): boolean {
+  try {
+    JSON.parse(body.toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The `agent` a run request names; undefined when it names none or is not JSON (the engine it goes to says what is wrong). */

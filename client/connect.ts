@@ -159,7 +159,8 @@ export interface RunsClient {
   /**
    * The run's progress as it happens (`GET /v1/runs/{runId}/events`, Server-Sent Events): each
    * event once, in order, until the run's last (`run.finished`). A dropped connection is resumed by
-   * itself after the last event yielded (`Last-Event-ID`), across a restart of `serve` too (with
+   * itself after the last event yielded (`Last-Event-ID`), a connection silent for 45 s (three
+   * heartbeats missed) included, across a restart of `serve` too (with
    * `connect({ stateDir })` it looks the engine's new address up); `after` starts after an event
    * id a stream gave before. A refusal (no such run 404, an `after` the run does not have 400)
    * throws a RunsApiError. `signal` ends the iteration where it is, without an error.

@@ -31,13 +31,21 @@ export interface FollowOptions {
   readonly maxAttempts?: number;
   /** The first reconnection is at once, then after `retryMs`, doubling to 30 s. @default the server's `retry:` (1 s) */
   readonly retryMs?: number;
-  /** The clock reconnection delays run on (its `after`). @default real time */
+  /**
+   * A connection that brings nothing (not an event, not a heartbeat) for this long is taken as
+   * dropped and reconnected: a server that froze, or a network path that died without a reset,
+   * leaves the socket open with nothing ever coming. @default IDLE_MS (three of the server's 15 s heartbeats)
+   */
+  readonly idleMs?: number;
+  /** The clock reconnection delays and the idle timeout run on (its `after`). @default real time */
   readonly clock?: Clock;
   /** Stops following (the iterator ends). */
   readonly signal?: AbortSignal;
 }
 
 const MAX_RETRY_MS = 30_000;
+/** The server beats every 15 s while idle (lambdas/runs/event-feed.ts HEARTBEAT_MS); three missed beats is a dead connection. */
+export const IDLE_MS = 45_000;
 
 /**
  * A run's events, in order, each once, until the run's last (`run.finished`). A dropped connection
@@ -57,7 +65,23 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
   const doFetch = endpoint.fetch ?? globalThis.fetch;
   // A reconnection delay keeps the process alive (a plain timer, not an unref'd one): an app whose
   // only work is following a run would otherwise exit in the middle of it, its await unsettled.
-  const sleep = (ms: number) => new Promise<void>((resolve) => (options.clock?.after ? options.clock.after(ms, resolve) : setTimeout(resolve, ms)));
+  const after = (ms: number, fire: () => void): (() => void) => {
+    if (options.clock?.after) return options.clock.after(ms, fire);
+    const timer = setTimeout(fire, ms);
+    return () => clearTimeout(timer);
+  };
+  // The signal ends a reconnection delay too: a caller that stops following is not held up to 30 s.
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const cancel = after(ms, done);
+      options.signal?.addEventListener('abort', done, { once: true });
+      function done() {
+        cancel();
+        options.signal?.removeEventListener('abort', done);
+        resolve();
+      }
+    });
+  const idleMs = options.idleMs ?? IDLE_MS;
   const maxAttempts = options.maxAttempts ?? 12;
   let last = options.after;
   let retryMs = options.retryMs;
@@ -67,19 +91,41 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
     if (options.signal?.aborted) return;
     let response: Response | undefined;
     let problem: unknown;
+    // This connection's own end: the caller's signal, or nothing received for idleMs (re-armed by every chunk).
+    const connection = new AbortController();
+    const stop = () => connection.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', stop, { once: true });
+    let idle = false;
+    let cancelIdle = () => {};
+    const alive = () => {
+      cancelIdle();
+      cancelIdle = after(idleMs, () => {
+        idle = true;
+        connection.abort(new Error(`events of ${runId}: nothing received for ${idleMs} ms`));
+      });
+    };
+    const release = () => {
+      cancelIdle();
+      options.signal?.removeEventListener('abort', stop);
+    };
+    alive();
     try {
       response = await doFetch(eventsUrl(where, runId), {
         headers: { accept: 'text/event-stream', ...(last !== undefined && { 'last-event-id': last }) },
-        ...(options.signal && { signal: options.signal }),
+        signal: connection.signal,
       });
     } catch (error) {
-      problem = error;
+      problem = idle ? connection.signal.reason : error;
     }
     // Refused (no such run 404, a resume point the run does not have 400, the credential 401/403): not retried.
-    if (response && response.status >= 400 && response.status < 500) throw new RunsApiError(response.status, await refusalOf(response));
+    if (response && response.status >= 400 && response.status < 500) {
+      const refusal = new RunsApiError(response.status, await refusalOf(response));
+      release();
+      throw refusal;
+    }
     if (response?.ok && response.body) {
       try {
-        for await (const frame of sseFrames(response.body)) {
+        for await (const frame of sseFrames(response.body, alive)) {
           // The signal ends the iteration where it is: not after the frames the last read brought
           // (a whole run's events can come in one chunk). Leaving the loop cancels the body.
           if (options.signal?.aborted) return;
@@ -90,16 +136,22 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
           const event: RunEvent = { id: frame.id, type: frame.event as RunEventType, data: JSON.parse(frame.data) as Record<string, unknown> };
           last = event.id;
           failures = 0;
+          // The caller's time with the event is not the connection's silence.
+          cancelIdle();
           yield event;
           if (event.type === 'run.finished') return;
+          alive();
         }
       } catch (error) {
-        problem = error; // the connection dropped mid-stream
+        problem = idle ? connection.signal.reason : error; // the connection dropped (or went silent) mid-stream
+      } finally {
+        release();
       }
     } else if (response) {
       problem = new Error(`events of ${runId}: HTTP ${response.status}`);
       await response.body?.cancel().catch(() => undefined);
     }
+    release();
     if (options.signal?.aborted) return;
     failures += 1;
     if (failures > maxAttempts) throw new Error(`events of ${runId}: ${maxAttempts} connections in a row failed; the last: ${String(problem ?? 'the stream ended before the run did')}`, { cause: problem });
@@ -128,13 +180,14 @@ export interface SseFrame {
  * with CRLF, LF or CR; a blank line dispatches; `:` starts a comment; a field without a colon has
  * an empty value; one space after the colon is dropped; `data` lines join with LF.
  */
-export async function* sseFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<SseFrame> {
+export async function* sseFrames(body: ReadableStream<Uint8Array>, onChunk: () => void = () => {}): AsyncGenerator<SseFrame> {
   const decoder = new TextDecoder();
   let buffer = '';
   let frame: SseFrame = { data: '' };
   let hasData = false;
   let pendingCr = false;
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    onChunk(); // a heartbeat (a comment) is a sign of life too
     buffer += decoder.decode(chunk, { stream: true });
     // A CR at the end of a chunk may be half of a CRLF: the LF that starts the next one is skipped.
     if (pendingCr && buffer.startsWith('\n')) buffer = buffer.slice(1);

@@ -16,8 +16,12 @@ import { loopbackHosts } from '../lambdas/shared/loopback-hosts.js';
 export interface McpHttpOptions {
   /** A new MCP server for each session (`savepointMcpServer`). */
   readonly serverForSession: () => McpServer;
-  /** The bearer token every request must carry. */
-  readonly credential: string;
+  /**
+   * The bearer token every request must carry; a function is asked at each request, for a token
+   * that changes (`savepoint mcp`: the credential of the serve on its state directory, new at each
+   * restart of serve). When it throws, the request is refused (503) with its message.
+   */
+  readonly credential: string | (() => string);
   /** The loopback port. @default a free one */
   readonly port?: number;
 }
@@ -33,8 +37,8 @@ export interface McpHttpEndpoint {
 /** Serves MCP over Streamable HTTP at `/mcp` on 127.0.0.1. */
 export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpEndpoint> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
-  const expected = Buffer.from(`Bearer ${options.credential}`);
-  const authorized = (request: IncomingMessage) => {
+  const credential = options.credential;
+  const authorized = (request: IncomingMessage, expected: Buffer) => {
     const given = Buffer.from(request.headers.authorization ?? '');
     return given.length === expected.length && timingSafeEqual(given, expected);
   };
@@ -44,7 +48,13 @@ export async function serveMcpHttp(options: McpHttpOptions): Promise<McpHttpEndp
   let allowedOrigins: string[] = [];
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     if (new URL(request.url ?? '/', 'http://localhost').pathname !== '/mcp') return refuse(response, 404, 'not found: the MCP endpoint is /mcp');
-    if (!authorized(request)) return refuse(response, request.headers.authorization ? 403 : 401, 'the MCP endpoint needs the owner\'s credential as "Authorization: Bearer <token>"');
+    let expected: Buffer;
+    try {
+      expected = Buffer.from(`Bearer ${typeof credential === 'string' ? credential : credential()}`);
+    } catch (error) {
+      return refuse(response, 503, error instanceof Error ? error.message : String(error));
+    }
+    if (!authorized(request, expected)) return refuse(response, request.headers.authorization ? 403 : 401, 'the MCP endpoint needs the owner\'s credential as "Authorization: Bearer <token>"');
     const sessionId = request.headers['mcp-session-id'];
     const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
     if (known) return known.handleRequest(request, response);

@@ -22,3 +22,25 @@ describe('the front door before its engines', () => {
     }
   });
 });
+
+describe('the front door of several engines', () => {
+  it('refuses a start whose body is no JSON for what it is (400 naming the body), not as one that names no agent', async () => {
+    const front = await startFrontDoor();
+    // Engines nobody reaches: a body the front door can route by never gets to one.
+    const nowhere = (name: string) => ({ name, runs: `http://127.0.0.1:9/${name}/v1/runs`, approvals: `http://127.0.0.1:9/${name}/v1/approvals` });
+    front.serve([nowhere('notes'), nowhere('triage')]);
+    try {
+      for (const url of [front.runsUrl, front.runsUrl.replace(/\/runs$/, '/batches')]) {
+        const answered = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"agent": "notes", "input": ' });
+        expect(answered.status, url).toBe(400);
+        expect(await answered.json()).toEqual({ message: 'body: not valid JSON' });
+      }
+      // Valid JSON that names no agent is still asked to name one.
+      const unnamed = await fetch(front.runsUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"input": {}}' });
+      expect(unnamed.status).toBe(400);
+      expect(await unnamed.json()).toEqual({ message: 'agent: this serve runs notes, triage: name one' });
+    } finally {
+      await front.close();
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect, createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { HEARTBEAT_MS, POLL_MS, WAKE_MS, type StreamLimits } from '../../lambdas/runs/event-feed.js';
@@ -8,7 +9,7 @@ import type { TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { startApprovalApi } from '../../local/services/approval-api.js';
 import { localRunEvents } from '../../local/services/run-events.js';
 import { recordedRuns } from '../../local/runtime/recorded-runs.js';
-import { followEvents, sseFrames, type RunEvent } from '../../client/events.js';
+import { followEvents, IDLE_MS, sseFrames, type RunEvent } from '../../client/events.js';
 import { RunsApiError } from '../../client/index.js';
 import { manualClock } from '../support/manual-clock.js';
 import { call, run, turn } from '../contract/fixtures.js';
@@ -221,6 +222,72 @@ describe('GET /v1/runs/{id}/events', () => {
     const { origin, steps } = await served();
     await steps.create();
     expect((await fetch(`${origin}/${CREDENTIAL}/v1/runs/r1/events`, { method: 'POST', body: '{}' })).status).toBe(405);
+  });
+
+  it('the client takes a stream that went silent (not even a heartbeat for its idle time) as dropped: it reconnects after its last event, and gets every event once', async () => {
+    const { clock, origin, steps, events } = await served();
+    // Between the client and the engine, a path that can die without a reset (a frozen server, a
+    // NAT that forgot the connection): the sockets it holds stay open and carry nothing more.
+    const open = new Set<Socket>();
+    const frozen = new Set<Socket>();
+    let connections = 0;
+    const proxy = createServer((client) => {
+      connections += 1;
+      open.add(client);
+      const upstream = connect(Number(new URL(origin).port), '127.0.0.1');
+      upstream.on('data', (chunk: Buffer) => void (frozen.has(client) || client.write(chunk)));
+      client.on('data', (chunk: Buffer) => void (frozen.has(client) || upstream.write(chunk)));
+      for (const [one, other] of [[client, upstream], [upstream, client]] as const) one.on('close', () => other.destroy()).on('error', () => other.destroy());
+      client.on('close', () => open.delete(client));
+      closers.push(() => void (client.destroy(), upstream.destroy()));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()));
+    closers.push(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+    const through = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+
+    await steps.create();
+    const got: RunEvent[] = [];
+    const following = (async () => {
+      for await (const event of followEvents({ url: through, credential: CREDENTIAL }, 'r1', { clock })) got.push(event);
+    })();
+    await until(() => got.length === 1, 'the start');
+    // The path dies: what the engine sends from now on never arrives, and the socket stays open.
+    for (const socket of open) frozen.add(socket);
+    await steps.turn(1, 0);
+    clock.advance(POLL_MS);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(got).toHaveLength(1);
+    // Three heartbeats missed: the client gives the connection up and opens another, from after a.run.
+    clock.advance(IDLE_MS);
+    await until(() => connections === 2, 'the client reconnected');
+    await steps.finish();
+    clock.advance(POLL_MS);
+    await following;
+    expect(got).toEqual(await events());
+  });
+
+  it("the client's signal ends the iteration while it waits to reconnect, not when the wait is over", async () => {
+    // An engine that is gone: every connection is refused, and the client waits longer between tries.
+    const gone = createServer();
+    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', () => resolve()));
+    const port = (gone.address() as { port: number }).port;
+    await new Promise<void>((resolve) => gone.close(() => resolve()));
+    let attempts = 0;
+    const counting: typeof fetch = (url, init) => ((attempts += 1), fetch(url, init));
+    const stop = new AbortController();
+    let ended = false;
+    // The clock is never moved: the delay before the next try never passes by itself.
+    const following = (async () => {
+      for await (const _ of followEvents({ url: `http://127.0.0.1:${port}`, credential: CREDENTIAL, fetch: counting }, 'r1', { clock: manualClock(), signal: stop.signal })) void _;
+      ended = true;
+    })();
+    await until(() => attempts === 2, 'the second try');
+    for (let turn = 0; turn < 100; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(ended).toBe(false);
+    stop.abort();
+    await until(() => ended, 'the iteration ended');
+    await following;
+    expect(attempts).toBe(2);
   });
 
   it('the client gives up on a refusal instead of retrying it', async () => {

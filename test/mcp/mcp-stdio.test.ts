@@ -1,6 +1,9 @@
-import { dirname } from 'node:path';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
@@ -81,4 +84,51 @@ describe('savepoint mcp over stdio', () => {
     expect(answer.stderr).toMatch(/^savepoint: stateDir: no savepoint engine serves .* start one with `savepoint serve --agent <name\|path>`/m);
     expect(answer.stdout).toBe('');
   });
+});
+
+describe('savepoint mcp --http', () => {
+  it("takes the credential engine.json publishes now: after serve restarts, the new one, and no longer the old", async () => {
+    const { stateDir, args } = await workspace('mcp-http-restart', day);
+    dirs.push(dirname(stateDir));
+    const credential = () => new URL((JSON.parse(readFileSync(join(stateDir, 'engine.json'), 'utf8')) as { endpoints: { runs: string } }).endpoints.runs).pathname.split('/')[1]!;
+    let serving = await startServe(args('serve'), children);
+    const old = credential();
+    const mcp = spawn(process.execPath, [bin, '--state-dir', stateDir, 'mcp', '--agent', 'refund-reconciler', '--http'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(mcp);
+    const url = await new Promise<string>((resolve) => {
+      let stderr = '';
+      mcp.stderr!.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+        const address = /Streamable HTTP at (\S+)/.exec(stderr)?.[1];
+        if (address) resolve(address);
+      });
+    });
+    const tools = async (bearer: string) => {
+      const client = new Client({ name: 'savepoint-http-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${bearer}` } } }));
+      try {
+        return (await client.listTools()).tools.map((tool) => tool.name);
+      } finally {
+        await client.close();
+      }
+    };
+    expect(await tools(old)).toEqual(['refund-reconciler']);
+
+    serving.child.kill('SIGTERM');
+    expect(await serving.exited).toBe(0);
+    // No serve: refused, saying so, rather than served a session whose every call fails.
+    const between = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${old}`, 'content-type': 'application/json' }, body: '{}' });
+    expect(between.status).toBe(503);
+    expect(((await between.json()) as { error: { message: string } }).error.message).toMatch(/^stateDir: no savepoint engine serves /);
+
+    serving = await startServe(args('serve'), children);
+    const now = credential();
+    expect(now).not.toBe(old);
+    expect(await tools(now)).toEqual(['refund-reconciler']);
+    await expect(tools(old)).rejects.toThrow(/the MCP endpoint needs the owner's credential/);
+
+    mcp.kill('SIGTERM');
+    serving.child.kill('SIGTERM');
+    expect(await serving.exited).toBe(0);
+  }, 120_000);
 });
