@@ -83,8 +83,8 @@ async function runWith(stdin: 'ignore' | string, ...args: string[]): Promise<{ c
   const run = spawn(process.execPath, [bin, 'run', '--template', template, '--approve', 'prompt', ...args], { stdio: [stdin === 'ignore' ? 'ignore' : 'pipe', 'pipe', 'pipe'], env });
   if (stdin !== 'ignore') run.stdin!.end(stdin);
   let output = '';
-  run.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  run.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  run.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  run.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   const code = await new Promise<number | null>((resolve) => run.on('close', resolve));
   return { code, output };
 }
