@@ -10,7 +10,7 @@ import { agentModulePath, isAgentPath, loadAgent } from '../local/runtime/agents
 import { localAwsConfig } from '../local/services/aws-config.js';
 import { defaultAgent, deployed, err, nextCommand, stateDir } from './program.js';
 import { describe, UsageError } from './errors.js';
-import { agentDirsOf, openEveryAgent, openLedger, rememberedAgentModule, runningEngine, type AgentDir, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
+import { agentDir, agentDirsOf, openEveryAgent, openLedger, rememberedAgentModule, runningEngine, type AgentDir, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
 import { liveOwner, lockFilePath } from './owner.js';
 import { existsSync } from 'node:fs';
 
@@ -285,6 +285,16 @@ export async function servingEngine(dir: string): Promise<{ client: RunsClient; 
   if (!engine || !runs) return undefined;
   const { runsClient } = await import('../client/index.js');
   return { client: runsClient({ base: runs.replace(/\/runs$/, '') }), engine };
+}
+
+/**
+ * The engine of the `savepoint serve` owning `dir` that drives runs of `agent`: `engine` (the
+ * directory's own), or, when serve runs several agents, that agent's in agents/<name>/ — each
+ * agent's executions are on its own engine's Step Functions API, which the other's does not know.
+ */
+export async function servedEngineOf(dir: string, engine: EngineFile, agent: string): Promise<EngineFile> {
+  if (engine.agent?.name === agent) return engine;
+  return (await runningEngine(agentDir(dir, agent))) ?? engine;
 }
 
 /**
