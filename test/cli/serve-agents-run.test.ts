@@ -1,20 +1,22 @@
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { connect } from '../../client/index.js';
 import { leftBehind, savepoint, workspace } from '../support/cli-process.js';
 import { sampleDay } from '../support/refund-harness.js';
 import { startServe } from '../support/serve-process.js';
 
 /**
- * `savepoint run` and `resume` handed to a `savepoint serve` of several agents, for a run of the
- * agent that is not the state directory's own: the run is that agent's (agents/<name>/), on that
- * agent's engine, and the command reports it as it reports the first agent's.
+ * The commands on a state directory `savepoint serve` of several agents keeps, for the agent that
+ * is not the state directory's own: its run is that agent's (agents/<name>/), on that agent's
+ * engine, and `run`, `resume` and `world` report it as they report the first agent's.
  */
 const { children, dirs } = leftBehind();
-const SECOND_AGENT = fileURLToPath(new URL('fixtures/held-note.ts', import.meta.url));
+const SECOND_AGENT = 'support-triage';
+const input = (inbox: string) => JSON.stringify({ inbox });
 
-describe("savepoint run on a serve of several agents, for the second agent's run", () => {
-  it('reports the run to its end from its own engine, and resume finds its agent from the run', async () => {
+describe("a serve of several agents: the second agent's run", () => {
+  it('is reported by run to its end from its own engine, resumed by its id alone, and its world shown by world', async () => {
     const { stateDir, args } = await workspace('serve-agents-run', sampleDay);
     dirs.push(dirname(stateDir));
     const serving = await startServe([...args('serve'), '--agent', SECOND_AGENT], children);
@@ -23,17 +25,35 @@ describe("savepoint run on a serve of several agents, for the second agent's run
       // The global kill switch ends the run before its first step: its end comes at once, without a person.
       expect((await savepoint([...dir, 'kill', '--all'])).code).toBe(0);
 
-      const run = await savepoint([...dir, 'run', '--agent', SECOND_AGENT, '--input', '{"text":"hi"}', '--run-id', 'note-1', '--json']);
+      const run = await savepoint([...dir, 'run', '--agent', SECOND_AGENT, '--input', input('support@acme.example'), '--run-id', 'killed-1', '--json']);
       expect(run.code, run.stderr).toBe(3);
-      // Its execution's figures, read from the held-note engine's Step Functions API (the first agent's knows no such execution).
-      expect(JSON.parse(run.stdout)).toMatchObject({ runId: 'note-1', agent: 'held-note', status: 'killed', execution: { executionArn: expect.stringContaining(':execution:Savepoint-held-note:note-1-'), status: 'SUCCEEDED' } });
+      // Its execution's figures, read from its own engine's Step Functions API (the first agent's knows no such execution).
+      expect(JSON.parse(run.stdout)).toMatchObject({ runId: 'killed-1', agent: SECOND_AGENT, status: 'killed', execution: { executionArn: expect.stringContaining(`:execution:Savepoint-${SECOND_AGENT}:killed-1-`), status: 'SUCCEEDED' } });
 
       // Resumed by its id alone: the run names its agent (serve asks a start of several agents to name one).
-      const resumed = await savepoint([...dir, 'resume', 'note-1']);
+      const resumed = await savepoint([...dir, 'resume', 'killed-1']);
       expect(resumed.stderr).toBe('');
       expect(resumed.code).toBe(3);
-      expect(resumed.stdout).toContain('savepoint: run note-1 had already finished; nothing to do');
-      expect(resumed.stdout).toMatch(/^run note-1 \(held-note .*\): killed/m);
+      expect(resumed.stdout).toContain('savepoint: run killed-1 had already finished; nothing to do');
+      expect(resumed.stdout).toMatch(/^run killed-1 \(support-triage .*\): killed/m);
+
+      // A run that sends replies, its approvals decided through serve.
+      expect((await savepoint([...dir, 'kill', '--all', '--lift'])).code).toBe(0);
+      const client = await connect({ stateDir });
+      await client.start({ agent: SECOND_AGENT, input: { inbox: 'support@acme.example' }, runId: 'replies', config: { approvalTimeoutSeconds: 3600 } });
+      for (let run = await client.wait('replies', { untilInput: true }); run.lifecycle === 'input_required'; run = await client.wait('replies', { untilInput: true })) {
+        for (const approval of await client.approvals('replies')) await client.decide(approval.approvalId, 'approve');
+      }
+      const replied = (await client.get('replies'))!.report.summary as { replied: number };
+      expect(replied.replied).toBeGreaterThan(0);
+      serving.child.kill('SIGTERM');
+      expect(await serving.exited).toBe(0);
+
+      // Its world is the one its engine wrote, in its own directory; none is made at the top.
+      const world = await savepoint([...dir, 'world', '--agent', SECOND_AGENT]);
+      expect(world.code, world.stderr).toBe(0);
+      expect(world.stdout).toMatch(new RegExp(`^${replied.replied} replies sent$`, 'm'));
+      expect(existsSync(join(stateDir, 'mail.jsonl'))).toBe(false);
     } finally {
       serving.child.kill('SIGTERM');
       await serving.exited;
