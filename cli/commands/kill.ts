@@ -26,7 +26,7 @@ export function registerKillCommand(program: Command): void {
         await serving.client.cancel(runId!, { reason: options.reason });
         return out(`run ${runId}: killed; it stops before its next step`);
       }
-      await withClient('kill', undefined, runId, async ({ client, ledger }) => {
+      await withClient('kill', undefined, runId, async ({ client, ledger, parts }) => {
         if (options.all) {
           if (options.lift) {
             await ledger.setGlobalKill(undefined);
@@ -36,7 +36,7 @@ export function registerKillCommand(program: Command): void {
           const waiting = await killEveryRun(ledger, client, { by: localUser(), at: new Date().toISOString(), reason: options.reason });
           return out(`global kill switch on: every run stops before its next step${waiting.length > 0 ? `; ${counted(waiting.length, 'run')} waiting for a person stopped now (${waiting.join(', ')})` : ''}`);
         }
-        if (!(await ledger.getRun(runId!))) throw await noRunError(runId!, ledger);
+        if (!(await ledger.getRun(runId!))) throw await noRunError(runId!, { ledger, parts });
         await client.cancel(runId!, { by: localUser(), reason: options.reason });
         out(`run ${runId}: killed; it stops before its next step`);
       });

@@ -88,9 +88,9 @@ async function startOnStack(options: Record<string, unknown>) {
   if (options['fleetBudget'] !== undefined) throw new UsageError(`--fleet-budget: a stack's fleet budget is its deployment's (the construct's \`fleetBudget\` prop), not a run's`);
   const runId = options['runId'] as string | undefined;
   const { exitCodeOf, runInput } = await runModule();
-  await withClient('run', options['agent'] as string | undefined, runId, async ({ client, ledger, link }) => {
+  await withClient('run', options['agent'] as string | undefined, runId, async ({ client, ledger, parts, link }) => {
     const existing = runId ? await ledger.getRun(runId) : undefined;
-    if (options['resume'] && !existing) throw await noRunError(runId!, ledger);
+    if (options['resume'] && !existing) throw await noRunError(runId!, { ledger, parts });
     const input = existing ? existing.input : runInput(options['input'] as string | undefined, undefined, 'of this stack');
     const started = await client.start({ input, ...(runId && { runId }), ...(options['force'] ? { force: true } : {}) });
     const where = { runId: started.runId, executionArn: started.executionArn, execution: link(started.executionArn) };

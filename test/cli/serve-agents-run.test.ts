@@ -9,14 +9,15 @@ import { startServe } from '../support/serve-process.js';
 /**
  * The commands on a state directory `savepoint serve` of several agents keeps, for the agent that
  * is not the state directory's own: its run is that agent's (agents/<name>/), on that agent's
- * engine, and `run`, `resume` and `world` report it as they report the first agent's.
+ * engine, and `run`, `resume`, `world`, `verify` and `kill` (of it pruned) report it as they report
+ * the first agent's.
  */
 const { children, dirs } = leftBehind();
 const SECOND_AGENT = 'support-triage';
 const input = (inbox: string) => JSON.stringify({ inbox });
 
 describe("a serve of several agents: the second agent's run", () => {
-  it('is reported by run to its end from its own engine, resumed by its id alone, and its world shown by world', async () => {
+  it('is reported by run to its end from its own engine, resumed by its id alone, its world shown by world, and its prune verified', async () => {
     const { stateDir, args } = await workspace('serve-agents-run', sampleDay);
     dirs.push(dirname(stateDir));
     const serving = await startServe([...args('serve'), '--agent', SECOND_AGENT], children);
@@ -54,6 +55,17 @@ describe("a serve of several agents: the second agent's run", () => {
       expect(world.code, world.stderr).toBe(0);
       expect(world.stdout).toMatch(new RegExp(`^${replied.replied} replies sent$`, 'm'));
       expect(existsSync(join(stateDir, 'mail.jsonl'))).toBe(false);
+
+      // Pruned, its runs are named as pruned, and verify --all checks the prune record its agent's ledger keeps.
+      const prune = await savepoint([...dir, 'prune', '--finished-before', '2100-01-01']);
+      expect(prune, prune.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/^pruned 2 runs \(/) });
+      const verify = await savepoint([...dir, 'verify', 'killed-1']);
+      expect(verify, verify.stderr).toMatchObject({ code: 0, stdout: expect.stringMatching(/^killed-1: pruned, its records removed by pruned at \S+: 2 runs that finished before 2100-01-01T00:00:00.000Z/) });
+      const all = await savepoint([...dir, 'verify', '--all', '--json']);
+      expect(all.code, all.stderr).toBe(0);
+      expect(JSON.parse(all.stdout)).toMatchObject({ runs: [], pruned: { records: [{ runIds: expect.arrayContaining(['killed-1', 'replies']) }], problems: [] }, ok: true });
+      const kill = await savepoint([...dir, 'kill', 'replies']);
+      expect(kill).toMatchObject({ code: 2, stderr: expect.stringContaining(`savepoint: no run replies in ${stateDir}: it was pruned at `) });
     } finally {
       serving.child.kill('SIGTERM');
       await serving.exited;
