@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { RunVerification } from '../../lambdas/ledger/seal.js';
-import type { PruneRecord, Pruning } from '../../lambdas/ledger/pruning.js';
+import type { PruneRecord, PruneRecords } from '../../lambdas/ledger/pruning.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
 import { formatPrune, pruneRecordsIn, where, withClient } from '../target.js';
@@ -16,7 +16,7 @@ export function registerVerifyCommand(program: Command): void {
     .action(async (runId: string | undefined, options: { all: boolean; json: boolean }) => {
       if (Boolean(runId) === options.all) throw new UsageError('verify takes a run id, or --all');
       await withClient('verify', undefined, undefined, async ({ client, ledger, parts }) => {
-        const { pruningOf } = await import('../../lambdas/ledger/storage-ledger.js');
+        const { pruneRecordsOf } = await import('../../lambdas/ledger/storage-ledger.js');
         const reports = await client.verify(runId ?? 'all');
         if (!reports) {
           const prune = (await pruneRecordsIn({ ledger, parts })).find((record) => record.runIds.includes(runId!));
@@ -25,8 +25,8 @@ export function registerVerifyCommand(program: Command): void {
         }
         const failed = reports.filter((report) => report.problems.length > 0);
         // What `savepoint prune` removed, from its sealed records: with --all, every run is accounted for,
-        // in each agent's ledger (serve with several agents keeps one per agent).
-        const retentions = options.all ? (parts ?? [{ ledger }]).map((part) => pruningOf(part.ledger)) : [];
+        // in each agent's ledger (serve with several agents keeps one per agent), also through a running engine's.
+        const retentions = options.all ? (parts ?? [{ ledger }]).map((part) => pruneRecordsOf(part.ledger)) : [];
         const pruned = retentions.length > 0 && retentions.every((retention) => retention !== undefined) ? await prunesChecked(retentions) : undefined;
         const ok = failed.length === 0 && (pruned?.problems.length ?? 0) === 0;
         if (options.json) printJson({ runs: reports, ...(pruned && { pruned }), ok });
@@ -42,7 +42,7 @@ export function registerVerifyCommand(program: Command): void {
 }
 
 /** The prune records of the ledgers, and what fails in them. */
-async function prunesChecked(retentions: readonly Pruning[]): Promise<{ records: PruneRecord[]; problems: string[] }> {
+async function prunesChecked(retentions: readonly PruneRecords[]): Promise<{ records: PruneRecord[]; problems: string[] }> {
   const each = await Promise.all(retentions.map(async (retention) => ({ records: await retention.prunes(() => undefined), problems: await retention.verifyPrunes() })));
   return { records: each.flatMap((one) => one.records), problems: each.flatMap((one) => one.problems) };
 }
