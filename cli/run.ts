@@ -252,7 +252,7 @@ async function agentOfRun(raw: Record<string, unknown>): Promise<string> {
   try {
     run = await opened.ledger.getRun(runId);
     // A run `savepoint prune` removed is named as such, as every command names it.
-    if (!run) throw await noRunError(runId, opened.ledger, stateDir);
+    if (!run) throw await noRunError(runId, opened, stateDir);
   } finally {
     await opened.close();
   }

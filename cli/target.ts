@@ -10,7 +10,7 @@ import { agentModulePath, isAgentPath, loadAgent } from '../local/runtime/agents
 import { localAwsConfig } from '../local/services/aws-config.js';
 import { defaultAgent, deployed, err, nextCommand, stateDir } from './program.js';
 import { describe, UsageError } from './errors.js';
-import { agentDirsOf, openEveryAgent, openLedger, rememberedAgentModule, runningEngine, type AgentDir, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
+import { agentDir, agentDirsOf, openEveryAgent, openLedger, rememberedAgentModule, runningEngine, type AgentDir, type EngineFile, type LedgerAccess, type OpenLedger } from './state.js';
 import { liveOwner, lockFilePath } from './owner.js';
 import { existsSync } from 'node:fs';
 
@@ -131,9 +131,9 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
  * `replay` reads a run and writes nothing, and loads none of the client, approval API or key
  * modules a client needs (issue 38: a replay's process start).
  */
-export async function withLedgerOnly<T>(command: string, agentSpec: string | undefined, runId: string, use: (target: Pick<Target, 'ledger' | 'engine'>) => Promise<T>): Promise<T> {
+export async function withLedgerOnly<T>(command: string, agentSpec: string | undefined, runId: string, use: (target: Pick<Target, 'ledger' | 'engine' | 'parts'>) => Promise<T>): Promise<T> {
   if (deployed().stack) return withClient(command, agentSpec, runId, ({ ledger, engine }) => use({ ledger, ...(engine && { engine }) }));
-  return withLedger(command, ({ ledger, engine }) => use({ ledger, ...(engine && { engine }) }));
+  return withLedger(command, ({ ledger, engine, parts }) => use({ ledger, ...(engine && { engine }), ...(parts && { parts }) }));
 }
 
 /** The commands that write nothing, and how they open an embedded ledger (cli/state.ts `LedgerAccess`); the others open it to write. */
@@ -288,17 +288,39 @@ export async function servingEngine(dir: string): Promise<{ client: RunsClient; 
 }
 
 /**
+ * The engine of the `savepoint serve` owning `dir` that drives runs of `agent`: `engine` (the
+ * directory's own), or, when serve runs several agents, that agent's in agents/<name>/ — each
+ * agent's executions are on its own engine's Step Functions API, which the other's does not know.
+ */
+export async function servedEngineOf(dir: string, engine: EngineFile, agent: string): Promise<EngineFile> {
+  if (engine.agent?.name === agent) return engine;
+  return (await runningEngine(agentDir(dir, agent))) ?? engine;
+}
+
+/** What a command has open: the ledger, and each agent's when the state directory holds several (cli/state.ts openEveryAgent). */
+export type OpenLedgers = Pick<Target, 'ledger' | 'parts'>;
+
+/**
+ * The prune records of the ledgers at hand: each agent's — a state directory `serve` of several
+ * agents keeps has one ledger per agent, and their joined view (local/state/agent-ledgers.ts)
+ * keeps no prune records of its own — else the one ledger's.
+ */
+export async function pruneRecordsIn({ ledger, parts }: OpenLedgers): Promise<PruneRecord[]> {
+  const { pruneRecordsOf } = await import('../lambdas/ledger/storage-ledger.js');
+  const each = await Promise.all((parts ?? [{ ledger }]).map(async (part) => (await pruneRecordsOf(part.ledger)?.prunes(() => undefined)) ?? []));
+  return each.flat();
+}
+
+/**
  * The error of a command given a run id its ledger does not hold. A run `savepoint prune` removed
  * is named as such, with the prune's sealed record (which `savepoint verify <runId>` checks): "no
- * run" alone reads as a lost run. `ledger`: the ledger at hand; without one (`status` reads through
- * the runs API), it is opened to read. `place`: where the ledger is, as the message names it.
+ * run" alone reads as a lost run. `opened`: the ledgers at hand; without them (`status` reads through
+ * the runs API), they are opened to read. `place`: where the ledger is, as the message names it.
  * @default the command line's state directory or stack
  */
-export async function noRunError(runId: string, ledger?: Ledger, place = where()): Promise<UsageError> {
-  const { pruneRecordsOf } = await import('../lambdas/ledger/storage-ledger.js');
-  const prunesIn = async (held: Ledger): Promise<PruneRecord[]> => (await pruneRecordsOf(held)?.prunes(() => undefined)) ?? [];
+export async function noRunError(runId: string, opened?: OpenLedgers, place = where()): Promise<UsageError> {
   // Only to say more than "no run": a ledger that cannot be opened now leaves the answer as it was.
-  const prunes = ledger ? await prunesIn(ledger) : await withLedgerOnly('status', undefined, runId, (opened) => prunesIn(opened.ledger)).catch(() => []);
+  const prunes = opened ? await pruneRecordsIn(opened) : await withLedgerOnly('status', undefined, runId, pruneRecordsIn).catch(() => []);
   const prune = prunes.find((record) => record.runIds.includes(runId));
   return new UsageError(`no run ${runId} in ${place}${prune ? `: it was ${formatPrune(prune)} (\`${nextCommand(`verify ${runId}`)}\` checks that record)` : ''}`);
 }

@@ -52,7 +52,7 @@ export function registerForkCommand(program: Command): void {
       // Read the parent and report before the engine owns the state directory.
       const { parent, changes, dir } = await withClient('fork', options.agent, parentId, async ({ ledger, engine, parts }) => {
         const run = await ledger.getRun(parentId);
-        if (!run) throw await noRunError(parentId, ledger);
+        if (!run) throw await noRunError(parentId, { ledger, parts });
         const agent = await agentFor(options.agent, run.agent, engine ?? null);
         const { runInput } = await import('../run.js');
         const input = options.input === undefined ? run.input : runInput(options.input, undefined, run.agent);

@@ -14,6 +14,8 @@ export function registerKillCommand(program: Command): void {
     .option('--reason <text>', 'why, recorded with the kill', '')
     .action(async (runId: string | undefined, options: { all: boolean; lift: boolean; reason: string }) => {
       if (Boolean(runId) === options.all) throw new UsageError('kill takes a run id, or --all');
+      // Without --all, --lift would be dropped and `kill --lift <runId>` kill the run it meant to spare.
+      if (options.lift && !options.all) throw new UsageError('--lift: only with --all (`kill --all --lift` lifts the global kill switch); a killed run stays killed');
       const [{ KillReason }, { localUser }] = await Promise.all([import('../../lambdas/runs/run-request.js'), import('../../local/services/approval-api.js')]);
       if (!KillReason.safeParse(options.reason).success) throw new UsageError(`--reason: at most 500 characters (got ${options.reason.length})`);
       // A run serve drives is cancelled through its runs API, which records who asked (and stops a run waiting for a person at once).
@@ -24,7 +26,7 @@ export function registerKillCommand(program: Command): void {
         await serving.client.cancel(runId!, { reason: options.reason });
         return out(`run ${runId}: killed; it stops before its next step`);
       }
-      await withClient('kill', undefined, runId, async ({ client, ledger }) => {
+      await withClient('kill', undefined, runId, async ({ client, ledger, parts }) => {
         if (options.all) {
           if (options.lift) {
             await ledger.setGlobalKill(undefined);
@@ -34,7 +36,7 @@ export function registerKillCommand(program: Command): void {
           const waiting = await killEveryRun(ledger, client, { by: localUser(), at: new Date().toISOString(), reason: options.reason });
           return out(`global kill switch on: every run stops before its next step${waiting.length > 0 ? `; ${counted(waiting.length, 'run')} waiting for a person stopped now (${waiting.join(', ')})` : ''}`);
         }
-        if (!(await ledger.getRun(runId!))) throw await noRunError(runId!, ledger);
+        if (!(await ledger.getRun(runId!))) throw await noRunError(runId!, { ledger, parts });
         await client.cancel(runId!, { by: localUser(), reason: options.reason });
         out(`run ${runId}: killed; it stops before its next step`);
       });

@@ -13,9 +13,9 @@ export function registerReplayCommand(program: Command): void {
     .option('--agent <name|path>', 'the code to replay on (default: the agent named in the run)')
     .option('--json', 'print JSON', false)
     .action((runId: string, options: { agent?: string; json: boolean }) =>
-      withLedgerOnly('replay', options.agent, runId, async ({ ledger, engine }) => {
+      withLedgerOnly('replay', options.agent, runId, async ({ ledger, engine, parts }) => {
         const run = await ledger.getRun(runId);
-        if (!run) throw await noRunError(runId, ledger);
+        if (!run) throw await noRunError(runId, { ledger, parts });
         // A run still running has no end to compare with: bad input (exit 2), not a divergence (exit 1).
         if (run.status === 'running') throw new UsageError(`runId: run ${runId} is still running; replay a finished or stopped run`);
         const agent = await agentFor(options.agent, run.agent, engine ?? null);

@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { deployed, err, nextCommand, out, printJson, printReport, stateDir } from '../program.js';
 import { exitCodeOfSignal, signalCame, watchStopSignals, type StopSignals } from '../signals.js';
 import type { Run, RunsClient } from '../../client/index.js';
-import { noRunError, servedExecutionFigures, servingEngine, withClient } from '../target.js';
+import { noRunError, servedEngineOf, servedExecutionFigures, servingEngine, withClient } from '../target.js';
 import { servedAgentFor, servedAgents, servedList, type EngineFile } from '../state.js';
 import { agentModulePath, isAgentPath } from '../../local/runtime/agents.js';
 import type { ForkRequest } from '../../lambdas/runs/fork.js';
@@ -69,7 +69,7 @@ export async function runAndReport(options: Record<string, unknown>) {
   // A fork runs in the directory of its parent's agent (cli/commands/fork.ts), else the state directory.
   const dir = (options['stateDir'] as string | undefined) ?? stateDir();
   const serving = options['memory'] ? undefined : await servingEngine(dir);
-  if (serving) return runOnServe(options, serving);
+  if (serving) return runOnServe(options, dir, serving);
   const { exitCodeOf, runCommand } = await runModule();
   const outcome = await runCommand({ ...options, stateDir: dir }, { out, err, interactive: Boolean(process.stdin.isTTY) });
   if (options['json']) printJson({ ...outcome.report, lifecycle: lifecycleOf(outcome.report.status, outcome.report.approvals.pending), execution: outcome.execution });
@@ -88,9 +88,9 @@ async function startOnStack(options: Record<string, unknown>) {
   if (options['fleetBudget'] !== undefined) throw new UsageError(`--fleet-budget: a stack's fleet budget is its deployment's (the construct's \`fleetBudget\` prop), not a run's`);
   const runId = options['runId'] as string | undefined;
   const { exitCodeOf, runInput } = await runModule();
-  await withClient('run', options['agent'] as string | undefined, runId, async ({ client, ledger, link }) => {
+  await withClient('run', options['agent'] as string | undefined, runId, async ({ client, ledger, parts, link }) => {
     const existing = runId ? await ledger.getRun(runId) : undefined;
-    if (options['resume'] && !existing) throw await noRunError(runId!, ledger);
+    if (options['resume'] && !existing) throw await noRunError(runId!, { ledger, parts });
     const input = existing ? existing.input : runInput(options['input'] as string | undefined, undefined, 'of this stack');
     const started = await client.start({ input, ...(runId && { runId }), ...(options['force'] ? { force: true } : {}) });
     const where = { runId: started.runId, executionArn: started.executionArn, execution: link(started.executionArn) };
@@ -153,7 +153,7 @@ export function whatServeTakes(options: Record<string, unknown>, engine: EngineF
  * through its runs API (the public client), which drives it; this command waits for it and reports
  * as a local run does. Ctrl-C stops the waiting, not the run: serve goes on with it.
  */
-async function runOnServe(options: Record<string, unknown>, { client, engine }: NonNullable<Awaited<ReturnType<typeof servingEngine>>>) {
+async function runOnServe(options: Record<string, unknown>, dir: string, { client, engine }: NonNullable<Awaited<ReturnType<typeof servingEngine>>>) {
   const { agent } = whatServeTakes(options, engine);
   const { exitCodeOf, runInput } = await runModule();
   const runId = options['runId'] as string | undefined;
@@ -166,9 +166,11 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
       .map((name) => [name === 'approvalTimeout' ? 'approvalTimeoutSeconds' : name, name === 'onBudgetExceeded' ? options[name] : Number(options[name])]),
   );
   const fork = options['fork'] as ForkRequest | undefined;
+  // A run serve holds already is its own agent's (a serve of several agents asks a start to name one).
+  const runAgent = agent ?? existing?.agent;
   const started = await client.start({
     input,
-    ...(agent && { agent }),
+    ...(runAgent && { agent: runAgent }),
     ...(runId && { runId }),
     ...(Object.keys(budgets).length > 0 && { config: budgets }),
     ...(options['model'] ? { model: options['model'] as string } : {}),
@@ -183,8 +185,9 @@ async function runOnServe(options: Record<string, unknown>, { client, engine }: 
   else progress(`savepoint: ${what} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
   const run = await waitUnlessStopped(client, started.runId, signals, { who: `\`savepoint serve\` (pid ${engine.pid})`, say: progress });
   if (!run) return;
-  // The figures of the execution that drove the run to its end, as a local run reports its own.
-  const execution = await servedExecutionFigures(engine, run.report.chain.at(-1)?.executionArn ?? started.executionArn);
+  // The figures of the execution that drove the run to its end, as a local run reports its own,
+  // from the engine of the run's agent (serve with several agents runs each on its own engine).
+  const execution = await servedExecutionFigures(await servedEngineOf(dir, engine, run.report.agent), run.report.chain.at(-1)?.executionArn ?? started.executionArn);
   if (options['json']) printJson({ ...run.report, lifecycle: run.lifecycle, execution });
   else printReport(run.report, execution);
   process.exitCode = exitCodeOf(run.report);

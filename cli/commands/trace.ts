@@ -17,9 +17,9 @@ export function registerTraceCommand(program: Command): void {
     .option('--print', 'print the span tree (also when exporting)', false)
     .option('--json', 'print the spans as JSON', false)
     .action((runId: string, options: { print: boolean; json: boolean; agent?: string }) =>
-      checkTracingEnv().then(() => withClient('trace', undefined, undefined, async ({ ledger }) => {
+      checkTracingEnv().then(() => withClient('trace', undefined, undefined, async ({ ledger, parts }) => {
         const run = await ledger.getRun(runId);
-        if (!run) throw await noRunError(runId, ledger);
+        if (!run) throw await noRunError(runId, { ledger, parts });
         // The run's agent, when it is here: its tools' guarantees and its redaction hook.
         const agent = await agentFor(options.agent, run.agent, null);
         // Spans only: the metrics were measured as the run went, and a second send would count twice.

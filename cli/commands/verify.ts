@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import type { RunVerification } from '../../lambdas/ledger/seal.js';
+import type { PruneRecord, PruneRecords } from '../../lambdas/ledger/pruning.js';
 import { UsageError } from '../errors.js';
 import { out, printJson } from '../program.js';
-import { formatPrune, where, withClient } from '../target.js';
+import { formatPrune, pruneRecordsIn, where, withClient } from '../target.js';
 import { counted } from '../../lambdas/shared/text.js';
 
 /** `savepoint verify [runId] | --all`: checks sealed ledger records. */
@@ -14,18 +15,19 @@ export function registerVerifyCommand(program: Command): void {
     .option('--json', 'print JSON', false)
     .action(async (runId: string | undefined, options: { all: boolean; json: boolean }) => {
       if (Boolean(runId) === options.all) throw new UsageError('verify takes a run id, or --all');
-      await withClient('verify', undefined, undefined, async ({ client, ledger }) => {
-        const { pruneRecordsOf, pruningOf } = await import('../../lambdas/ledger/storage-ledger.js');
+      await withClient('verify', undefined, undefined, async ({ client, ledger, parts }) => {
+        const { pruneRecordsOf } = await import('../../lambdas/ledger/storage-ledger.js');
         const reports = await client.verify(runId ?? 'all');
         if (!reports) {
-          const prune = (await pruneRecordsOf(ledger)?.prunes(() => undefined))?.find((record) => record.runIds.includes(runId!));
+          const prune = (await pruneRecordsIn({ ledger, parts })).find((record) => record.runIds.includes(runId!));
           if (!prune) throw new UsageError(`no run ${runId} in ${where()}`);
           return out(`${runId}: pruned, its records removed by ${formatPrune(prune)}`);
         }
         const failed = reports.filter((report) => report.problems.length > 0);
-        // What `savepoint prune` removed, from its sealed records: with --all, every run is accounted for.
-        const retention = options.all ? pruningOf(ledger) : undefined;
-        const pruned = retention && { records: await retention.prunes(() => undefined), problems: await retention.verifyPrunes() };
+        // What `savepoint prune` removed, from its sealed records: with --all, every run is accounted for,
+        // in each agent's ledger (serve with several agents keeps one per agent), also through a running engine's.
+        const retentions = options.all ? (parts ?? [{ ledger }]).map((part) => pruneRecordsOf(part.ledger)) : [];
+        const pruned = retentions.length > 0 && retentions.every((retention) => retention !== undefined) ? await prunesChecked(retentions) : undefined;
         const ok = failed.length === 0 && (pruned?.problems.length ?? 0) === 0;
         if (options.json) printJson({ runs: reports, ...(pruned && { pruned }), ok });
         else {
@@ -37,6 +39,12 @@ export function registerVerifyCommand(program: Command): void {
         if (!ok) process.exitCode = 1;
       });
     });
+}
+
+/** The prune records of the ledgers, and what fails in them. */
+async function prunesChecked(retentions: readonly PruneRecords[]): Promise<{ records: PruneRecord[]; problems: string[] }> {
+  const each = await Promise.all(retentions.map(async (retention) => ({ records: await retention.prunes(() => undefined), problems: await retention.verifyPrunes() })));
+  return { records: each.flatMap((one) => one.records), problems: each.flatMap((one) => one.problems) };
 }
 
 /** One run's verification, as a line (and one more per failing record). */

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { ownStateDir } from '../owner.js';
 import { AGENT_HELP, defaultAgent, err, out, printJson, stateDir } from '../program.js';
-import { rememberedAgents, runningEngine, worldDataOf } from '../state.js';
+import { agentDirsOf, rememberedAgents, runningEngine, worldDataOf } from '../state.js';
 import { agentFor, recordedAgent } from '../target.js';
 
 /** `savepoint world`: what the agent's simulated world holds. */
@@ -26,9 +26,12 @@ export function registerWorldCommand(program: Command): void {
       // Reading the world makes no state directory; while it is open, this process owns the directory.
       // A `--memory` run keeps its world in its own process: nothing is left here to read (docs/cli.md, Try it with failures).
       if (!existsSync(stateDir())) throw new UsageError(`no state directory ${stateDir()}: run \`savepoint run\` first, without --memory (a --memory run keeps nothing to show), or pass --state-dir`);
-      const ownership = await ownStateDir(stateDir(), 'world');
+      // `serve` of several agents keeps each agent's world after the first beside its ledger, in agents/<name>/:
+      // read at the top, it is an empty world of the agent (and a new journal left there).
+      const dir = agentDirsOf(stateDir()).find((part) => part.agent === agent.name)?.dir ?? stateDir();
+      const ownership = await ownStateDir(dir, 'world');
       const world = await agent.dev
-        .world({ stateDir: stateDir(), dataFile: worldDataOf(stateDir(), options.worldData).path, failRate: 0, seed: 1, now: () => new Date() })
+        .world({ stateDir: dir, dataFile: worldDataOf(dir, options.worldData).path, failRate: 0, seed: 1, now: () => new Date() })
         .catch(async (error: unknown) => {
           await ownership.release();
           throw error;

@@ -282,6 +282,6 @@ export interface Pruning {
 /**
  * What a ledger that keeps prune records answers to a reader: the part of `Pruning` a running
  * engine's ledger also serves to the other commands over loopback (remote-ledger.ts), which prune
- * nothing while it runs.
+ * nothing while it runs (`verify --all` checks the prune records then too).
  */
-export type PruneRecords = Pick<Pruning, 'prunes' | 'planPrune'>;
+export type PruneRecords = Pick<Pruning, 'prunes' | 'planPrune' | 'verifyPrunes'>;

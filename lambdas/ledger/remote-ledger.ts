@@ -53,11 +53,12 @@ const DATE_ARGS = {
 } as const satisfies Record<keyof Ledger, readonly (number | string)[]>;
 
 /**
- * What the engine's ledger answers besides `Ledger` (pruning.ts `PruneRecords`): the prune records
- * and a prune's plan, read-only — `status` names a pruned run, `verify` checks its record, and
- * `prune --dry-run` plans while the engine runs (it prunes nothing: a prune needs the engine stopped).
+ * What the engine's ledger answers besides `Ledger` (pruning.ts `PruneRecords`): the prune records,
+ * what fails in them and a prune's plan, read-only — `status` names a pruned run, `verify` checks
+ * its record (`verify --all` every record), and `prune --dry-run` plans while the engine runs (it
+ * prunes nothing: a prune needs the engine stopped).
  */
-const RECORD_READS = { prunes: [], planPrune: [0] } as const satisfies Record<keyof PruneRecords, readonly (number | string)[]>;
+const RECORD_READS = { prunes: [], planPrune: [0], verifyPrunes: [] } as const satisfies Record<keyof PruneRecords, readonly (number | string)[]>;
 
 type LedgerMethod = keyof typeof DATE_ARGS;
 type Method = LedgerMethod | keyof typeof RECORD_READS;
@@ -134,7 +135,7 @@ async function answer(ledger: Ledger, req: IncomingMessage): Promise<Body> {
   const target = ledger as Ledger & Partial<PruneRecords>;
   if (typeof target[method] !== 'function') return { error: { name: 'NotSupported', message: `this engine's ledger answers no ${method}` } };
   // A callback does not cross the wire: a prune record that does not verify is left out, as each
-  // command that reads them leaves it (`verify --all`, with the engine stopped, names it).
+  // command that reads them leaves it (`verify --all` names it: verifyPrunes).
   const given = method === 'prunes' ? [() => undefined] : args;
   try {
     const value = await (target[method] as (...args: unknown[]) => Promise<unknown>).apply(ledger, given);

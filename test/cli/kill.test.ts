@@ -30,6 +30,11 @@ describe('savepoint kill <runId>', () => {
     expect((await savepoint(['--state-dir', stateDir, 'runs'])).stdout).toMatch(new RegExp(`^${runId} +running .*  waiting for a person$`, 'm'));
     expect(status.stdout).toMatch(new RegExp(`^waiting for a person: .+ — decide by \\S+: savepoint --state-dir ${stateDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} approve ${approvalId} \\(or reject\\)$`, 'm'));
 
+    // --lift lifts the global switch only: with a run id it is refused (exit 2), and the run goes on waiting.
+    const lift = await savepoint(['--state-dir', stateDir, 'kill', '--lift', runId]);
+    expect(lift).toMatchObject({ code: 2, stdout: '', stderr: 'savepoint: --lift: only with --all (`kill --all --lift` lifts the global kill switch); a killed run stays killed\n' });
+    expect((await savepoint(['--state-dir', stateDir, 'runs'])).stdout).toMatch(new RegExp(`^${runId} +running .*  waiting for a person$`, 'm'));
+
     const kill = await savepoint(['--state-dir', stateDir, 'kill', runId, '--reason', 'wrong day']);
     expect(kill.stderr).toBe('');
     expect(kill).toMatchObject({ code: 0, stdout: `run ${runId}: killed; it stops before its next step\n` });

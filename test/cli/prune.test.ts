@@ -100,7 +100,7 @@ describe('a state directory after a prune, while savepoint serve runs on it', ()
     for (const child of children) child.kill('SIGKILL');
   });
 
-  it("names a pruned run through the engine's ledger, and plans a prune (--dry-run) while it runs; a prune itself waits for it to stop", { timeout: 300_000 }, async () => {
+  it("names a pruned run through the engine's ledger, checks its prune record (verify --all), and plans a prune (--dry-run) while it runs; a prune itself waits for it to stop", { timeout: 300_000 }, async () => {
     const { stateDir: dir } = await workspaceWithRun('prune-served', day);
     const runs = await savepointProcess(['--state-dir', dir, 'runs', '--json']);
     const [pruned] = (JSON.parse(runs.stdout) as { runs: { runId: string }[] }).runs.map((run) => run.runId);
@@ -111,6 +111,10 @@ describe('a state directory after a prune, while savepoint serve runs on it', ()
     expect(status.code).toBe(2);
     expect(status.stderr).toMatch(new RegExp(`^savepoint: no run ${pruned} in \\S+: it was pruned at \\S+: 1 run that finished before 2999-01-01T00:00:00.000Z \\(\\d+ records, sha256:[0-9a-f]{64}\\), sealed`));
     expect((await savepointProcess(['--state-dir', dir, 'verify', pruned!])).stdout).toMatch(new RegExp(`^${pruned}: pruned, its records removed by pruned at `));
+    // verify --all accounts for the pruned run through the engine's ledger too: its prune record listed and checked.
+    const all = await savepointProcess(['--state-dir', dir, 'verify', '--all', '--json']);
+    expect(all.code, all.stderr).toBe(0);
+    expect(JSON.parse(all.stdout)).toMatchObject({ runs: [], pruned: { records: [{ runIds: [pruned] }], problems: [] }, ok: true });
     const plan = await savepointProcess(['--state-dir', dir, 'prune', '--finished-before', '2999-01-01', '--dry-run', '--json']);
     expect(plan.code, plan.stderr).toBe(0);
     expect(JSON.parse(plan.stdout)).toEqual({ dryRun: true, finishedBefore: '2999-01-01T00:00:00.000Z', prune: [], kept: [] });
