@@ -46,6 +46,13 @@ export const POLL_AFTER_SECONDS = 2;
 const LONG_POLL_EVERY_MS = 1_000;
 /** Left of the function's time when a long-poll answers, whatever it was asked: the answer still has to reach the caller. */
 const ANSWER_MARGIN_MS = 2_000;
+/**
+ * How long a start waits for StartRun to record its run, and how often it reads it meanwhile: on AWS
+ * StartExecution answers before the execution's first state runs, and StartRun (a Lambda
+ * invocation: ~0.1-1 s, more on a cold start) records the run after it.
+ */
+const RECORD_WAIT_MS = 10_000;
+const RECORD_POLL_MS = 100;
 /** Runs read for one page of `GET /v1/runs`, newest first from the cursor (each one a GetItem on DynamoDB). */
 const LIST_READ_LIMIT = 1_000;
 
@@ -298,7 +305,26 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     // parsed request has every budget filled in with RunConfig's defaults.
     const { agent: _named, ...sent } = body as Record<string, unknown>;
     const started = await startRoute(caller, sent);
+    await untilRecorded(started.runId);
     return { ...started, agent: deps.agent.name, lifecycle: 'working', created: true };
+  };
+
+  /**
+   * Until StartRun has recorded the run a start started, at most RECORD_WAIT_MS: a read of the run
+   * the 202 names (its Location; a client's `wait` or `events` right after its `start`) found no run
+   * and answered 404 while StartRun had still to run. Past the bound the start answers anyway, the
+   * run still to come (`working`). A write in this process wakes it at once (the local engine).
+   */
+  const untilRecorded = async (runId: string): Promise<void> => {
+    const writes = watch(runId);
+    try {
+      const until = deps.clock.now().getTime() + RECORD_WAIT_MS;
+      for (let left = RECORD_WAIT_MS; !(await deps.ledger.getRun(runId)) && left > 0; left = until - deps.clock.now().getTime()) {
+        await writes.next(Math.min(RECORD_POLL_MS, left));
+      }
+    } finally {
+      writes.close();
+    }
   };
 
   const list = async (rawQuery: unknown): Promise<RunsPage> => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cachedTemplate } from '../../local/template/cache.js';
+import { onPath } from '../support/on-path.js';
 
 /**
  * Terminal escape injection, through the real CLI: a refund request whose id carries control
@@ -106,7 +107,10 @@ it('`--approve prompt` whose input has ended decides nothing: each approval wait
   expect(output).toMatch(/approvals +2 \(0 approved, 0 rejected, 2 expired, 0 pending\)/);
 }, 60_000);
 
-it('Ctrl-C at a question in a terminal stops the command, as at any other time (the run saved)', async () => {
+/** util-linux's `script` (Debian's bsdutils), which CI installs (.ci/run): without it the terminal test skips itself. */
+const script = onPath('script');
+
+it.skipIf(!script)('Ctrl-C at a question in a terminal stops the command, as at any other time (the run saved)', async () => {
   // A terminal of its own (util-linux's `script`, a pseudo-terminal): Ctrl-C typed there is SIGINT
   // only while the terminal is in its own mode, not in the raw mode readline sets for its line editor.
   const stateDir = join(root, 'ctrl-c');
