@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { commandWord } from '../../cli/command-word.js';
@@ -20,6 +21,13 @@ describe('the commands a command line registers (cli/register-commands.ts)', () 
     expect([...all.keys()]).toEqual([...Object.keys(COMMANDS), 'console']);
     expect(await registered('--help', 'replay')).toEqual(all);
     expect(await registered('replai', 'r1')).toEqual(all);
+  });
+
+  it("each has its row in docs/cli.md's table of commands", () => {
+    const rows = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8').split('\n').filter((line) => line.startsWith('| `'));
+    // `approve` and `reject` share a command module; `help` is commander's.
+    const missing = [...all.keys(), 'approve', 'reject'].filter((name) => !rows.some((row) => row.startsWith(`| \`${name} `) || row.startsWith(`| \`${name}\``)));
+    expect(missing).toEqual([]);
   });
 
   it.each(Object.keys(COMMANDS))('`%s` alone, with the same help as among all (and `console`, which adds to run and resume)', async (name) => {
