@@ -51,7 +51,7 @@ const ANSWER_MARGIN_MS = 2_000;
  * StartExecution answers before the execution's first state runs, and StartRun (a Lambda
  * invocation: ~0.1-1 s, more on a cold start) records the run after it.
  */
-const RECORD_WAIT_MS = 10_000;
+const RECORD_WAIT_MS = 5_000;
 const RECORD_POLL_MS = 100;
 /** Runs read for one page of `GET /v1/runs`, newest first from the cursor (each one a GetItem on DynamoDB). */
 const LIST_READ_LIMIT = 1_000;
@@ -313,7 +313,9 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
    * Until StartRun has recorded the run a start started, at most RECORD_WAIT_MS: a read of the run
    * the 202 names (its Location; a client's `wait` or `events` right after its `start`) found no run
    * and answered 404 while StartRun had still to run. Past the bound the start answers anyway, the
-   * run still to come (`working`). A write in this process wakes it at once (the local engine).
+   * run still to come (`working`): a StartRun that slow, or one that refuses what this route cannot
+   * check (a fork at a turn its parent lacks: the role may not read the parent's conversation),
+   * whose run never comes. A write in this process wakes it at once (the local engine).
    */
   const untilRecorded = async (runId: string): Promise<void> => {
     const writes = watch(runId);
