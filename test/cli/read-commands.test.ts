@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
@@ -44,6 +44,13 @@ describe('savepoint world', () => {
     expect(await savepoint('--state-dir', stateDir, 'world', '--agent', 'refund-reconciler')).toMatch(/^1 refunds? paid/);
     // Without --agent: the one agent that ran in the state directory.
     expect(await savepoint('--state-dir', stateDir, 'world')).toMatch(/^1 refunds? paid/);
+  });
+
+  it('says that nothing ran in a directory without a ledger, and makes nothing there', async () => {
+    const empty = join(dirname(stateDir), 'empty');
+    mkdirSync(empty);
+    await expect(savepoint('--state-dir', empty, 'world', '--agent', 'refund-reconciler')).rejects.toThrow(/^no ledger in \S+empty: nothing ran there, so its world is empty; run `savepoint run` first, or pass --state-dir$/);
+    expect(readdirSync(empty)).toEqual([]);
   });
 
   it('says that a --memory run keeps nothing for it to read, where there is no state directory', async () => {
