@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { out, printJson } from '../program.js';
-import { withClient } from '../target.js';
+import { noRunError, withClient } from '../target.js';
 
 /** `savepoint migrate <runId> --to <version>`: a live run moves to the deployed version of its agent. */
 export function registerMigrateCommand(program: Command): void {
@@ -10,7 +10,9 @@ export function registerMigrateCommand(program: Command): void {
     .requiredOption('--to <version>', "the agent version to move the run to: the deployed one (the agent's `version`)")
     .option('--json', 'print JSON', false)
     .action((runId: string, options: { to: string; json: boolean }) =>
-      withClient('migrate', undefined, runId, async ({ client }) => {
+      withClient('migrate', undefined, runId, async ({ client, ledger, parts }) => {
+        // A run id the ledger does not hold is said as the other commands say it (a pruned one named).
+        if (!(await ledger.getRun(runId))) throw await noRunError(runId, { ledger, parts });
         // The approval API's module loads with the command that records who migrated (as kill's does).
         const { localUser } = await import('../../local/services/approval-api.js');
         const view = await client.migrate(runId, { to: options.to, by: localUser() });

@@ -54,6 +54,8 @@ describe('savepoint migrate', () => {
     expect(await v1.stop()).toBe(143); // saved, waiting on its approval
 
     // With no engine running, it says which to start: the new version's, long-running (not the one-shot `run`).
+    // A run id the ledger does not hold is said as every command says it, engine or none.
+    expect(await savepoint('migrate', 'run-z', '--to', '3')).toMatchObject({ code: 2, stderr: expect.stringMatching(/^savepoint: no run run-z in \S+\n$/) });
     const noEngine = await savepoint('migrate', 'run-a', '--to', '3');
     expect(noEngine).toMatchObject({ code: 2, stderr: 'savepoint: migrate: this client reaches no engine (no Step Functions API): start the new version on the state directory, `savepoint serve --agent <its module>`\n' });
 
