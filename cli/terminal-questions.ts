@@ -54,6 +54,9 @@ export function terminalQuestions(input: NodeJS.ReadableStream, output: NodeJS.W
       const answer = turn.then(async () => {
         withdrawn.throwIfAborted();
         open();
+        // At a terminal, a line typed before this question was shown answered another (one withdrawn
+        // at its deadline): not this one. Piped lines are the answers in order, read ahead.
+        if ((input as { isTTY?: boolean }).isTTY) lines.length = 0;
         output.write(prompt);
         while (lines.length === 0 && !ended) await nextLine(withdrawn);
         arrived = undefined;
