@@ -143,7 +143,8 @@ const LEDGER_ACCESS: Readonly<Record<string, LedgerAccess>> = { status: 'read', 
  * The commands that reach every agent's ledger of the state directory (`serve --agent a --agent b`
  * keeps one per agent): they see each agent's runs, `kill --all` stops every agent's, a decision,
  * a fork or a migration reaches the ledger (and engine) that holds its run, and `prune` prunes
- * each ledger. The others (`run`, `resume`) work on the state directory's own.
+ * each ledger. The others (`run`, `resume`) work on one directory's: the state directory's, or
+ * the one whose ledger holds the run resumed (runDirOf).
  */
 const EVERY_AGENT: ReadonlySet<string> = new Set(['status', 'runs', 'approvals', 'verify', 'trace', 'replay', 'kill', 'breakers', 'prune', 'migrate', 'fork', 'approve', 'reject']);
 
@@ -295,6 +296,28 @@ export async function servingEngine(dir: string): Promise<{ client: RunsClient; 
 export async function servedEngineOf(dir: string, engine: EngineFile, agent: string): Promise<EngineFile> {
   if (engine.agent?.name === agent) return engine;
   return (await runningEngine(agentDir(dir, agent))) ?? engine;
+}
+
+/** The directory of the agent whose ledger holds the run, when the state directory keeps several (cli/state.ts openEveryAgent). */
+export async function holderDir(parts: readonly AgentDir[] | undefined, runId: string): Promise<string | undefined> {
+  for (const part of parts ?? []) if (await part.ledger.getRun(runId)) return part.dir;
+  return undefined;
+}
+
+/**
+ * Where `run`/`resume` with no engine running drives `runId`: the directory whose ledger holds it.
+ * A state directory `serve --agent a --agent b` kept holds b's runs in agents/b/ (its ledger, world
+ * and journals), which the state directory's own ledger does not know. Undefined when it keeps no
+ * agent's directory, or no ledger of it holds the run (then the state directory's own says so).
+ */
+export async function runDirOf(dir: string, runId: string, command: string): Promise<string | undefined> {
+  if (agentDirsOf(dir).length === 0) return undefined;
+  const opened = await openEveryAgent(dir, command, 'read');
+  try {
+    return await holderDir(opened.parts, runId);
+  } finally {
+    await opened.close();
+  }
 }
 
 /** What a command has open: the ledger, and each agent's when the state directory holds several (cli/state.ts openEveryAgent). */

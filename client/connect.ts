@@ -145,6 +145,12 @@ export interface RunsClient {
    * most 20 s each (under API Gateway's 29 s). `signal` stops the wait, the long-poll in flight
    * too: it rejects with an error named `AbortError` (its `cause` the signal's reason).
    *
+   * With `connect({ stateDir })` the wait lasts through a restart of `serve`: while no serve answers
+   * on the state directory (stopped, restarting, killed) it asks again every 250 ms, doubling to
+   * 2 s, at the address the next serve publishes there, for as long as it takes — pass a `signal`
+   * (e.g. `AbortSignal.timeout(ms)`) to bound it. A refusal still throws a `RunsApiError` at once
+   * (404 no such run, 400, 403); so does any failure of a client connected by `url` or `stack`.
+   *
    * @example
    * const run = await client.wait(runId);
    * console.log(run.lifecycle, run.report.dollars);
@@ -221,7 +227,7 @@ export interface RunsEndpoint {
   readonly base: string;
   /** How requests are sent (a signing fetch for a stack). @default globalThis.fetch */
   readonly fetch?: typeof fetch;
-  /** Finds the API again (a `serve` that restarted publishes a new address): where a refused request and a resumed event stream go. @default the same base */
+  /** Finds the API again (a `serve` that restarted publishes a new address): where a refused request, a resumed event stream and a `wait` through the restart go. @default the same base */
   readonly locate?: () => RunsEndpoint;
 }
 
@@ -287,6 +293,37 @@ export function servedAt(stateDir: string): RunsEndpoint {
   return { base: runs.slice(0, -'/runs'.length) };
 }
 
+/** `wait`'s pauses while no serve answers: 250 ms, doubling to 2 s (a restarted serve is found within 2 s of its start). */
+const RECONNECT_FIRST_MS = 250;
+const RECONNECT_MAX_MS = 2_000;
+const reconnectDelay = (gaps: number) => Math.min(RECONNECT_FIRST_MS * 2 ** gaps, RECONNECT_MAX_MS);
+
+/**
+ * Whether a request failed because no serve answers on the state directory: no answer at all (a
+ * refused or reset connection), or a 503 — `locate` finding no serve there (no engine.json, or its
+ * serve gone), or a serve still starting its engines. Any other answer (a 404, a 400, a 403, a 500)
+ * is the API's own, and final.
+ */
+function noServeAnswers(error: unknown): boolean {
+  return !(error instanceof RunsApiError) || error.status === 503;
+}
+
+/**
+ * Settles after `ms`, or at once when `signal` aborts. A plain timer, not an unref'd one: an app
+ * whose only work is waiting for a run would otherwise exit in the middle of the wait.
+ */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 /**
  * The client of the runs API at `endpoint` (what `connect` returns). With its `locate`, a request
  * the endpoint does not answer (refused, reset) is sent once more to where `locate` finds the API
@@ -343,18 +380,27 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       return (await call<RunPage>('GET', `/runs${params.size > 0 ? `?${params}` : ''}`)).body;
     },
     async wait(runId, options = {}) {
+      const stopped = () => abortError(`stopped waiting for run ${runId}`, options.signal);
       // The first read answers at once: a long-poll answers when the run moves on, so a run already
       // waiting for a person would hold the first one to its 20 s. Each long-poll names the
       // lifecycle read before it: a run that moved on in between (to input_required, which only a
       // person's decision ends) is answered at once, not at the poll's cap.
       let seen: Lifecycle | undefined;
-      for (let longPoll = 0; ; longPoll = 20) {
-        const stopped = () => abortError(`stopped waiting for run ${runId}`, options.signal);
+      for (let gaps = 0; ; ) {
         if (options.signal?.aborted) throw stopped();
-        // The signal ends a long-poll in flight too.
-        const run = await get(runId, longPoll, options.signal, seen).catch((error: unknown) => {
-          throw options.signal?.aborted ? stopped() : error;
-        });
+        let run: Run | undefined;
+        try {
+          // The signal ends a long-poll in flight too.
+          run = await get(runId, seen === undefined ? 0 : 20, options.signal, seen);
+        } catch (error) {
+          if (options.signal?.aborted) throw stopped();
+          // No serve answers (it stopped, or restarts): the run goes on when one starts again on the
+          // state directory, so the wait waits for it too, asking again where `locate` finds it.
+          if (!locate || !noServeAnswers(error)) throw error;
+          await pause(reconnectDelay(gaps++), options.signal);
+          continue;
+        }
+        gaps = 0;
         if (!run) throw new RunsApiError(404, `runId: no run ${runId}`);
         if (TERMINAL_LIFECYCLES.includes(run.lifecycle) || (options.untilInput && run.lifecycle === 'input_required')) return run;
         seen = run.lifecycle;

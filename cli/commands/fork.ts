@@ -6,8 +6,7 @@ import { parseOrThrow } from '../../lambdas/shared/validation.js';
 import { UsageError } from '../errors.js';
 import { engineOptions } from '../options.js';
 import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
-import { agentFor, noRunError, recordedAgent, servingEngine, where, withClient } from '../target.js';
-import type { AgentDir } from '../state.js';
+import { agentFor, holderDir, noRunError, recordedAgent, servingEngine, where, withClient } from '../target.js';
 import { runAndReport, waitUnlessStopped, whatServeTakes } from './run.js';
 import { watchStopSignals } from '../signals.js';
 
@@ -118,12 +117,6 @@ async function forkOnStack(parentId: string, options: { runId?: string; yes: boo
     if (options.json) printJson({ ...view.report, ...where });
     else printReport(view.report);
   });
-}
-
-/** The directory of the agent whose ledger holds the run, when the state directory keeps several (cli/state.ts openEveryAgent). */
-async function holderDir(parts: readonly AgentDir[] | undefined, runId: string): Promise<string | undefined> {
-  for (const part of parts ?? []) if (await part.ledger.getRun(runId)) return part.dir;
-  return undefined;
 }
 
 /** A `reuse` fork in a terminal asks before it starts (`--yes` does not); a dry one sends nothing. */

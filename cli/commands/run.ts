@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { deployed, err, nextCommand, out, printJson, printReport, stateDir } from '../program.js';
 import { exitCodeOfSignal, signalCame, watchStopSignals, type StopSignals } from '../signals.js';
 import type { Run, RunsClient } from '../../client/index.js';
-import { noRunError, servedEngineOf, servedExecutionFigures, servingEngine, withClient } from '../target.js';
+import { noRunError, runDirOf, servedEngineOf, servedExecutionFigures, servingEngine, withClient } from '../target.js';
 import { servedAgentFor, servedAgents, servedList, type EngineFile } from '../state.js';
 import { agentModulePath, isAgentPath } from '../../local/runtime/agents.js';
 import type { ForkRequest } from '../../lambdas/runs/fork.js';
@@ -70,8 +70,10 @@ export async function runAndReport(options: Record<string, unknown>) {
   const dir = (options['stateDir'] as string | undefined) ?? stateDir();
   const serving = options['memory'] ? undefined : await servingEngine(dir);
   if (serving) return runOnServe(options, dir, serving);
+  // A run of an agent a serve of several kept beneath the state directory resumes in its agent's directory, on its ledger.
+  const runDir = options['resume'] && !options['memory'] ? ((await runDirOf(dir, options['runId'] as string, 'resume')) ?? dir) : dir;
   const { exitCodeOf, runCommand } = await runModule();
-  const outcome = await runCommand({ ...options, stateDir: dir }, { out, err, interactive: Boolean(process.stdin.isTTY) });
+  const outcome = await runCommand({ ...options, stateDir: runDir }, { out, err, interactive: Boolean(process.stdin.isTTY) });
   if (options['json']) printJson({ ...outcome.report, lifecycle: lifecycleOf(outcome.report.status, outcome.report.approvals.pending), execution: outcome.execution });
   else printReport(outcome.report, outcome.execution, options['approve']);
   // Stopped by a signal: saved, not finished — the shell's 128 + signal, like the default handler.

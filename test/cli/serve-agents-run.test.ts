@@ -9,8 +9,8 @@ import { startServe } from '../support/serve-process.js';
 /**
  * The commands on a state directory `savepoint serve` of several agents keeps, for the agent that
  * is not the state directory's own: its run is that agent's (agents/<name>/), on that agent's
- * engine, and `run`, `resume`, `world`, `verify` and `kill` (of it pruned) report it as they report
- * the first agent's.
+ * engine, and `run`, `resume` (through serve, or once serve has stopped), `world`, `verify` and
+ * `kill` (of it pruned) report it as they report the first agent's.
  */
 const { children, dirs } = leftBehind();
 const SECOND_AGENT = 'support-triage';
@@ -70,5 +70,31 @@ describe("a serve of several agents: the second agent's run", () => {
       serving.child.kill('SIGTERM');
       await serving.exited;
     }
+  }, 120_000);
+
+  it('is resumed by its id alone once serve has stopped, in its own directory, with its agent', async () => {
+    const { stateDir, args } = await workspace('serve-agents-resume', sampleDay);
+    dirs.push(dirname(stateDir));
+    const serving = await startServe([...args('serve'), '--agent', SECOND_AGENT], children);
+    try {
+      // A run of the second agent that waits for a person when serve stops: it is left saved in agents/<name>/.
+      const client = await connect({ stateDir });
+      await client.start({ agent: SECOND_AGENT, input: { inbox: 'support@acme.example' }, runId: 'waiting', config: { approvalTimeoutSeconds: 3600 } });
+      expect((await client.wait('waiting', { untilInput: true })).lifecycle).toBe('input_required');
+    } finally {
+      serving.child.kill('SIGTERM');
+      expect(await serving.exited).toBe(0);
+    }
+
+    // No engine runs: resume finds the run in its agent's ledger and drives it there, on that agent's engine.
+    const resumed = await savepoint(['--state-dir', stateDir, 'resume', 'waiting', '--approve', 'approve', '--json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(`savepoint: starting the local stack in ${join(stateDir, 'agents', SECOND_AGENT)}`);
+    expect(resumed.stderr).toContain('savepoint: run waiting (resumed)');
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ runId: 'waiting', agent: SECOND_AGENT, status: 'succeeded', execution: { executionArn: expect.stringContaining(`:execution:Savepoint-${SECOND_AGENT}:waiting-`) } });
+    // Nothing of the run was made at the state directory's own ledger or world.
+    expect(existsSync(join(stateDir, 'mail.jsonl'))).toBe(false);
+    const status = await savepoint(['--state-dir', stateDir, 'status', 'waiting', '--json']);
+    expect(JSON.parse(status.stdout)).toMatchObject({ runId: 'waiting', agent: SECOND_AGENT, status: 'succeeded' });
   }, 120_000);
 });

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { connect, runsClient, type Run, type RunsClient } from '../../client/index.js';
+import { servedAt } from '../../client/connect.js';
 import { leftBehind, savepoint, startUntil, workspace } from '../support/cli-process.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import { startServe } from '../support/serve-process.js';
@@ -214,6 +215,53 @@ describe('savepoint serve, driven by the client', () => {
     await expect(reconnected.list()).rejects.toMatchObject(gone);
     await expect(connect({ stateDir })).rejects.toMatchObject(gone);
   }, 180_000);
+
+  it('waits through a restart of serve: a wait in flight when serve stops ends with the run, on the serve started again; one with nothing serving ends on its signal', async () => {
+    const { stateDir, args } = await workspace('serve-wait', day);
+    dirs.push(dirname(stateDir));
+    const first = await serve(args('serve'));
+    const client = await connect({ stateDir });
+    await client.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'waited', config: { approvalTimeoutSeconds: 3600 } });
+    expect((await client.wait('waited', { untilInput: true })).lifecycle).toBe('input_required');
+    // A wait for the run's end, in flight (a long-poll) when serve stops.
+    const ended = client.wait('waited').then((run) => ({ run }), (error: unknown) => ({ error }));
+    // connect's own client, whose lookups of the state directory the test sees: a lookup that finds
+    // no serve is the wait in the gap; a second one, the wait asking again after its pause.
+    let lookupsFailed = 0;
+    let retried!: () => void;
+    const askedAgain = new Promise<void>((resolve) => (retried = resolve));
+    const locate = () => {
+      try {
+        return servedAt(stateDir);
+      } catch (error) {
+        if (++lookupsFailed === 2) retried();
+        throw error;
+      }
+    };
+    const stopping = new AbortController();
+    const abandoned = runsClient({ ...servedAt(stateDir), locate }).wait('waited', { signal: stopping.signal }).then((run) => ({ run }), (error: unknown) => ({ error }));
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    // Nothing serves: the wait asks again (it threw the lookup's 503 at once), until its signal.
+    await Promise.race([askedAgain, abandoned]);
+    const reason = new Error('the user left');
+    stopping.abort(reason);
+    expect(await abandoned).toMatchObject({ error: { name: 'AbortError', message: 'stopped waiting for run waited', cause: reason } });
+
+    // serve starts again and resumes the run; decided there, it ends, and so does the first wait.
+    const again = await serve(args('serve'));
+    try {
+      expect(again.output()).toMatch(/^savepoint: resumed run waited /m);
+      expect(await approveUntilEnded(client, 'waited')).toMatchObject({ lifecycle: 'completed' });
+      expect(await ended).toMatchObject({ run: { runId: 'waited', lifecycle: 'completed', report: { status: 'succeeded' } } });
+      // A refusal is not a gap: a run id no run has throws at once.
+      await expect(client.wait('never-ran')).rejects.toMatchObject({ name: 'RunsApiError', status: 404 });
+    } finally {
+      again.child.kill('SIGTERM');
+      await again.exited;
+    }
+  }, 120_000);
 
   it('refuses a port that is taken with one sentence (exit 2), and leaves the state directory unowned', async () => {
     const { stateDir, args } = await workspace('serve-port', day);
