@@ -185,7 +185,9 @@ async function runOnServe(options: Record<string, unknown>, dir: string, { clien
   // A run that has ended is answered as it is (the same request again starts nothing): said as a local run says it.
   if (TERMINAL_LIFECYCLES.includes(started.lifecycle)) progress(`savepoint: run ${started.runId} had already finished; nothing to do (pass --run-id <a new id> to start another run)`);
   else progress(`savepoint: ${what} ${started.created ? 'started on' : 'is already held by'} \`savepoint serve\` (pid ${engine.pid}), which drives it; waiting for it (Ctrl-C stops waiting, not the run)…`);
-  const run = await waitUnlessStopped(client, started.runId, signals, { who: `\`savepoint serve\` (pid ${engine.pid})`, say: progress });
+  const run = await waitUnlessStopped(client, started.runId, signals, { who: `\`savepoint serve\` (pid ${engine.pid})`, say: progress }).catch((error: unknown) => {
+    throw serveGone(error, engine, started.runId);
+  });
   if (!run) return;
   // The figures of the execution that drove the run to its end, as a local run reports its own,
   // from the engine of the run's agent (serve with several agents runs each on its own engine).
@@ -193,6 +195,19 @@ async function runOnServe(options: Record<string, unknown>, dir: string, { clien
   if (options['json']) printJson({ ...run.report, lifecycle: run.lifecycle, execution });
   else printReport(run.report, execution);
   process.exitCode = exitCodeOf(run.report);
+}
+
+/**
+ * Why the wait for a run serve drives ended, when serve went away (stopped, killed: its socket
+ * closed, or a 503 from a serve draining): said as such, with what goes on with the run, not as the
+ * transport's `socket hang up`. An answer of the API (a 4xx) is left as it is.
+ */
+function serveGone(error: unknown, engine: EngineFile, runId: string): unknown {
+  const answered = (error as { name?: string }).name === 'RunsApiError' && (error as { status?: number }).status !== 503;
+  if (answered || (error as { name?: string }).name === 'AbortError') return error;
+  return new Error(
+    `\`savepoint serve\` (pid ${engine.pid}) stopped answering before run ${runId} ended (${(error as Error).message}): the run is saved, and goes on when serve starts again on this state directory; \`${nextCommand(`status ${runId}`)}\` shows it`,
+  );
 }
 
 /**

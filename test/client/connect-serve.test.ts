@@ -240,9 +240,14 @@ describe('savepoint serve, driven by the client', () => {
     };
     const stopping = new AbortController();
     const abandoned = runsClient({ ...servedAt(stateDir), locate }).wait('waited', { signal: stopping.signal }).then((run) => ({ run }), (error: unknown) => ({ error }));
+    // `savepoint run` handed to serve, waiting for the same run: it says that serve went away, and what goes on.
+    const handed = startUntil(args('run', '--run-id', 'waited', '--input', JSON.stringify({ date: day.date })), children, /which drives it; waiting for it/);
+    await handed.reached;
 
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
+    expect(await handed.exited, handed.output()).toBe(1);
+    expect(handed.output()).toMatch(/^savepoint: `savepoint serve` \(pid \d+\) stopped answering before run waited ended \([^)]+\): the run is saved, and goes on when serve starts again on this state directory; `savepoint --state-dir \S+ status waited` shows it$/m);
     // Nothing serves: the wait asks again (it threw the lookup's 503 at once), until its signal.
     await Promise.race([askedAgain, abandoned]);
     const reason = new Error('the user left');
