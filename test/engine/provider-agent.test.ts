@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { defineAgent, defineTool, type ModelPolicy } from '../../lambdas/index.js';
+import { unparsedArguments } from '../../lambdas/records/messages.js';
 import { assertRunsLocally } from '../../local/runtime/agents.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
@@ -24,12 +25,17 @@ const agent = defineAgent({
   input: z.object({ id: z.string() }).strict(),
   prompt: (input) => `Look up ${input.id}.`,
   tools: [lookup],
-  budgets: { maxSteps: 10 },
+  budgets: { maxSteps: 30 },
 });
+
+/** What the model was answered, turn by turn: the contents of its tool results. */
+let answered: string[][] = [];
 
 /** The model's answers: `calls` (each a tool call's input) for its first turns, then a final text. */
 function model(calls: Record<string, unknown>[]): ModelPolicy {
   return (request) => {
+    const last = request.messages.at(-1)!;
+    if (Array.isArray(last.content)) answered.push(last.content.flatMap((block) => (block.type === 'tool_result' ? [block.content] : [])));
     const turns = request.messages.filter((message) => message.role === 'assistant').length;
     const input = calls[turns];
     if (!input) return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
@@ -45,6 +51,7 @@ afterEach(async () => {
   await env?.close();
   await server?.close();
   env = server = undefined;
+  answered = [];
   for (const [name, value] of [['OPENAI_API_KEY', saved.key], ['OPENAI_BASE_URL', saved.url]] as const) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
@@ -73,5 +80,26 @@ describe('an agent on a provider model, without a dev module', () => {
     expect(() => assertRunsLocally(agent, { model: 'sim:savepoint-sim-1' })).toThrow(/agent provider-agent has no scripted model \(dev\.policy\)/);
     expect(() => assertRunsLocally({ ...agent, model: 'sim:savepoint-sim-1' })).toThrow(/no scripted model/);
     expect(() => assertRunsLocally({ ...agent, model: 'sim:savepoint-sim-1' }, { model: 'openai:gpt-5-mini' })).not.toThrow();
+  });
+});
+
+describe('tool arguments a model writes that are not a JSON object', () => {
+  it('are answered to the model as its mistake, recorded, and the run goes on', async () => {
+    const { env } = await onOpenAI(model([unparsedArguments('{"id": "o-1"'), { id: 'o-1' }]));
+    const run = await env.run({ id: 'o-1' });
+    expect(run.status).toBe('succeeded');
+    expect(answered[1]).toHaveLength(1);
+    expect(JSON.parse(answered[1]![0]!.replace(/^ERROR: /, ''))).toEqual({
+      error: 'invalid_arguments',
+      message: `the arguments of lookup are not a JSON object: ${JSON.stringify('{"id": "o-1"')}; write them as one JSON object of the tool's input schema`,
+    });
+    expect(run.report.tools['lookup']).toMatchObject({ calls: 2, ok: 1, error: 1 });
+  });
+
+  it('written again and again, are stopped by the loop detector', async () => {
+    const { env } = await onOpenAI(model(Array.from({ length: 30 }, () => unparsedArguments('id=o-1'))));
+    const run = await env.run({ id: 'o-1' });
+    expect(run.status).not.toBe('failed');
+    expect(run.report.stopReason).toMatch(/^loop detected: lookup /);
   });
 });
