@@ -29,8 +29,9 @@ export function unparsedArguments(written: string): Record<string, unknown> {
 }
 
 /** What the model wrote, when `input` holds arguments that were not a JSON object; else undefined. */
-export function unparsedOf(input: Record<string, unknown>): string | undefined {
-  const written = input[UNPARSED_ARGUMENTS];
+export function unparsedOf(input: unknown): string | undefined {
+  if (input === null || typeof input !== 'object') return undefined;
+  const written = (input as Record<string, unknown>)[UNPARSED_ARGUMENTS];
   return typeof written === 'string' && Object.keys(input).length === 1 ? written : undefined;
 }
 
