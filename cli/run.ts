@@ -128,7 +128,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const fleetBudget = options.fleetBudget === undefined ? undefined : fleetBudgetFile(options.fleetBudget);
   const stateDir = options.memory ? undefined : resolve(options.stateDir);
   const { agent, module } = await loadAgent(options.agent);
-  assertRunsLocally(agent);
+  assertRunsLocally(agent, { ...(options.model && { model: options.model }) });
   const worldData = worldDataOf(stateDir, options.worldData);
   // A bad data file or input is refused before anything is made or kept (the state directory, its
   // ledger, the engine's ports): it names the file or field, and the next command starts clean.

@@ -211,7 +211,8 @@ export interface TestEnvironment<World extends DevWorld = DevWorld> {
   /** The approvals waiting for a person, oldest first. */
   pendingApprovals(): Promise<ApprovalRecord[]>;
   /**
-   * Resolves with the next approval requested (or one pending already); rejects once no run of
+   * Resolves with the oldest approval pending that no earlier call returned, else the next one
+   * requested: each approval once, so two calls take a turn's two approvals. Rejects once no run of
    * this environment is going, as none can ask for one then (rather than waiting for the test's timeout).
    */
   nextApproval(): Promise<ApprovalRecord>;
@@ -246,6 +247,8 @@ async function open<World extends DevWorld>(
   const clock = options.clock ?? new TestClock();
   const requested: ApprovalRecord[] = [];
   const waiting = new Set<(approval: ApprovalRecord) => void>();
+  // The approvals `nextApproval` has returned: each is returned once.
+  const handed = new Set<string>();
   let stack: LocalStack<World> | undefined;
   const answer = (approval: ApprovalRecord): ApprovalAnswer => (typeof options.approve === 'function' ? options.approve(approval) : options.approve);
   const decide = async (approvalId: string, decision: 'approve' | 'reject', reason = `test: ${decision}`) => {
@@ -317,30 +320,39 @@ async function open<World extends DevWorld>(
     // A promise that rejects (never a throw) for a run that does not start, as its doc says.
     run: async (input, runOptions) => start(input, runOptions).result(),
     pendingApprovals: () => started.ledger.listPendingApprovals(),
-    nextApproval: async () => {
-      const pending = await started.ledger.listPendingApprovals();
-      if (pending[0]) return pending[0];
-      // No run can ask for one: said now, not left to the test's timeout.
-      const none = () => new Error('nextApproval: no run of this environment is going, and none asked for an approval (start a run, or look at its result)');
-      if (going === 0) throw none();
-      return new Promise((resolve, reject) => {
-        const done = () => {
+    nextApproval: () =>
+      new Promise<ApprovalRecord>((resolve, reject) => {
+        // Each approval once, oldest first: two calls in a row take two approvals (a turn's two
+        // writes), not the first one twice while it waits for `decide`.
+        let settled = false;
+        const settle = (then: () => void) => {
+          if (settled) return;
+          settled = true;
           waiting.delete(wake);
           whenIdle.delete(idle);
+          then();
         };
-        const wake = (approval: ApprovalRecord) => {
-          done();
+        const take = (approval: ApprovalRecord) => settle(() => {
+          handed.add(approval.approvalId);
           resolve(approval);
+        });
+        // No run can ask for one: said now, not left to the test's timeout.
+        const none = () => settle(() => reject(new Error('nextApproval: no run of this environment is going, and none asked for an approval (start a run, or look at its result)')));
+        const wake = (approval: ApprovalRecord) => {
+          if (!handed.has(approval.approvalId)) take(approval);
         };
         const idle = () => {
-          if (going > 0) return;
-          done();
-          reject(none());
+          if (going === 0) none();
         };
+        // Listening before the read: an approval requested while the ledger is read is not missed.
         waiting.add(wake);
         whenIdle.add(idle);
-      });
-    },
+        started.ledger.listPendingApprovals().then((pending) => {
+          const first = pending.find((approval) => !handed.has(approval.approvalId));
+          if (first) take(first);
+          else if (going === 0) none();
+        }, (error: unknown) => settle(() => reject(error)));
+      }),
     decide,
     skip: async (ms) => {
       clock.advance(ms);

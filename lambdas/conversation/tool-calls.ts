@@ -1,5 +1,6 @@
 import type * as z from 'zod';
-import type { ToolUseBlock } from '../records/messages.js';
+import { unparsedOf, type ToolUseBlock } from '../records/messages.js';
+import { clip } from '../shared/text.js';
 import { findTool, type AgentDefinition, type ApprovalRequest, type RunFacts, type ToolDefinition } from '../define.js';
 import type { BlobStore, TurnLedger } from '../ledger/ledger.js';
 import { parseBlobRef, resolveResults } from '../ledger/blobs.js';
@@ -68,6 +69,8 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
   const tool = findTool(agent, block.name);
   const fallbackKey = idempotencyKey(run.runId, turn.turn, block.id);
   if (!tool) return { ...at, block, mistake: unknownTool(agent, block.name), idempotencyKey: fallbackKey };
+  const written = unparsedOf(block.input);
+  if (written !== undefined) return { ...at, block, tool, mistake: unparsedMistake(tool.name, written), idempotencyKey: fallbackKey };
   const parsed = tool.input.safeParse(block.input);
   if (!parsed.success) return { ...at, block, tool, mistake: invalidArguments(tool.name, parsed.error), idempotencyKey: fallbackKey };
   // A dry fork sends no write (runs/fork.ts): nobody is asked to approve a write that is never
@@ -142,7 +145,7 @@ export function runFacts(agent: AgentDefinition, turn: TurnRecord, call: number,
   const alongside = toolUses(turn)
     .slice(0, call - 1)
     .map((block, index) => {
-      const parsed = findTool(agent, block.name)?.input.safeParse(block.input);
+      const parsed = unparsedOf(block.input) === undefined ? findTool(agent, block.name)?.input.safeParse(block.input) : undefined;
       return { turn: turn.turn, call: index + 1, name: block.name, args: jsonObject(parsed?.success ? parsed.data : block.input) };
     });
   return { calls: [...factsBefore(turn, completed), ...alongside] };
@@ -200,6 +203,11 @@ export function jsonObject(value: unknown): Record<string, unknown> {
 /** The answer to a call of a tool the agent does not have: the model learns which it has. */
 export function unknownTool(agent: Pick<AgentDefinition, 'tools'>, name: string): { error: 'unknown_tool'; message: string } {
   return { error: 'unknown_tool', message: `there is no tool ${JSON.stringify(name)}; the tools are: ${agent.tools.map((tool) => tool.name).join(', ')}` };
+}
+
+/** The answer to arguments the model wrote that are not a JSON object (`UNPARSED_ARGUMENTS`): what it wrote, clipped. */
+function unparsedMistake(name: string, written: string): { error: 'invalid_arguments'; message: string } {
+  return { error: 'invalid_arguments', message: `the arguments of ${name} are not a JSON object: ${JSON.stringify(clip(written, 200))}; write them as one JSON object of the tool's input schema` };
 }
 
 /** The answer to arguments the tool's schema refuses: every field at fault, by its path. */

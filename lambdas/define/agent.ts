@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { MessageRequest, MessageResponse } from '../records/messages.js';
-import { BudgetCaps, type RunConfig, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
+import { BudgetCaps, RunConfig, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
 import { priceTable, type Price } from '../models/prices.js';
 import { parseModelSpec } from '../models/spec.js';
 import { MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN } from '../shared/timing.js';
@@ -369,6 +369,9 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
   for (const name of agent.env ?? []) {
     if (!ENV_NAME.test(name)) throw new Error(`defineAgent ${agent.name}: env: ${JSON.stringify(name)} is not an environment variable name (${ENV_NAME})`);
   }
+  // The agent's budgets are every run's config: a bad one fails here, naming `budgets`, not each run's start as "invalid run config".
+  const budgets = RunConfig.partial().safeParse(agent.budgets ?? {});
+  if (!budgets.success) throw new Error(`defineAgent ${agent.name}: budgets: ${z.prettifyError(budgets.error).replaceAll('\n', ' ')}`);
   checkMaxBudgets(agent);
   checkLoops(agent.name, agent.loops);
   if (agent.tools.length === 0) throw new Error(`defineAgent ${agent.name}: tools: an agent needs at least one tool`);

@@ -345,6 +345,17 @@ export function defineTool<Args, Input = any, Deps = any>(tool: ToolDefinition<A
   }
   // Duck-typed: the agent's own copy of zod is as good as ours.
   if (typeof (tool.input as { safeParse?: unknown } | undefined)?.safeParse !== 'function') throw new Error(`defineTool ${tool.name}: input must be a zod schema`);
+  // What the model is given (converted once, cached for the turns): a schema no provider takes
+  // fails here, naming the tool, rather than the run's first model call.
+  let schema: Record<string, unknown>;
+  try {
+    schema = inputSchemaOf(tool);
+  } catch (error) {
+    throw new Error(`defineTool ${tool.name}: input cannot be given to a model as JSON Schema: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (schema['type'] !== 'object') {
+    throw new Error(`defineTool ${tool.name}: input must be an object schema (z.object({ … })): a model writes a tool's arguments as one JSON object, and the providers take no other (got ${JSON.stringify(schema['type'] ?? Object.keys(schema).join(', '))})`);
+  }
   return tool;
 }
 

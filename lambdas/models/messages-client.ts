@@ -50,15 +50,17 @@ export class HttpMessagesClient implements ModelClient {
   }
 
   async createMessage(request: MessageRequest, signal?: AbortSignal): Promise<MessageResponse> {
+    // Built before the send: a request it refuses (a tool's input schema that is no object) is not
+    // a network error to retry.
+    const sent = JSON.stringify(this.#caching ? toAnthropicParams(request) : request);
     const limit = deadline(this.#timeoutMs, signal, this.#timers);
-
     let status: number;
     let body: string;
     try {
       const response = await this.#fetch(this.#url, {
         method: 'POST',
         headers: { 'x-api-key': this.#apiKey, 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' },
-        body: JSON.stringify(this.#caching ? toAnthropicParams(request) : request),
+        body: sent,
         signal: limit.signal,
       });
       status = response.status;

@@ -9,7 +9,7 @@ import type {
 import * as z from 'zod';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { MessageResponse, type Message, type MessageRequest, type ModelClient, type ToolUseBlock } from '../records/messages.js';
+import { MessageResponse, unparsedArguments, type Message, type MessageRequest, type ModelClient, type ToolUseBlock } from '../records/messages.js';
 import { classifyOpenAIError } from './openai-errors.js';
 
 export interface OpenAIClientOptions {
@@ -103,6 +103,15 @@ function toMessageParams(message: Message): ChatCompletionMessageParam[] {
 
 const Arguments = z.record(z.string(), z.unknown());
 
+/** `text` parsed, or undefined when it is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The SDK's completion back in the ledger's shape, validated: model output is outside input. */
 export function fromChatCompletion(completion: ChatCompletion): MessageResponse {
   const choice = completion.choices[0];
@@ -115,13 +124,10 @@ export function fromChatCompletion(completion: ChatCompletion): MessageResponse 
   const calls = finish === 'length' ? [] : (message.tool_calls ?? []);
   const toolUses = calls.map((call): ToolUseBlock => {
     if (call.type !== 'function') throw new InvalidInputError(`invalid openai response: unexpected tool call of type ${call.type}`);
-    let input: unknown;
-    try {
-      input = JSON.parse(call.function.arguments);
-    } catch {
-      throw new InvalidInputError(`invalid model output: arguments of tool call ${call.id} (${call.function.name}) are not JSON`);
-    }
-    return { type: 'tool_use', id: call.id, name: call.function.name, input: parseOrThrow(Arguments, input, `model output: arguments of tool call ${call.id} (${call.function.name})`) };
+    // Arguments that are not a JSON object are the model's mistake, answered to it as one
+    // (conversation/tool-calls.ts), not a failed run: kept as it wrote them.
+    const input = Arguments.safeParse(parseJson(call.function.arguments));
+    return { type: 'tool_use', id: call.id, name: call.function.name, input: input.success ? input.data : unparsedArguments(call.function.arguments) };
   });
   const cached = completion.usage?.prompt_tokens_details?.cached_tokens ?? 0;
   const prompt = completion.usage?.prompt_tokens ?? 0;

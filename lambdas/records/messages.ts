@@ -15,6 +15,26 @@ export const ToolUseBlock = z.object({
   name: z.string().min(1),
   input: z.record(z.string(), z.unknown()),
 });
+/**
+ * The one key of a tool call's input when the model wrote its arguments as something other than a
+ * JSON object (a Chat Completions `arguments` string that does not parse): what it wrote, kept as
+ * it wrote it. The call is recorded and answered to the model as its mistake (never run), and the
+ * turn goes back to the model as the model wrote it — a model's slip, not a failed run.
+ */
+export const UNPARSED_ARGUMENTS = 'savepoint:unparsedArguments';
+
+/** The arguments a model wrote that are not a JSON object, as a tool call's input (`UNPARSED_ARGUMENTS`). */
+export function unparsedArguments(written: string): Record<string, unknown> {
+  return { [UNPARSED_ARGUMENTS]: written };
+}
+
+/** What the model wrote, when `input` holds arguments that were not a JSON object; else undefined. */
+export function unparsedOf(input: unknown): string | undefined {
+  if (input === null || typeof input !== 'object') return undefined;
+  const written = (input as Record<string, unknown>)[UNPARSED_ARGUMENTS];
+  return typeof written === 'string' && Object.keys(input).length === 1 ? written : undefined;
+}
+
 /** A tool call's result, answered to the model in the next user message (`is_error` for a failure it may correct). */
 export const ToolResultBlock = z.object({
   type: z.literal('tool_result'),

@@ -69,12 +69,14 @@ export class AgentNotFoundError extends Error {
 }
 
 /**
- * Refuses, before anything starts, an agent the local engine cannot run: its model is the
- * simulated one (`sim:`), which answers from the agent's scripted model (`dev.policy`), and it has
- * none — no dev module beside it (`my-agent.dev.ts` for `my-agent.ts`) — and no model server is given.
+ * Refuses, before anything starts, an agent the local engine cannot run: its run's model (`model`,
+ * else the agent's) is the simulated one (`sim:`), which answers from the agent's scripted model
+ * (`dev.policy`), and it has none — no dev module beside it (`my-agent.dev.ts` for `my-agent.ts`)
+ * — and no model server is given. A provider's model (`openai:…`, a key or a local wire server in
+ * its environment) needs no scripted model.
  */
-export function assertRunsLocally(agent: AgentDefinition, modelUrl?: string): void {
-  if (agent.dev?.policy || modelUrl) return;
+export function assertRunsLocally(agent: AgentDefinition, options: { modelUrl?: string; model?: string } = {}): void {
+  if (agent.dev?.policy || options.modelUrl || !(options.model ?? agent.model).startsWith('sim:')) return;
   throw new AgentNotFoundError(
     `agent ${agent.name} has no scripted model (dev.policy) to run locally: give it a dev module beside its module (<module>.dev.ts: export default withDev(agent, { policy }); see docs/writing-an-agent.md)`,
   );

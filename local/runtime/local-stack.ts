@@ -93,7 +93,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     (closed ??= (async () => {
       for (const closeOne of closers.reverse()) await closeOne();
     })());
-  assertRunsLocally(agent, options.modelUrl);
+  assertRunsLocally(agent, { ...(options.modelUrl && { modelUrl: options.modelUrl }) });
   try {
     if (options.stateDir) mkdirSync(options.stateDir, { recursive: true });
     const sink = options.tracing === undefined ? sinkFromEnv(process.env, { redact: agent.redactTrace }) : options.tracing || undefined;

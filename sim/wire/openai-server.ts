@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
+import { MessageRequest, unparsedOf, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
 import { header, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
 import { toolSchemaProblem } from './json-schema.js';
 import { fitToMaxTokens, type Fault, type Policy, type PolicyReply } from './policy.js';
@@ -142,7 +142,8 @@ const FINISH: Record<PolicyReply['stop_reason'], string> = { end_turn: 'stop', s
 
 function toAssistantMessage(reply: PolicyReply): Record<string, unknown> {
   const text = reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
-  const calls = reply.content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input) } }] : []));
+  // A policy's call whose input is `unparsedArguments(text)` is a model writing `text` as its arguments.
+  const calls = reply.content.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id, type: 'function', function: { name: b.name, arguments: unparsedOf(b.input) ?? JSON.stringify(b.input) } }] : []));
   return { role: 'assistant', content: text === '' ? null : text, refusal: null, annotations: [], ...(calls.length === 0 ? {} : { tool_calls: calls }) };
 }
 

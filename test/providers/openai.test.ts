@@ -3,6 +3,7 @@ import type { ChatCompletion } from 'openai/resources/chat/completions/completio
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelThrottledError } from '../../lambdas/shared/errors.js';
 import { fromChatCompletion, OpenAIModelClient, toOpenAIParams } from '../../lambdas/models/openai.js';
+import { unparsedArguments } from '../../lambdas/records/messages.js';
 import { classifyOpenAIError } from '../../lambdas/models/openai-errors.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
@@ -154,9 +155,10 @@ describe('fromChatCompletion treats the model’s output as outside input', () =
     }) as ChatCompletion;
   const call = (args: string) => ({ tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup_order', arguments: args } }] });
 
-  it('refuses tool arguments that are not JSON, or not an object, as invalid model output', () => {
-    expect(() => fromChatCompletion(completion(call('{"order_id": "o"')))).toThrow(expect.objectContaining({ name: 'Agent.InvalidInput', message: expect.stringMatching(/arguments of tool call call_1 .*not JSON/) }));
-    expect(() => fromChatCompletion(completion(call('[1, 2]')))).toThrow(expect.objectContaining({ name: 'Agent.InvalidInput' }));
+  it('keeps tool arguments that are not JSON, or not an object, as the model wrote them: its mistake, answered to it', () => {
+    for (const written of ['{"order_id": "o"', '[1, 2]']) {
+      expect(fromChatCompletion(completion(call(written))).content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'lookup_order', input: unparsedArguments(written) }]);
+    }
   });
 
   it('drops the half-written call of a cut answer and says max_tokens', () => {

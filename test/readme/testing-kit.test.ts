@@ -74,6 +74,22 @@ describe('savepoint/testing', () => {
     expect([...sent.values()]).toEqual([1]);
   });
 
+  it('hands each approval out once: two calls of nextApproval take a turn\'s two approvals', async () => {
+    const twoUrgent = withDev(agent, {
+      policy: oneTurnPolicy([{ id: 'call_1', name: 'save_note', input: { urgent: true } }, { id: 'call_2', name: 'save_note', input: { urgent: true } }], () => undefined),
+    });
+    env = await createTestEnvironment({ agent: twoUrgent });
+    const run = env.start({ urgent: true });
+    const first = await env.nextApproval();
+    const second = await env.nextApproval();
+    expect([first.call, second.call].sort()).toEqual([1, 2]);
+    await env.decide(first.approvalId, 'approve');
+    await env.decide(second.approvalId, 'approve');
+    expect((await run.result()).report.approvals).toMatchObject({ approved: 2 });
+    expect([...sent.values()]).toEqual([1, 1]);
+    await expect(env.nextApproval()).rejects.toThrow('nextApproval: no run of this environment is going');
+  });
+
   it('says why a run did not start (the input the agent refuses), and that no approval can come once no run is going', async () => {
     env = await createTestEnvironment({ agent: dev });
     await expect(env.nextApproval()).rejects.toThrow('nextApproval: no run of this environment is going, and none asked for an approval');

@@ -1,0 +1,105 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { defineAgent, defineTool, type ModelPolicy } from '../../lambdas/index.js';
+import { unparsedArguments } from '../../lambdas/records/messages.js';
+import { assertRunsLocally } from '../../local/runtime/agents.js';
+import { startOpenAIServer } from '../../sim/wire/openai-server.js';
+import type { WireServer } from '../../sim/wire/http.js';
+import { createTestEnvironment, type TestEnvironment } from '../../testing/index.js';
+
+/**
+ * An agent of a user's on a provider's model (no dev module: a real model answers it), tested with
+ * savepoint/testing against the strict local OpenAI server, as docs/model-providers.md says to.
+ */
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'Looks an order up.',
+  input: z.object({ id: z.string().min(1) }).strict(),
+  effect: 'read',
+  execute: async (args) => ({ id: args.id, status: 'paid' }),
+});
+const agent = defineAgent({
+  name: 'provider-agent',
+  model: 'openai:gpt-5-mini',
+  system: 'Look the order up.',
+  input: z.object({ id: z.string() }).strict(),
+  prompt: (input) => `Look up ${input.id}.`,
+  tools: [lookup],
+  budgets: { maxSteps: 30 },
+});
+
+/** What the model was answered, turn by turn: the contents of its tool results. */
+let answered: string[][] = [];
+
+/** The model's answers: `calls` (each a tool call's input) for its first turns, then a final text. */
+function model(calls: Record<string, unknown>[]): ModelPolicy {
+  return (request) => {
+    const last = request.messages.at(-1)!;
+    if (Array.isArray(last.content)) answered.push(last.content.flatMap((block) => (block.type === 'tool_result' ? [block.content] : [])));
+    const turns = request.messages.filter((message) => message.role === 'assistant').length;
+    const input = calls[turns];
+    if (!input) return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
+    return { content: [{ type: 'tool_use', id: `call_${turns + 1}`, name: 'lookup', input }], stop_reason: 'tool_use' };
+  };
+}
+
+const KEY = 'sk-provider-agent';
+let env: TestEnvironment | undefined;
+let server: WireServer | undefined;
+const saved = { key: process.env['OPENAI_API_KEY'], url: process.env['OPENAI_BASE_URL'] };
+afterEach(async () => {
+  await env?.close();
+  await server?.close();
+  env = server = undefined;
+  answered = [];
+  for (const [name, value] of [['OPENAI_API_KEY', saved.key], ['OPENAI_BASE_URL', saved.url]] as const) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
+});
+
+/** A test environment of the agent, its model served by the strict OpenAI server answering with `policy`. */
+async function onOpenAI(policy: ModelPolicy): Promise<{ env: TestEnvironment; server: WireServer }> {
+  server = await startOpenAIServer({ policy, apiKey: KEY, models: ['gpt-5-mini'] });
+  process.env['OPENAI_API_KEY'] = KEY;
+  process.env['OPENAI_BASE_URL'] = `${server.url}/v1`;
+  env = await createTestEnvironment({ agent });
+  return { env, server };
+}
+
+describe('an agent on a provider model, without a dev module', () => {
+  it('runs in a test environment against the local wire server', async () => {
+    const { env } = await onOpenAI(model([{ id: 'o-1' }]));
+    const run = await env.run({ id: 'o-1' });
+    expect(run.status).toBe('succeeded');
+    expect(run.report.tools['lookup']).toMatchObject({ calls: 1, ok: 1 });
+  });
+
+  it('is refused only when the model that answers is the simulated one, which has no script', () => {
+    expect(() => assertRunsLocally(agent)).not.toThrow();
+    expect(() => assertRunsLocally(agent, { model: 'sim:savepoint-sim-1' })).toThrow(/agent provider-agent has no scripted model \(dev\.policy\)/);
+    expect(() => assertRunsLocally({ ...agent, model: 'sim:savepoint-sim-1' })).toThrow(/no scripted model/);
+    expect(() => assertRunsLocally({ ...agent, model: 'sim:savepoint-sim-1' }, { model: 'openai:gpt-5-mini' })).not.toThrow();
+  });
+});
+
+describe('tool arguments a model writes that are not a JSON object', () => {
+  it('are answered to the model as its mistake, recorded, and the run goes on', async () => {
+    const { env } = await onOpenAI(model([unparsedArguments('{"id": "o-1"'), { id: 'o-1' }]));
+    const run = await env.run({ id: 'o-1' });
+    expect(run.status).toBe('succeeded');
+    expect(answered[1]).toHaveLength(1);
+    expect(JSON.parse(answered[1]![0]!.replace(/^ERROR: /, ''))).toEqual({
+      error: 'invalid_arguments',
+      message: `the arguments of lookup are not a JSON object: ${JSON.stringify('{"id": "o-1"')}; write them as one JSON object of the tool's input schema`,
+    });
+    expect(run.report.tools['lookup']).toMatchObject({ calls: 2, ok: 1, error: 1 });
+  });
+
+  it('written again and again, are stopped by the loop detector', async () => {
+    const { env } = await onOpenAI(model(Array.from({ length: 30 }, () => unparsedArguments('id=o-1'))));
+    const run = await env.run({ id: 'o-1' });
+    expect(run.status).not.toBe('failed');
+    expect(run.report.stopReason).toMatch(/^loop detected: lookup /);
+  });
+});
