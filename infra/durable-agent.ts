@@ -12,7 +12,7 @@ import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { problemsOf } from '../lambdas/shared/validation.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
-import { BudgetCaps } from '../lambdas/records/ledger-records.js';
+import { BudgetCaps, RunConfig } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { topLevelStack } from './top-level-stack.js';
 import { CHILDREN_BESIDE_CONTEXT } from './children-beside.js';
@@ -172,7 +172,8 @@ export interface DurableAgentProps {
   /**
    * The most a run request (the runs API, `StartExecution`, `savepoint --stack … run --max-…`)
    * may ask for, per budget, within the agent's own `maxBudgets`: a request above it is refused,
-   * naming the budget (lambdas/runs/budget-caps.ts). Checked at synth.
+   * naming the budget (lambdas/runs/budget-caps.ts). Checked at synth; with `agent`, each ceiling
+   * must also be at least the agent's own budget (a run that asks for nothing runs on it).
    * @example { maxDollars: 20, maxSteps: 1_000 }
    * @default none: the agent's `maxBudgets`, else its own budgets (a starter may lower them, not raise them)
    */
@@ -201,11 +202,23 @@ export interface DurableAgentProps {
   readonly fleetBudget?: FleetBudgetProps;
 }
 
-/** The `MAX_BUDGETS` variable of StartRun and the runs API (lambdas/adapters/aws-deps.ts), or none; a bad ceiling fails the synth, naming it. */
-export function maxBudgetsEnvironment(id: string, maxBudgets: DurableAgentProps['maxBudgets']): Record<string, string> {
+/**
+ * The `MAX_BUDGETS` variable of StartRun and the runs API (lambdas/adapters/aws-deps.ts), or none; a
+ * bad ceiling fails the synth, naming it. So does one below the agent's own budget (when `agent` is
+ * given): the ceilings bound what a starter asks for, and a run that asks nothing runs on the agent's
+ * budgets — past the ceiling the deployment meant to hold every run to.
+ */
+export function maxBudgetsEnvironment(id: string, maxBudgets: DurableAgentProps['maxBudgets'], agent?: DurableAgentProps['agent']): Record<string, string> {
   if (maxBudgets === undefined) return {};
   const parsed = BudgetCaps.safeParse(maxBudgets);
   if (!parsed.success) throw new Error(`DurableAgent ${id}: maxBudgets: ${problemsOf(parsed.error)}`);
+  // What a run gets with no config: the agent's budgets over the defaults (lambdas/runs/budget-caps.ts budgetCeilings).
+  const own = agent && RunConfig.parse({ ...agent.budgets });
+  for (const [budget, cap] of Object.entries(parsed.data) as [keyof BudgetCaps, number | undefined][]) {
+    if (own && cap !== undefined && own[budget] > cap) {
+      throw new Error(`DurableAgent ${id}: maxBudgets.${budget} (${cap}) is below agent ${agent.name}'s own ${budget} (${own[budget]}${agent.budgets?.[budget] === undefined ? ', the default' : ''}), which a run started without config gets: lower the agent's budgets.${budget}, or raise maxBudgets.${budget}`);
+    }
+  }
   return { MAX_BUDGETS: JSON.stringify(parsed.data) };
 }
 
@@ -315,7 +328,7 @@ export class DurableAgent extends Construct {
     const toolTimeout = props.toolTimeout ?? Duration.millis(DEFAULT_TOOL_TIMEOUT_MS);
     const callTool = callToolTimeouts(toolTimeout);
     const toolTimeoutMs = String(toolTimeout.toMilliseconds());
-    const maxBudgets = maxBudgetsEnvironment(id, props.maxBudgets);
+    const maxBudgets = maxBudgetsEnvironment(id, props.maxBudgets, props.agent);
     // Only the steps that call a model reserve within the fleet budget; a lease goes back by what the run records.
     const fleetBudget = fleetBudgetEnvironment(this, id, props.fleetBudget);
     const functions = {
