@@ -41,6 +41,9 @@ export interface AgentBatchesProps {
   readonly manifestBuckets?: readonly IBucket[];
 }
 
+/** The longest name Step Functions gives a state machine. */
+const MAX_STATE_MACHINE_NAME = 80;
+
 /** One agent's deployment: its name and module, and the defaults baked in (each prop says its `@default`). */
 export interface DurableAgentProps {
   /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs. */
@@ -306,6 +309,10 @@ export class DurableAgent extends Construct {
     }
     // Named for the deployed stack (a nested stack's own name is known only at deploy time).
     const stateMachineName = `${topLevelStack(this).stackName}-${props.agentName}`;
+    // Said here, naming both parts: the StateMachine construct would say it deep in its own code.
+    if (stateMachineName.length > MAX_STATE_MACHINE_NAME) {
+      throw new Error(`DurableAgent ${id}: the state machine's name ${JSON.stringify(stateMachineName)} (the stack's name, "-", agentName) is ${stateMachineName.length} characters, over the ${MAX_STATE_MACHINE_NAME} Step Functions allows: shorten the stack's name or agentName`);
+    }
     const ledger = props.table ?? new LedgerTable(this, 'Ledger');
     // Where new runs start (Handoff's fallback, the runs API): the alias, by its ARN built from the fixed name.
     const liveAliasArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });

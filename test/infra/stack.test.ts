@@ -244,6 +244,13 @@ describe('the nightly schedule', () => {
     expect(() => stack.addAgent('Bad', { agentName: 'Refund Reconciler', entry: 'agent.ts' })).toThrow(/agentName must be the agent's name .*"Refund Reconciler"/);
   });
 
+  it("fails at synth time, naming the stack's name and agentName, when together they make a state machine name over 80 characters", () => {
+    const stack = new SavepointStack(assertionApp(), 'AcmeCustomerOperationsAgentsProductionEU');
+    expect(() => stack.addAgent('Long', { agentName: 'refund-reconciler-for-the-eu-marketplace', entry: 'agent.ts' })).toThrow(
+      'DurableAgent Long: the state machine\'s name "AcmeCustomerOperationsAgentsProductionEU-refund-reconciler-for-the-eu-marketplace" (the stack\'s name, "-", agentName) is 81 characters, over the 80',
+    );
+  });
+
   it("fails at synth time, before any bundle, for an entry that is no file, naming the prop and where it looked (a synth that bundles nothing reads none)", () => {
     // An app that bundles (the CDK's default), its assembly in the run's scratch directory.
     const stack = new SavepointStack(new App({ outdir: scratchDir('cdk.out-') }), 'NoEntry');
