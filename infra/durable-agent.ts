@@ -101,7 +101,8 @@ export interface DurableAgentProps {
   /**
    * Environment the agent's `deps` read (e.g. its providers' base URLs): every variable the agent
    * declares in its `env` must be set here (or by Lambda itself), else synth fails naming it. Not
-   * for secrets: see `toolSecrets`.
+   * for secrets: see `toolSecrets`. A variable savepoint sets on the functions itself (`TABLE_NAME`,
+   * `CODE_VERSION`, …) fails the synth too, naming it: one value would silently replace the other.
    * @default none
    */
   readonly environment?: Record<string, string>;
@@ -343,8 +344,8 @@ export class DurableAgent extends Construct {
     // Where new runs start (Handoff's fallback, the runs API): the alias, by its ARN built from the fixed name.
     const liveAliasArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     this.ledger = ledger;
-    const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
-    checkAgentEnvironment(id, props, common);
+    const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices) };
+    checkAgentEnvironment(id, props, { ...common, ...props.environment });
     const nobodyDecides = props.agent && nobodyDecidesWarning(props.agent, props.approvals, props.approvalApi ?? true);
     if (nobodyDecides) Annotations.of(this).addWarningV2('@savepoint/nobody-decides', `DurableAgent ${id}: ${nobodyDecides}`);
     const reserved = reservedConcurrencyOf(id, props.reservedConcurrency);
@@ -354,7 +355,7 @@ export class DurableAgent extends Construct {
     // Every function of the agent bundled in one build (infra/step-bundle.ts).
     const bundledWith = [Steps.StartRun, Steps.BudgetCheck, Steps.CallModel, Steps.RequestApproval, Steps.CallTool, Steps.Finalize, Steps.Compact, Steps.Handoff, ...(props.batches ? [Steps.BatchItem] : [])];
     const fn = (fnId: string, step: StepName, options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
-      new StepFunction(this, fnId, { step, bundledWith, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, reservedConcurrentExecutions: reserved[step], logGroup });
+      new StepFunction(this, fnId, { step, bundledWith, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, ...(props.environment && { userEnvironment: { prop: `DurableAgent ${id}: environment`, variables: props.environment } }), reservedConcurrentExecutions: reserved[step], logGroup });
 
     // The model-calling steps: the model timeout and the step around the call (lambdas/shared/timing.ts).
     const modelStep = modelStepTimeoutOf(props.models ?? {});
