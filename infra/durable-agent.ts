@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Annotations, ArnFormat, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, CfnOutput, Duration, Stack, Token } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
@@ -12,7 +12,7 @@ import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { problemsOf } from '../lambdas/shared/validation.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
-import { BudgetCaps } from '../lambdas/records/ledger-records.js';
+import { BudgetCaps, RunConfig } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
 import { topLevelStack } from './top-level-stack.js';
 import { CHILDREN_BESIDE_CONTEXT } from './children-beside.js';
@@ -41,6 +41,33 @@ export interface AgentBatchesProps {
   readonly manifestBuckets?: readonly IBucket[];
 }
 
+/**
+ * Why EventBridge would refuse a schedule expression at deploy (a `Schedule.expression` string the
+ * CDK passes on as it is), or undefined: `rate(<n> <unit>)`, the unit singular for 1 and plural
+ * otherwise, or a six-field `cron(...)` with `?` in its day-of-month or day-of-week field.
+ */
+function scheduleProblem(expression: string): string | undefined {
+  if (Token.isUnresolved(expression)) return undefined;
+  const rate = /^rate\((\d+) (minute|hour|day)(s?)\)$/.exec(expression);
+  if (rate) {
+    const count = Number(rate[1]);
+    if (count < 1) return 'is not a schedule: a rate must be at least 1';
+    if ((count === 1) !== (rate[3] === '')) return `is not a schedule: EventBridge wants "${count} ${rate[2]}${count === 1 ? '' : 's'}"`;
+    return undefined;
+  }
+  const cron = /^cron\((.*)\)$/.exec(expression);
+  if (cron) {
+    const fields = cron[1]!.trim().split(/\s+/);
+    if (fields.length !== 6) return `is not a schedule: EventBridge's cron has 6 fields (minutes hours day-of-month month day-of-week year), this has ${fields.length}`;
+    if (fields[2] !== '?' && fields[4] !== '?') return 'is not a schedule: EventBridge\'s cron wants "?" in day-of-month or day-of-week';
+    return undefined;
+  }
+  return 'is not a schedule: EventBridge takes rate(...) or cron(...) (Schedule.rate, Schedule.cron)';
+}
+
+/** The longest name Step Functions gives a state machine. */
+const MAX_STATE_MACHINE_NAME = 80;
+
 /** One agent's deployment: its name and module, and the defaults baked in (each prop says its `@default`). */
 export interface DurableAgentProps {
   /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs. */
@@ -55,6 +82,8 @@ export interface DurableAgentProps {
   readonly models?: ModelAccessProps;
   /**
    * When to start a run on its own (the agent's `scheduled` turns the event time into the input).
+   * An expression EventBridge would refuse (`Schedule.expression('rate(5 minute)')`, a five-field
+   * cron) fails the synth, naming it.
    * @default no schedule
    */
   readonly schedule?: Schedule;
@@ -72,7 +101,8 @@ export interface DurableAgentProps {
   /**
    * Environment the agent's `deps` read (e.g. its providers' base URLs): every variable the agent
    * declares in its `env` must be set here (or by Lambda itself), else synth fails naming it. Not
-   * for secrets: see `toolSecrets`.
+   * for secrets: see `toolSecrets`. A variable savepoint sets on the functions itself (`TABLE_NAME`,
+   * `CODE_VERSION`, …) fails the synth too, naming it: one value would silently replace the other.
    * @default none
    */
   readonly environment?: Record<string, string>;
@@ -172,7 +202,8 @@ export interface DurableAgentProps {
   /**
    * The most a run request (the runs API, `StartExecution`, `savepoint --stack … run --max-…`)
    * may ask for, per budget, within the agent's own `maxBudgets`: a request above it is refused,
-   * naming the budget (lambdas/runs/budget-caps.ts). Checked at synth.
+   * naming the budget (lambdas/runs/budget-caps.ts). Checked at synth; with `agent`, each ceiling
+   * must also be at least the agent's own budget (a run that asks for nothing runs on it).
    * @example { maxDollars: 20, maxSteps: 1_000 }
    * @default none: the agent's `maxBudgets`, else its own budgets (a starter may lower them, not raise them)
    */
@@ -201,11 +232,23 @@ export interface DurableAgentProps {
   readonly fleetBudget?: FleetBudgetProps;
 }
 
-/** The `MAX_BUDGETS` variable of StartRun and the runs API (lambdas/adapters/aws-deps.ts), or none; a bad ceiling fails the synth, naming it. */
-export function maxBudgetsEnvironment(id: string, maxBudgets: DurableAgentProps['maxBudgets']): Record<string, string> {
+/**
+ * The `MAX_BUDGETS` variable of StartRun and the runs API (lambdas/adapters/aws-deps.ts), or none; a
+ * bad ceiling fails the synth, naming it. So does one below the agent's own budget (when `agent` is
+ * given): the ceilings bound what a starter asks for, and a run that asks nothing runs on the agent's
+ * budgets — past the ceiling the deployment meant to hold every run to.
+ */
+export function maxBudgetsEnvironment(id: string, maxBudgets: DurableAgentProps['maxBudgets'], agent?: DurableAgentProps['agent']): Record<string, string> {
   if (maxBudgets === undefined) return {};
   const parsed = BudgetCaps.safeParse(maxBudgets);
   if (!parsed.success) throw new Error(`DurableAgent ${id}: maxBudgets: ${problemsOf(parsed.error)}`);
+  // What a run gets with no config: the agent's budgets over the defaults (lambdas/runs/budget-caps.ts budgetCeilings).
+  const own = agent && RunConfig.parse({ ...agent.budgets });
+  for (const [budget, cap] of Object.entries(parsed.data) as [keyof BudgetCaps, number | undefined][]) {
+    if (own && cap !== undefined && own[budget] > cap) {
+      throw new Error(`DurableAgent ${id}: maxBudgets.${budget} (${cap}) is below agent ${agent.name}'s own ${budget} (${own[budget]}${agent.budgets?.[budget] === undefined ? ', the default' : ''}), which a run started without config gets: lower the agent's budgets.${budget}, or raise maxBudgets.${budget}`);
+    }
+  }
   return { MAX_BUDGETS: JSON.stringify(parsed.data) };
 }
 
@@ -293,12 +336,16 @@ export class DurableAgent extends Construct {
     }
     // Named for the deployed stack (a nested stack's own name is known only at deploy time).
     const stateMachineName = `${topLevelStack(this).stackName}-${props.agentName}`;
+    // Said here, naming both parts: the StateMachine construct would say it deep in its own code.
+    if (stateMachineName.length > MAX_STATE_MACHINE_NAME) {
+      throw new Error(`DurableAgent ${id}: the state machine's name ${JSON.stringify(stateMachineName)} (the stack's name, "-", agentName) is ${stateMachineName.length} characters, over the ${MAX_STATE_MACHINE_NAME} Step Functions allows: shorten the stack's name or agentName`);
+    }
     const ledger = props.table ?? new LedgerTable(this, 'Ledger');
     // Where new runs start (Handoff's fallback, the runs API): the alias, by its ARN built from the fixed name.
     const liveAliasArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     this.ledger = ledger;
-    const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices), ...props.environment };
-    checkAgentEnvironment(id, props, common);
+    const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices) };
+    checkAgentEnvironment(id, props, { ...common, ...props.environment });
     const nobodyDecides = props.agent && nobodyDecidesWarning(props.agent, props.approvals, props.approvalApi ?? true);
     if (nobodyDecides) Annotations.of(this).addWarningV2('@savepoint/nobody-decides', `DurableAgent ${id}: ${nobodyDecides}`);
     const reserved = reservedConcurrencyOf(id, props.reservedConcurrency);
@@ -308,14 +355,14 @@ export class DurableAgent extends Construct {
     // Every function of the agent bundled in one build (infra/step-bundle.ts).
     const bundledWith = [Steps.StartRun, Steps.BudgetCheck, Steps.CallModel, Steps.RequestApproval, Steps.CallTool, Steps.Finalize, Steps.Compact, Steps.Handoff, ...(props.batches ? [Steps.BatchItem] : [])];
     const fn = (fnId: string, step: StepName, options: { timeout?: Duration; environment?: Record<string, string> } = {}) =>
-      new StepFunction(this, fnId, { step, bundledWith, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, reservedConcurrentExecutions: reserved[step], logGroup });
+      new StepFunction(this, fnId, { step, bundledWith, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, ...(props.environment && { userEnvironment: { prop: `DurableAgent ${id}: environment`, variables: props.environment } }), reservedConcurrentExecutions: reserved[step], logGroup });
 
     // The model-calling steps: the model timeout and the step around the call (lambdas/shared/timing.ts).
     const modelStep = modelStepTimeoutOf(props.models ?? {});
     const toolTimeout = props.toolTimeout ?? Duration.millis(DEFAULT_TOOL_TIMEOUT_MS);
     const callTool = callToolTimeouts(toolTimeout);
     const toolTimeoutMs = String(toolTimeout.toMilliseconds());
-    const maxBudgets = maxBudgetsEnvironment(id, props.maxBudgets);
+    const maxBudgets = maxBudgetsEnvironment(id, props.maxBudgets, props.agent);
     // Only the steps that call a model reserve within the fleet budget; a lease goes back by what the run records.
     const fleetBudget = fleetBudgetEnvironment(this, id, props.fleetBudget);
     const functions = {
@@ -375,6 +422,8 @@ export class DurableAgent extends Construct {
     }
 
     if (props.schedule) {
+      const problem = scheduleProblem(props.schedule.expressionString);
+      if (problem) throw new Error(`DurableAgent ${id}: schedule: ${JSON.stringify(props.schedule.expressionString)} ${problem}`);
       const deadLetters = controlPlane.deadLetters('ScheduleDeadLetters');
       // A start on the alias is authorized against the machine's own ARN (Step Functions,
       // "Authorization for versions and aliases"): the target's role is granted that, not the alias.

@@ -45,6 +45,13 @@ export interface StepFunctionProps {
   readonly memorySize?: number;
   readonly environment?: Record<string, string>;
   /**
+   * Variables of the user's own (DurableAgent's `environment`, named `prop` in errors): none may be
+   * one savepoint sets on the function, here or later with `addEnvironment` — whichever came last
+   * would silently win (a user's `TABLE_NAME` replaced by the ledger's, or the step's `SAVEPOINT_STEP` by theirs).
+   * @default none
+   */
+  readonly userEnvironment?: { readonly prop: string; readonly variables: Readonly<Record<string, string>> };
+  /**
    * The log group the function writes its streams to: the stack's shared one (infra/control-plane.ts).
    * @default a log group of its own
    */
@@ -78,6 +85,8 @@ export class StepFunction extends LambdaFunction {
     const handler = handlerOf(props.step);
     const bundledWith = (props.bundledWith ?? []).map(handlerOf);
     const agents = props.agentEntries;
+    const own = { SAVEPOINT_STEP: props.step, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...props.environment };
+    for (const key of Object.keys(props.userEnvironment?.variables ?? {})) if (key in own) throw new Error(sharedVariable(props.userEnvironment!.prop, key));
     super(scope, id, {
       code: agents
         ? new AgentsBundleCode(() => new StepBundle(scope, handler, { agentEntries: [...new Set(agents().map((entry) => resolve(entry)))] }, bundledWith))
@@ -95,12 +104,9 @@ export class StepFunction extends LambdaFunction {
       // The state machine invokes `currentVersion`: a deploy publishes a new one and keeps the old,
       // which the executions started before it still call until they drain.
       currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN },
-      environment: {
-        SAVEPOINT_STEP: props.step,
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        ...props.environment,
-      },
+      environment: { ...own, ...props.userEnvironment?.variables },
     });
+    if (props.userEnvironment) userEnvironments.set(this, props.userEnvironment);
     // An agent's function: its retained versions are the stack's pruner's to delete. The tag is on
     // the function only (not its role): Lambda's tags apply to the function and all its versions.
     if (props.agentEntry !== undefined) Tags.of(this.node.defaultChild as CfnFunction).add(STACK_TAG, topLevelStack(this).stackName);
@@ -114,7 +120,20 @@ export class StepFunction extends LambdaFunction {
       },
     });
   }
+
+  /** Refuses a variable of the user's (`userEnvironment`): savepoint's own would replace it. */
+  override addEnvironment(key: string, value: string, options?: Parameters<LambdaFunction['addEnvironment']>[2]): this {
+    // Unset while LambdaFunction's constructor adds the variables it was given (checked before it).
+    const user = userEnvironments.get(this);
+    if (user && key in user.variables) throw new Error(sharedVariable(user.prop, key));
+    return super.addEnvironment(key, value, options);
+  }
 }
+
+/** Each StepFunction's `userEnvironment`: a WeakMap, as the base constructor calls `addEnvironment` before a field is set. */
+const userEnvironments = new WeakMap<StepFunction, NonNullable<StepFunctionProps['userEnvironment']>>();
+
+const sharedVariable = (prop: string, key: string) => `${prop}.${key}: savepoint sets ${key} on the agent's functions itself; either value would silently replace the other: give the agent's variable another name`;
 
 /**
  * The asset is the bundle (its hash is the output's): the handlers' directory is only where it is

@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import * as z from 'zod';
 import { unparsedOf, type ToolUseBlock } from '../records/messages.js';
 import { clip } from '../shared/text.js';
 import { findTool, type AgentDefinition, type ApprovalRequest, type RunFacts, type ToolDefinition } from '../define.js';
@@ -6,6 +6,7 @@ import type { BlobStore, TurnLedger } from '../ledger/ledger.js';
 import { parseBlobRef, resolveResults } from '../ledger/blobs.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { InvalidInputError } from '../shared/errors.js';
+import { problemsOf } from '../shared/validation.js';
 import { effectKeyOf } from '../tools/effects.js';
 import { aggregateApproval } from '../tools/aggregates.js';
 import { agentDepsOf, completedCallsThrough, idempotencyKey, runView, toolUses } from './turns.js';
@@ -84,7 +85,7 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
   // speaks first; the agent's declared limits (tools/aggregates.ts) hold the call otherwise.
   const ruled = !((dry || reused) && tool.effect === 'write') && (tool.needsApproval !== undefined || tool.aggregate !== undefined);
   const facts = ruled ? runFacts(agent, turn, call, completed) : undefined;
-  const approval = facts && (tool.needsApproval?.(parsed.data, runView(run), facts, agentDepsOf(agent)) ?? aggregateApproval(agent, tool, parsed.data, facts));
+  const approval = facts && (ruleApproval(tool, tool.needsApproval?.(parsed.data, runView(run), facts, agentDepsOf(agent))) ?? aggregateApproval(agent, tool, parsed.data, facts));
   const effect = dry ? {} : effectKeyOf(agent, tool, parsed.data, { ...runView(run), ...at });
   return {
     ...at,
@@ -97,6 +98,29 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
     ...(effect.key !== undefined && { effectKey: effect.key }),
     ...(reused && { reused: true as const }),
   };
+}
+
+/**
+ * The `ApprovalRequest` type as the approval page and the ledger read it. An agent in plain
+ * JavaScript (or typed `any`) can return another shape: `amount: 500` would be recorded as `{}`
+ * and break the page, a string would be asked as "undefined".
+ */
+const ApprovalRequestShape = z.object({
+  summary: z.string(),
+  amount: z.object({ minor: z.number(), currency: z.string() }).optional(),
+  details: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+});
+
+/**
+ * What the tool's `needsApproval` returned, checked. A wrong shape is a bug in the agent's code,
+ * not the model's mistake: the step fails as a rule that throws does (the run fails closed, nothing
+ * sent), naming the tool and the field.
+ */
+function ruleApproval(tool: ToolDefinition, returned: ApprovalRequest | undefined): ApprovalRequest | undefined {
+  if (returned === undefined) return undefined;
+  const checked = ApprovalRequestShape.safeParse(returned);
+  if (checked.success) return returned;
+  throw new TypeError(`tool ${tool.name}: needsApproval must return undefined or { summary, amount?: { minor, currency }, details? }; it returned ${problemsOf(checked.error)}`);
 }
 
 /** Whether a fork's write is one its parent made (fork-writes.ts `writeVerdict`), keyed as forkEffects keys it. */

@@ -179,6 +179,23 @@ describe("a bug in the agent's own hook", () => {
     const errors = logged.map((line) => JSON.parse(line) as Record<string, string>).filter((line) => line['message'] === 'the approval rule broke');
     expect(errors[0]).toMatchObject({ level: 'ERROR', error: 'Error', stack: expect.stringMatching(/^Error: the approval rule broke\n\s+at .*test\/engine\/stops\.test\.ts:\d+:\d+/) });
   });
+  it('fails the run closed when needsApproval returns another shape than ApprovalRequest, naming the tool, needsApproval and the field', async () => {
+    // An agent in plain JavaScript (or typed `any`): `amount` as a number, not { minor, currency }.
+    let sent = 0;
+    const needsApproval = (() => ({ summary: 'pay 5.00', amount: 500 })) as unknown as ToolDefinition['needsApproval'];
+    const pay = bareTool({ name: 'pay', description: 'Pays.', effect: 'write', idempotencyKeys: true, needsApproval, execute: async () => ((sent += 1), { paid: true }) });
+    const agent = scriptedAgent([pay], [() => calls(use('p1', 'pay', {})), () => finish()]);
+    const current = await start(agent, { log: () => {} });
+    let ended: Awaited<ReturnType<typeof run>> | undefined;
+    void run(current, 'rule-shape', { approvalTimeoutSeconds: 3600 }).then((done) => (ended = done));
+    // Nobody is asked to decide a call whose request could not be shown (before the fix: asked, amount {}).
+    const outcome = await waitFor(() => (harness!.approvals[0] ? `asked: ${JSON.stringify(harness!.approvals[0].amount)}` : ended?.status));
+    expect(outcome).toBe('FAILED');
+    expect(sent).toBe(0);
+    const record = await current.ledger.getRun('rule-shape');
+    expect(record).toMatchObject({ status: 'failed', error: { error: 'TypeError' } });
+    expect(JSON.stringify(record?.error)).toMatch(/tool pay: needsApproval must return .*amount: .*expected object/);
+  });
 });
 
 describe('a model mistake is answered to the model', () => {

@@ -44,3 +44,17 @@ describe('DurableAgent given the agent', () => {
     expect(functions.some((fn) => JSON.stringify(fn).includes('PAYMENTS_API_URL'))).toBe(true);
   });
 });
+
+describe("DurableAgent's environment", () => {
+  it("fails when it sets a variable savepoint sets on the agent's functions itself, naming the prop and the variable (either would silently replace the other)", () => {
+    const stack = new SavepointStack(assertionApp(), 'Shared');
+    const add = (id: string, environment: Record<string, string>) => () => stack.addAgent(id, { agentName: id.toLowerCase(), entry: EXAMPLE_AGENTS.refundReconciler, environment });
+    const shared = (id: string, key: string) => `DurableAgent ${id}: environment.${key}: savepoint sets ${key} on the agent's functions itself`;
+    // The agent's own table, named as most apps name it: the ledger's name would replace it (set later, by the ledger's grant).
+    expect(add('Orders', { TABLE_NAME: 'orders' })).toThrow(shared('Orders', 'TABLE_NAME'));
+    // One the harness sets as it makes the function: the agent's would replace savepoint's.
+    expect(add('Step', { SAVEPOINT_STEP: 'mine' })).toThrow(shared('Step', 'SAVEPOINT_STEP'));
+    expect(add('Version', { CODE_VERSION: 'v2' })).toThrow(shared('Version', 'CODE_VERSION'));
+    expect(add('Fine', { ORDERS_TABLE: 'orders', PAYMENTS_API_URL: 'https://payments.example.com' })).not.toThrow();
+  });
+});

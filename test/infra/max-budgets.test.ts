@@ -33,6 +33,17 @@ describe('maxBudgets on the construct', () => {
     expect(() => stack.addAgent('Other', { agentName: 'bad-caps-2', entry: EXAMPLE_AGENTS.refundReconciler, maxBudgets: { maxCoffees: 1 } as never })).toThrow(/^DurableAgent Other: maxBudgets: .*maxCoffees/);
   });
 
+  it("fails the synth when a ceiling is below the agent's own budget (a run started without config would get it), naming both", () => {
+    const stack = new SavepointStack(assertionApp(), 'LowCaps');
+    const agent = { name: 'low-caps', env: [], budgets: { maxSteps: 10 } };
+    const props = { agentName: 'low-caps', entry: EXAMPLE_AGENTS.refundReconciler, agent };
+    expect(() => stack.addAgent('Agent', { ...props, maxBudgets: { maxSteps: 3 } })).toThrow(/^DurableAgent Agent: maxBudgets\.maxSteps \(3\) is below agent low-caps's own maxSteps \(10\), which a run started without config gets/);
+    // A budget the agent leaves to its default: the default is what its runs get.
+    expect(() => stack.addAgent('Default', { ...props, maxBudgets: { maxDollars: 1 } })).toThrow(/^DurableAgent Default: maxBudgets\.maxDollars \(1\) is below agent low-caps's own maxDollars \(5, the default\)/);
+    // At or above the agent's own budgets: a ceiling for what a starter may ask.
+    expect(() => stack.addAgent('Within', { ...props, maxBudgets: { maxSteps: 10, maxDollars: 20 } })).not.toThrow();
+  });
+
   it('is read at cold start, and a malformed MAX_BUDGETS fails naming the variable', () => {
     expect(awsDeps({ MAX_BUDGETS: JSON.stringify({ maxDollars: 20 }) }).maxBudgets).toEqual({ maxDollars: 20 });
     expect(awsDeps({}).maxBudgets).toBeUndefined();

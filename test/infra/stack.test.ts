@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, Duration } from 'aws-cdk-lib';
+import { Schedule } from 'aws-cdk-lib/aws-events';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertionApp, exampleTemplate } from './example-template.js';
@@ -238,10 +239,30 @@ describe('the nightly schedule', () => {
     });
   });
 
+  it('fails at synth time for a schedule expression EventBridge would refuse at deploy, naming the prop and why', () => {
+    const stack = new SavepointStack(assertionApp(), 'Schedules');
+    const add = (id: string, expression: string) => () => stack.addAgent(id, { agentName: id.toLowerCase(), entry: 'agent.ts', schedule: Schedule.expression(expression) });
+    expect(add('Plural', 'rate(5 minute)')).toThrow('DurableAgent Plural: schedule: "rate(5 minute)" is not a schedule: EventBridge wants "5 minutes"');
+    expect(add('Unix', 'cron(0 2 * * *)')).toThrow(/^DurableAgent Unix: schedule: "cron\(0 2 \* \* \*\)" is not a schedule: EventBridge's cron has 6 fields .* this has 5$/);
+    expect(add('BothDays', 'cron(0 2 * * * *)')).toThrow(`DurableAgent BothDays: schedule: "cron(0 2 * * * *)" is not a schedule: EventBridge's cron wants "?" in day-of-month or day-of-week`);
+    expect(add('Words', 'every day')).toThrow(/^DurableAgent Words: schedule: "every day" is not a schedule/);
+    // What EventBridge takes: the CDK's own builders' expressions, and the same written out.
+    for (const [id, schedule] of [['Rate', Schedule.rate(Duration.hours(1))], ['Cron', Schedule.cron({ hour: '2', minute: '0' })], ['Hour', Schedule.expression('rate(1 hour)')], ['Weekdays', Schedule.expression('cron(0 9 ? * MON-FRI *)')]] as const) {
+      expect(() => stack.addAgent(id, { agentName: id.toLowerCase(), entry: 'agent.ts', schedule }), id).not.toThrow();
+    }
+  });
+
   it('fails at synth time for an agent name that cannot name a state machine', () => {
     const app = assertionApp();
     const stack = new SavepointStack(app, 'Bad');
     expect(() => stack.addAgent('Bad', { agentName: 'Refund Reconciler', entry: 'agent.ts' })).toThrow(/agentName must be the agent's name .*"Refund Reconciler"/);
+  });
+
+  it("fails at synth time, naming the stack's name and agentName, when together they make a state machine name over 80 characters", () => {
+    const stack = new SavepointStack(assertionApp(), 'AcmeCustomerOperationsAgentsProductionEU');
+    expect(() => stack.addAgent('Long', { agentName: 'refund-reconciler-for-the-eu-marketplace', entry: 'agent.ts' })).toThrow(
+      'DurableAgent Long: the state machine\'s name "AcmeCustomerOperationsAgentsProductionEU-refund-reconciler-for-the-eu-marketplace" (the stack\'s name, "-", agentName) is 81 characters, over the 80',
+    );
   });
 
   it("fails at synth time, before any bundle, for an entry that is no file, naming the prop and where it looked (a synth that bundles nothing reads none)", () => {
