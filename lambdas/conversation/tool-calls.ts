@@ -117,10 +117,12 @@ const ApprovalRequestShape = z.object({
  * sent), naming the tool and the field.
  */
 function ruleApproval(tool: ToolDefinition, returned: ApprovalRequest | undefined): ApprovalRequest | undefined {
-  if (returned === undefined) return undefined;
+  // `null` and `false` say "no approval" as `undefined` does: JavaScript's `cents > 50_000 && { … }`
+  // (the tool's aggregate, if any, still weighs the call; `false` used to skip it).
+  if (returned === undefined || returned === null || (returned as unknown) === false) return undefined;
   const checked = ApprovalRequestShape.safeParse(returned);
   if (checked.success) return returned;
-  throw new TypeError(`tool ${tool.name}: needsApproval must return undefined or { summary, amount?: { minor, currency }, details? }; it returned ${problemsOf(checked.error)}`);
+  throw new TypeError(`tool ${tool.name}: needsApproval must return undefined (or null, false) or { summary, amount?: { minor, currency }, details? }; it returned ${problemsOf(checked.error)}`);
 }
 
 /** Whether a fork's write is one its parent made (fork-writes.ts `writeVerdict`), keyed as forkEffects keys it. */

@@ -196,6 +196,18 @@ describe("a bug in the agent's own hook", () => {
     expect(record).toMatchObject({ status: 'failed', error: { error: 'TypeError' } });
     expect(JSON.stringify(record?.error)).toMatch(/tool pay: needsApproval must return .*amount: .*expected object/);
   });
+
+  it('takes null and false from needsApproval as no approval, as undefined (JavaScript: `cents > 50_000 && { … }`)', async () => {
+    let sent = 0;
+    const answers = [null, false];
+    const needsApproval = (() => answers.shift()) as unknown as ToolDefinition['needsApproval'];
+    const pay = bareTool({ name: 'pay', description: 'Pays.', effect: 'write', idempotencyKeys: true, needsApproval, execute: async () => ((sent += 1), { paid: true }) });
+    const agent = scriptedAgent([pay], [() => calls(use('p1', 'pay', {}), use('p2', 'pay', {})), () => finish()]);
+    const current = await start(agent, { log: () => {} });
+    expect((await run(current, 'rule-falsy')).status).toBe('SUCCEEDED');
+    expect(sent).toBe(2);
+    expect(harness!.approvals).toEqual([]);
+  });
 });
 
 describe('a model mistake is answered to the model', () => {
