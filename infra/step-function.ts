@@ -86,7 +86,7 @@ export class StepFunction extends LambdaFunction {
     const bundledWith = (props.bundledWith ?? []).map(handlerOf);
     const agents = props.agentEntries;
     const own = { SAVEPOINT_STEP: props.step, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...props.environment };
-    for (const key of Object.keys(props.userEnvironment?.variables ?? {})) if (key in own) throw new Error(sharedVariable(props.userEnvironment!.prop, key));
+    for (const key of Object.keys(props.userEnvironment?.variables ?? {})) if (key in own && !TUNABLE.test(key)) throw new Error(sharedVariable(props.userEnvironment!.prop, key));
     super(scope, id, {
       code: agents
         ? new AgentsBundleCode(() => new StepBundle(scope, handler, { agentEntries: [...new Set(agents().map((entry) => resolve(entry)))] }, bundledWith))
@@ -125,13 +125,20 @@ export class StepFunction extends LambdaFunction {
   override addEnvironment(key: string, value: string, options?: Parameters<LambdaFunction['addEnvironment']>[2]): this {
     // Unset while LambdaFunction's constructor adds the variables it was given (checked before it).
     const user = userEnvironments.get(this);
-    if (user && key in user.variables) throw new Error(sharedVariable(user.prop, key));
+    if (user && key in user.variables && !TUNABLE.test(key)) throw new Error(sharedVariable(user.prop, key));
     return super.addEnvironment(key, value, options);
   }
 }
 
 /** Each StepFunction's `userEnvironment`: a WeakMap, as the base constructor calls `addEnvironment` before a field is set. */
 const userEnvironments = new WeakMap<StepFunction, NonNullable<StepFunctionProps['userEnvironment']>>();
+
+/**
+ * The variables of Powertools and OpenTelemetry (`POWERTOOLS_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`):
+ * settings of the libraries, not savepoint's wiring, whose meaning is the same whoever sets them.
+ * The agent's value is the one the function gets, as before the check.
+ */
+const TUNABLE = /^(POWERTOOLS|OTEL)_/;
 
 const sharedVariable = (prop: string, key: string) => `${prop}.${key}: savepoint sets ${key} on the agent's functions itself; either value would silently replace the other: give the agent's variable another name`;
 

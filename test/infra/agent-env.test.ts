@@ -56,5 +56,10 @@ describe("DurableAgent's environment", () => {
     expect(add('Step', { SAVEPOINT_STEP: 'mine' })).toThrow(shared('Step', 'SAVEPOINT_STEP'));
     expect(add('Version', { CODE_VERSION: 'v2' })).toThrow(shared('Version', 'CODE_VERSION'));
     expect(add('Fine', { ORDERS_TABLE: 'orders', PAYMENTS_API_URL: 'https://payments.example.com' })).not.toThrow();
+    // A library's own setting (Powertools, OpenTelemetry) is the agent's to set: its value is the one the functions get.
+    expect(add('Named', { POWERTOOLS_SERVICE_NAME: 'billing' })).not.toThrow();
+    const services = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function')).map((fn) => (fn as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }).Properties.Environment?.Variables?.['POWERTOOLS_SERVICE_NAME']);
+    expect(services).toContain('billing');
+    expect(services).not.toContain('named');
   });
 });
