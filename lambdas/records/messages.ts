@@ -18,8 +18,10 @@ export const ToolUseBlock = z.object({
 /**
  * The one key of a tool call's input when the model wrote its arguments as something other than a
  * JSON object (a Chat Completions `arguments` string that does not parse): what it wrote, kept as
- * it wrote it. The call is recorded and answered to the model as its mistake (never run), and the
- * turn goes back to the model as the model wrote it — a model's slip, not a failed run.
+ * it wrote it. The call is recorded and answered to the model as its mistake (never run) — a
+ * model's slip, not a failed run. The turn goes back to the model with the call's arguments as this
+ * object, valid JSON: a request whose arguments do not parse is one a provider may refuse (the
+ * strict OpenAI server of savepoint/sim does).
  */
 export const UNPARSED_ARGUMENTS = 'savepoint:unparsedArguments';
 
