@@ -9,7 +9,7 @@ import type {
 import * as z from 'zod';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { MessageResponse, unparsedArguments, unparsedOf, type Message, type MessageRequest, type ModelClient, type ToolUseBlock } from '../records/messages.js';
+import { MessageResponse, unparsedArguments, type Message, type MessageRequest, type ModelClient, type ToolUseBlock } from '../records/messages.js';
 import { classifyOpenAIError } from './openai-errors.js';
 
 export interface OpenAIClientOptions {
@@ -88,7 +88,7 @@ function toMessageParams(message: Message): ChatCompletionMessageParam[] {
         content: text === '' ? null : text,
         ...(calls.length === 0
           ? {}
-          : { tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: unparsedOf(c.input) ?? JSON.stringify(c.input) } })) }),
+          : { tool_calls: calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.input) } })) }),
       },
     ];
   }

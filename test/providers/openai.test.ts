@@ -161,20 +161,6 @@ describe('fromChatCompletion treats the model’s output as outside input', () =
     }
   });
 
-  it('sends such a call back in the conversation as the model wrote it, not wrapped in the key that keeps it', () => {
-    const written = '{"order_id": "o"';
-    const params = toOpenAIParams({
-      model: MODEL,
-      max_tokens: 64,
-      messages: [
-        { role: 'user', content: 'look it up' },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'lookup_order', input: unparsedArguments(written) }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'not a JSON object', is_error: true }] },
-      ],
-    });
-    expect(params.messages[1]).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'call_1', function: { name: 'lookup_order', arguments: written } }] });
-  });
-
   it('drops the half-written call of a cut answer and says max_tokens', () => {
     const response = fromChatCompletion(completion({ content: 'Looking', ...call('{"order_') }, 'length'));
     expect(response).toMatchObject({ stop_reason: 'max_tokens', content: [{ type: 'text', text: 'Looking' }] });
