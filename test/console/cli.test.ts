@@ -82,6 +82,8 @@ describe('savepoint console', () => {
 
     // The open console does not lock the state directory: status and a new run work beside it,
     // and the console then shows what the run did.
+    const versionOf = async () => ((await (await fetch(`${ownOrigin}/api/version`, { headers: { 'x-savepoint-token': ownToken! } })).json()) as { version: number }).version;
+    const before = await versionOf();
     const status = await exec(process.execPath, [bin, '--state-dir', stateDir, 'status', 'refunds-2026-11-28'], { env });
     expect(status.stdout).toMatch(/^run refunds-2026-11-28 .*: running$/m);
     const beside = await exec(process.execPath, [bin, '--state-dir', stateDir, 'run', '--run-id', 'beside', '--template', template, '--approve', 'reject'], { env });
@@ -89,6 +91,8 @@ describe('savepoint console', () => {
     expect(beside.stdout).toMatch(/^savepoint: approvals are rejected automatically$/m);
     const listed = (await (await fetch(`${ownOrigin}/api/runs`, { headers: { 'x-savepoint-token': ownToken! } })).json()) as { runs: { runId: string; lifecycle: string }[] };
     expect(listed.runs.map((run) => [run.runId, run.lifecycle]).sort()).toEqual([['beside', 'completed'], ['refunds-2026-11-28', 'completed']]);
+    // …and the page learns of it: the change counter it follows moved (the runs list was stale until a reload).
+    await expect.poll(versionOf, { timeout: 15_000 }).toBeGreaterThan(before);
     standalone.child.kill('SIGINT');
     expect(await standalone.exited).toBe(0);
   }, 180_000);
