@@ -17,7 +17,7 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
 import { causeMessage, InvalidInputError } from '../lambdas/shared/errors.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { createDecideApproval, type DecideResult } from '../lambdas/approvals/decision.js';
+import { createDecideApproval, MAX_DECISION_REASON, type DecideResult } from '../lambdas/approvals/decision.js';
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import { decisionProblem, type DecisionMac } from '../lambdas/approvals/decision-mac.js';
 import type { ApprovalPolicy, Identity } from '../lambdas/approvals/policy.js';
@@ -285,7 +285,7 @@ export function createClient(parts: ClientParts): SavepointClient {
         // (approvals asked for since the first read included).
         const killed = (await status(runId))!;
         for (const approval of killed.approvals) {
-          await decide(approval.approvalId, { decision: 'reject', reason: `run killed by ${by}${reason ? `: ${reason}` : ''}` });
+          await decide(approval.approvalId, { decision: 'reject', reason: killRejection(by, reason) });
         }
         return cancelled(killed);
       } catch (error) {
@@ -414,4 +414,17 @@ export function engineGone(error: unknown): boolean {
     if (code === 'ECONNRESET' || code === 'ECONNREFUSED' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return true;
   }
   return false;
+}
+
+/**
+ * The reason a kill records on the approvals it rejects: who killed the run and why, cut to what a
+ * decision records. A kill's own reason may take that whole length, and the prefix made the
+ * rejection too long: it was refused, and the run went on waiting for its approval after the kill.
+ */
+export function killRejection(by: string, reason: string): string {
+  const text = `run killed by ${by}${reason ? `: ${reason}` : ''}`;
+  if (text.length <= MAX_DECISION_REASON) return text;
+  const cut = text.slice(0, MAX_DECISION_REASON - 1);
+  // Not half a surrogate pair: the cut ends before it.
+  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
 }

@@ -76,6 +76,17 @@ describe('the client', () => {
     await expect(client.cancel(runId, { by: 'client-test' })).rejects.toThrow(/run to-cancel is killed, not running/);
   });
 
+  it('cancels a run waiting for a person with the longest kill reason: the approval is rejected, its reason cut to what a decision records', async () => {
+    const { runId } = await client.start({ runId: 'long-reason', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    const [approval] = (await client.wait(runId, { untilInput: true })).approvals;
+    const reason = 'r'.repeat(500);
+    await client.cancel(runId, { by: 'client-test', reason });
+    expect(await client.wait(runId)).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed', killed: { reason } } });
+    const rejected = await harness.stack.ledger.findApproval(approval!.approvalId);
+    expect(rejected).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/^run killed by client-test: r+…$/) });
+    expect(rejected!.reason).toHaveLength(500);
+  });
+
   it('refuses what it cannot start, naming the field', async () => {
     await expect(client.start({ input: { date: '2026-02-30' } })).rejects.toThrow(/input of agent refund-reconciler: date: 2026-02-30 is not a calendar date/);
     const anonymous = createClient({ ledger: harness.stack.ledger, sfn: harness.stack.sfn, stateMachineArn: harness.stack.stateMachineArn });
