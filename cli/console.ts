@@ -46,7 +46,13 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
     return;
   }
   // The console's server and the ledger client load when it starts: every other command starts without them.
-  const [{ createClient }, { historySource, severalHistories }, { startConsole }] = await Promise.all([import('../client/ledger-client.js'), import('../console/history.js'), import('../console/server.js')]);
+  const [{ createClient }, { historySource, severalHistories }, { startConsole }, { localUser }, { localApprovalKeys }] = await Promise.all([
+    import('../client/ledger-client.js'),
+    import('../console/history.js'),
+    import('../console/server.js'),
+    import('../local/services/approval-api.js'),
+    import('../local/state/approval-keys.js'),
+  ]);
   const signals = watchStopSignals();
   const opened = { ledger: ledgerBetweenReads(options.stateDir) };
   const dirs = [options.stateDir, ...agentDirsOf(options.stateDir).map(({ dir }) => dir)];
@@ -57,7 +63,14 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
     let definition: Promise<AslDefinition | undefined> | undefined;
     const server = await startConsole({
       ledger: opened.ledger,
-      client: createClient({ ledger: opened.ledger, ...(agent && { agent }) }),
+      // Decided in the ledger as `savepoint approve` decides without an engine: as this machine's
+      // user, signed with the state directory's decision key. Without an identity every decision
+      // (and a kill's rejection of the run's approvals) was refused as unauthenticated.
+      client: createClient({
+        ledger: opened.ledger,
+        ledgerDecisions: { identity: { id: localUser(), via: 'cli' }, decisionMac: localApprovalKeys(options.stateDir).decisions, policy: { separationOfDuties: false } },
+        ...(agent && { agent }),
+      }),
       // Each agent's directory keeps its executions' log (serve with several agents: agents/<name>/).
       history: severalHistories(dirs.map((dir) => historySource({ file: join(dir, 'history.jsonl') }))),
       subscribe: (onChange) => watchStateFiles(dirs, onChange),

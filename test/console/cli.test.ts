@@ -79,6 +79,10 @@ describe('savepoint console', () => {
     const view = (await (await fetch(`${ownOrigin}/api/runs/refunds-2026-11-28`, { headers: { 'x-savepoint-token': ownToken! } })).json()) as { lifecycle: string; approvals: unknown[] };
     expect(view).toMatchObject({ lifecycle: 'input_required', approvals: [expect.objectContaining({ toolName: 'issue_refund' })] });
     expect((await fetch(`${ownOrigin}/api/runs`, { headers: { 'x-savepoint-token': token! } })).status).toBe(403);
+    // A decision in it is recorded in the ledger as this machine's user, for the run to take when it resumes.
+    const approvalId = (view.approvals[0] as { approvalId: string }).approvalId;
+    const decided = await fetch(`${ownOrigin}/api/approvals/${approvalId}/decide`, { method: 'POST', headers: { 'x-savepoint-token': ownToken!, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'reject', reason: 'decided beside the engine' }) });
+    expect({ status: decided.status, body: await decided.json() }).toEqual({ status: 200, body: { ok: true, status: 'rejected', delivered: false } });
 
     // The open console does not lock the state directory: status and a new run work beside it,
     // and the console then shows what the run did.
