@@ -320,6 +320,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     } catch (error) {
       if (error instanceof HttpError) return send(error.status, { message: error.message });
       if (error instanceof Error && error.name === ErrorNames.InvalidInput) return send(400, { message: error.message });
+      // Damaged state is named (which run, which record, what is wrong: what `savepoint verify` says), as the approval API names it.
+      if (error instanceof Error && error.name === ErrorNames.LedgerIntegrity) return send(500, { message: error.message });
       log(`console: ${request.method} ${url.pathname}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       send(500, { message: 'internal error (see the log)' });
     }
