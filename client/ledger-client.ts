@@ -16,6 +16,7 @@ import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
 import { causeMessage, InvalidInputError } from '../lambdas/shared/errors.js';
+import { counted } from '../lambdas/shared/text.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { createDecideApproval, MAX_DECISION_REASON, type DecideResult } from '../lambdas/approvals/decision.js';
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';
@@ -284,8 +285,14 @@ export function createClient(parts: ClientParts): SavepointClient {
         // A run waiting on an approval would not reach its next step until the approval is decided
         // (approvals asked for since the first read included).
         const killed = (await status(runId))!;
+        const refused: string[] = [];
         for (const approval of killed.approvals) {
-          await decide(approval.approvalId, { decision: 'reject', reason: killRejection(by, reason) });
+          const result = await decide(approval.approvalId, { decision: 'reject', reason: killRejection(by, reason) });
+          // Decided meanwhile (409) wakes the run as well; any other refusal leaves it waiting for a person.
+          if (!result.ok && result.status !== 409) refused.push(`${approval.approvalId} (${result.message}; decide by ${approval.decideBy})`);
+        }
+        if (refused.length > 0) {
+          throw new InvalidInputError(`run ${runId} is killed, but it waits for ${counted(refused.length, 'approval')} ${by} may not reject: ${refused.join(', ')}; it stops once an approver decides or the approval expires`);
         }
         return cancelled(killed);
       } catch (error) {

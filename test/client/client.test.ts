@@ -87,6 +87,21 @@ describe('the client', () => {
     expect(rejected!.reason).toHaveLength(500);
   });
 
+  it('says so when a kill cannot reject the approval the run waits for: the kill is recorded, the run still waits for a person', async () => {
+    const { runId } = await client.start({ runId: 'not-an-approver', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    const [approval] = (await client.wait(runId, { untilInput: true })).approvals;
+    // Deciding in the ledger as someone the deployment's approvers do not include.
+    const outsider = createClient({
+      ledger: harness.stack.ledger,
+      ledgerDecisions: { identity: { id: 'local:mallory', via: 'cli', principal: 'local:mallory' }, policy: { separationOfDuties: false, approverPrincipals: { alice: ['local:alice'] } } },
+    });
+    await expect(outsider.cancel(runId, { by: 'local:mallory' })).rejects.toThrow(
+      new RegExp(`^run not-an-approver is killed, but it waits for 1 approval local:mallory may not reject: ${approval!.approvalId} \\(local:mallory is not one of this deployment's approver principals`),
+    );
+    expect(await harness.stack.ledger.getRun(runId)).toMatchObject({ status: 'running', killed: { by: 'local:mallory' } });
+    expect(await harness.stack.ledger.findApproval(approval!.approvalId)).toMatchObject({ status: 'pending' });
+  });
+
   it('refuses what it cannot start, naming the field', async () => {
     await expect(client.start({ input: { date: '2026-02-30' } })).rejects.toThrow(/input of agent refund-reconciler: date: 2026-02-30 is not a calendar date/);
     const anonymous = createClient({ ledger: harness.stack.ledger, sfn: harness.stack.sfn, stateMachineArn: harness.stack.stateMachineArn });
