@@ -102,7 +102,8 @@ ${
   pending
     ? `<form id="decision"><label for="reason">Reason (optional)</label><textarea id="reason" maxlength="500"></textarea>
 <button type="button" id="approve" data-decision="approve">Approve</button><button type="button" id="reject" data-decision="reject">Reject</button></form>`
-    : `<p id="status">This approval is ${escapeHtml(approval.status)}${approval.decidedBy ? ` by ${escapeHtml(approval.decidedBy)}` : ''}.</p>`
+    : // Why, too: a rejection by a kill ("run killed by …") or an expiry is not a person's verdict on the call.
+      `<p id="status">This approval is ${escapeHtml(approval.status)}${approval.decidedBy ? ` by ${escapeHtml(approval.decidedBy)}` : ''}${approval.reason ? `: ${escapeHtml(approval.reason)}` : ''}.</p>`
 }
 <p id="result" role="status"></p>
 <script>

@@ -61,3 +61,20 @@ describe('the approval page amount', () => {
     expect(headingFor(amount)).toBe(`Approve issue_refund of ${shown} in run run-1`);
   });
 });
+
+describe('the approval page of a decided approval', () => {
+  it('says who decided it and why, escaped, and offers no buttons', () => {
+    const page = renderApprovalPage({
+      approval: {
+        approvalId: 'apv_1', runId: 'run-1', turn: 2, call: 1, toolName: 'issue_refund', summary: 's', status: 'rejected', decideBy: '2026-12-02T03:00:00.000Z', createdAt: '2026-12-02T02:00:00.000Z',
+        decidedBy: 'local:alice', decidedVia: 'cli', reason: 'run killed by local:alice: <b>wrong day</b>',
+      },
+      evidence: [],
+      approver: 'bob@example.com',
+      link: 'link',
+      postUrl: '/v1/decide/apv_1',
+    });
+    expect(/<p id="status">([^\n]*)<\/p>/.exec(page)?.[1]).toBe('This approval is rejected by local:alice: run killed by local:alice: &lt;b&gt;wrong day&lt;/b&gt;.');
+    expect(page).not.toContain('id="approve"');
+  });
+});
