@@ -46,7 +46,7 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
     return;
   }
   // The console's server and the ledger client load when it starts: every other command starts without them.
-  const [{ createClient }, { historySource, severalHistories }, { startConsole }, { localUser }, { localApprovalKeys }] = await Promise.all([
+  const [{ approvalApiDecider, createClient }, { historySource, severalHistories }, { startConsole }, { localUser }, { localApprovalKeys }] = await Promise.all([
     import('../client/ledger-client.js'),
     import('../console/history.js'),
     import('../console/server.js'),
@@ -61,16 +61,20 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
     const runs = await opened.ledger.listRuns(1000, { onDamaged: () => {} });
     const agent = await agentOf(options.agent ?? process.env['SAVEPOINT_AGENT'] ?? runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt))[0]?.agent);
     let definition: Promise<AslDefinition | undefined> | undefined;
+    // Decided as `savepoint approve` decides, looking again at each decision: through the approval
+    // API of an engine that runs on the directory now (one started since the console was: its
+    // waiting execution must get the decision), else in the ledger as this machine's user, signed
+    // with the directory's decision key, for the run to take when it resumes.
+    const ledgerDecisions = { identity: { id: localUser(), via: 'cli' as const }, decisionMac: localApprovalKeys(options.stateDir).decisions, policy: { separationOfDuties: false } };
+    const inLedger = createClient({ ledger: opened.ledger, ledgerDecisions });
+    const decide = async (approvalId: string, body: { decision: 'approve' | 'reject'; reason?: string }) => {
+      const engine = await runningEngine(options.stateDir);
+      if (engine) return approvalApiDecider(engine.endpoints.approvals)(approvalId, body);
+      return inLedger.decide(approvalId, body.decision, body.reason === undefined ? {} : { reason: body.reason });
+    };
     const server = await startConsole({
       ledger: opened.ledger,
-      // Decided in the ledger as `savepoint approve` decides without an engine: as this machine's
-      // user, signed with the state directory's decision key. Without an identity every decision
-      // (and a kill's rejection of the run's approvals) was refused as unauthenticated.
-      client: createClient({
-        ledger: opened.ledger,
-        ledgerDecisions: { identity: { id: localUser(), via: 'cli' }, decisionMac: localApprovalKeys(options.stateDir).decisions, policy: { separationOfDuties: false } },
-        ...(agent && { agent }),
-      }),
+      client: createClient({ ledger: opened.ledger, decide, ...(agent && { agent }) }),
       // Each agent's directory keeps its executions' log (serve with several agents: agents/<name>/).
       history: severalHistories(dirs.map((dir) => historySource({ file: join(dir, 'history.jsonl') }))),
       subscribe: (onChange) => watchStateFiles(dirs, onChange),

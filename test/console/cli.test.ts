@@ -31,7 +31,10 @@ afterAll(() => {
 
 /** A CLI process in the background, and a promise for the first output line matching a pattern. */
 function background(...args: string[]) {
-  const child = spawn(process.execPath, [bin, '--state-dir', stateDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  return backgroundIn(stateDir, ...args);
+}
+function backgroundIn(dir: string, ...args: string[]) {
+  const child = spawn(process.execPath, [bin, '--state-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   children.add(child);
   let output = '';
   const waiting = new Set<() => void>();
@@ -100,6 +103,24 @@ describe('savepoint console', () => {
     standalone.child.kill('SIGINT');
     expect(await standalone.exited).toBe(0);
   }, 180_000);
+
+  it('decides through an engine started after it: the waiting run gets the decision and goes on', async () => {
+    const dir = join(root, 'engine-later');
+    // A ledger for the console to open, from a run that stops before it asks anyone.
+    const first = await exec(process.execPath, [bin, '--state-dir', dir, 'run', '--run-id', 'first', '--template', template, '--max-steps', '3'], { env }).catch((error: { stdout: string }) => error);
+    expect(first.stdout).toMatch(/^run first .*: stopped/m);
+    const standalone = backgroundIn(dir, 'console');
+    const [, origin, token] = await standalone.saw(CONSOLE_LINE);
+    const later = backgroundIn(dir, 'run', '--run-id', 'later', '--template', template, '--approve', 'wait', '--approval-timeout', '3600');
+    const [, approvalId] = await later.saw(/⏸ {2}approval (apv_[\w-]+)/);
+    const decided = await fetch(`${origin}/api/approvals/${approvalId}/decide`, { method: 'POST', headers: { 'x-savepoint-token': token!, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) });
+    expect({ status: decided.status, body: await decided.json() }).toEqual({ status: 200, body: { ok: true, status: 'approved', delivered: true } });
+    // The run went on past it: it asks about its next refund.
+    await later.saw(new RegExp(`⏸ {2}approval (?!${approvalId})apv_`));
+    later.child.kill('SIGINT');
+    standalone.child.kill('SIGINT');
+    await Promise.all([later.exited, standalone.exited]);
+  }, 120_000);
 
   it('says where it cannot listen, naming the option (exit 2): a port in use, an address not of this machine, no such host', async () => {
     const taken = createServer();
