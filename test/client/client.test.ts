@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { lifecycleOf } from '../../client/index.js';
 import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
+import { killEveryRun } from '../../client/kill-all.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 
 /** The application client against the local stack: the same Step Functions API, ledger and approval API as on AWS. */
@@ -100,6 +101,22 @@ describe('the client', () => {
     );
     expect(await harness.stack.ledger.getRun(runId)).toMatchObject({ status: 'running', killed: { by: 'local:mallory' } });
     expect(await harness.stack.ledger.findApproval(approval!.approvalId)).toMatchObject({ status: 'pending' });
+  });
+
+  it('kill-all tries every run waiting for a person, and names each whose approval it could not reject', async () => {
+    for (const runId of ['waits-1', 'waits-2']) {
+      await client.start({ runId, input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+      expect((await client.wait(runId, { untilInput: true })).lifecycle).toBe('input_required');
+    }
+    const outsider = createClient({
+      ledger: harness.stack.ledger,
+      ledgerDecisions: { identity: { id: 'local:mallory', via: 'cli', principal: 'local:mallory' }, policy: { separationOfDuties: false, approverPrincipals: { alice: ['local:alice'] } } },
+    });
+    const flag = { by: 'local:mallory', at: new Date().toISOString(), reason: '' };
+    const refused = await killEveryRun(harness.stack.ledger, outsider, flag).catch((error: Error) => error);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(/^the global kill switch is on; run waits-\d is killed, but .*; run waits-\d is killed, but /);
+    for (const runId of ['waits-1', 'waits-2']) expect(await harness.stack.ledger.getRun(runId)).toMatchObject({ killed: { by: 'local:mallory' } });
   });
 
   it('refuses what it cannot start, naming the field', async () => {
