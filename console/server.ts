@@ -14,6 +14,7 @@ import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { KillReason } from '../lambdas/runs/run-request.js';
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import { localUser } from '../local/services/approval-api.js';
+import { MAX_DECISION_REASON } from '../lambdas/approvals/decision.js';
 import type { AslDefinition } from '../local/template/asl.js';
 import { readBoundedBody } from '../local/services/http-body.js';
 import { countStates, currentState, executionName, layoutDefinition, type HistorySource } from './history.js';
@@ -105,7 +106,8 @@ const StateMachineQuery = z.object({ execution: z.string().min(1).max(200).optio
 const RunId = z.string().min(1).max(200);
 /** A run's event stream (lambdas/runs/events.ts): the run view follows its run through it, as any client of the runs API does. */
 const RUN_EVENTS = /^\/api\/runs\/([^/]+)\/events$/;
-const Reason = z.string().max(1000).optional();
+/** What a decision records (and a kill: KillReason): the page's reason box takes no more (static/index.html). */
+const Reason = z.string().max(MAX_DECISION_REASON).optional();
 const DecisionBody = z.object({ decision: z.enum(['approve', 'reject']), reason: Reason }).strict();
 const KillBody = z.object({ reason: KillReason.optional() }).strict();
 const GlobalKillBody = z.object({ on: z.boolean(), reason: KillReason.optional() }).strict();

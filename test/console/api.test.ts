@@ -259,6 +259,12 @@ describe('security', () => {
     }
   });
 
+  it("takes in the page's reason box no more than a decision or a kill records: a longer reason was refused after it was typed, and lost", async () => {
+    const page = (await call('GET', '/')).body as string;
+    expect(/<input id="confirm-reason"[^>]*maxlength="(\d+)"/.exec(page)?.[1]).toBe('500');
+    expect(await post('/api/approvals/apv_nothing_of_the_kind/decide', { decision: 'reject', reason: 'x'.repeat(501) })).toMatchObject({ status: 400, body: { message: expect.stringMatching(/^invalid body: reason/) } });
+  });
+
   it('is read-only when bound to anything but loopback', async () => {
     const readOnly = await startLocalConsole(harness.stack, { host: '127.0.0.2' });
     try {
