@@ -397,8 +397,9 @@ export function approvalApiDecider(url: string, fetchImpl: typeof fetch = fetch)
     const status = refused.find((code) => code === response.status);
     if (status) return { ok: false, status, message: answer.message ?? `approval API answered ${status}`, ...(answer.approval && { approval: answer.approval }) };
     if (!response.ok) throw new InvalidInputError(answer.message ?? `approval API answered ${response.status}`);
-    const { delivered, ...approval } = answer;
-    return { ok: true, approval: approval as unknown as ApprovalRecord, delivered: Boolean(delivered) };
+    // A first approval of two (202) says so: the caller must not read its `pending` as nothing done.
+    const { delivered, waitingForSecond, ...approval } = answer;
+    return { ok: true, approval: approval as unknown as ApprovalRecord, delivered: Boolean(delivered), ...(waitingForSecond === true && { waitingForSecond: true }) };
   };
 }
 

@@ -221,7 +221,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         const result = await options.client.decide(approvalId, decision, { reason: reason ?? `${decision}d in the console by ${actor}` });
         changed();
         if (!result.ok) throw new HttpError(result.status, `approvalId: ${result.message}`);
-        return { ok: true, status: result.approval.status, delivered: result.delivered };
+        return { ok: true, status: result.approval.status, delivered: result.delivered, ...(result.waitingForSecond && { waitingForSecond: true }) };
       }
       if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'kill') {
         const runId = parseOrThrow(RunId, parts[1], 'runId');

@@ -188,7 +188,7 @@ async function renderRun(runId, page) {
       h('strong', {}, approval.summary), h('div', { class: 'muted' }, `${approval.toolName} · decide by ${new Date(approval.decideBy).toLocaleString()} · ${approval.approvalId}`),
       approval.details ? h('dl', { class: 'kv' }, Object.entries(approval.details).map(([k, v]) => [h('dt', {}, k), h('dd', {}, String(v))])) : '',
       steerable ? h('div', { class: 'actions' },
-        h('button', { class: 'ok', 'data-testid': 'approve', onclick: () => steer(`Approve: ${approval.summary}?`, `approvals/${encodeURIComponent(approval.approvalId)}/decide`, { decision: 'approve' }, (r) => `Approval ${approval.approvalId}: ${r.status}${r.delivered ? ' — the run continues' : ''}`) }, 'Approve'),
+        h('button', { class: 'ok', 'data-testid': 'approve', onclick: () => steer(`Approve: ${approval.summary}?`, `approvals/${encodeURIComponent(approval.approvalId)}/decide`, { decision: 'approve' }, (r) => `Approval ${approval.approvalId}: ${r.waitingForSecond ? 'your approval is recorded; a second approver must approve too' : `${r.status}${r.delivered ? ' — the run continues' : ''}`}`) }, 'Approve'),
         h('button', { class: 'danger', 'data-testid': 'reject', onclick: () => steer(`Reject: ${approval.summary}?`, `approvals/${encodeURIComponent(approval.approvalId)}/decide`, { decision: 'reject' }, (r) => `Approval ${approval.approvalId}: ${r.status}`) }, 'Reject')) : '')),
     h('h2', {}, `Executions (${view.executions.length})`),
     h('ol', { class: 'card chain', 'data-testid': 'executions' }, view.executions.map((e) => h('li', { 'data-execution': e.name, 'data-via': e.via, 'data-role': e.role },

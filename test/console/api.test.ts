@@ -281,6 +281,26 @@ describe('security', () => {
 });
 
 describe('steering', () => {
+  it('says that an approval of two is recorded and waits for a second approver, not that it is still pending', async () => {
+    const twoPeople = await startHarness({ approvals: { policy: { separationOfDuties: false, secondApproverAboveMinor: 70_000 } } });
+    const twoConsole = await startLocalConsole(twoPeople.stack);
+    try {
+      const twoClient = stackClient(twoPeople.stack);
+      await twoClient.start({ input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
+      const [approval] = (await twoClient.wait(RUN, { untilInput: true })).approvals;
+      const response = await fetch(`${twoConsole.origin}/api/approvals/${approval!.approvalId}/decide`, {
+        method: 'POST',
+        headers: { 'x-savepoint-token': twoConsole.token, 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      expect({ status: response.status, body: await response.json() }).toEqual({ status: 200, body: { ok: true, status: 'pending', delivered: false, waitingForSecond: true } });
+    } finally {
+      await twoConsole.close();
+      await twoPeople.stack.close();
+    }
+  });
+
+
   it('sets and lifts the global kill switch; every change is pushed to the event stream', async () => {
     const { ticket } = (await get('/api/stream-ticket')).body as { ticket: string };
     const stream = await fetch(`${console_.origin}/api/events?ticket=${ticket}`);
