@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { AgentDefinition } from '../lambdas/define.js';
@@ -6,6 +7,7 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { byCodeUnits } from '../lambdas/shared/text.js';
 import { agentModulePath, isAgentPath, loadAgent } from '../local/runtime/agents.js';
 import type { AslDefinition, CfnTemplateJson } from '../local/template/asl.js';
+import { LEDGER_PATHS } from '../local/state/ledger-files.js';
 import { listenRefused, parseOptions, UsageError } from './errors.js';
 import { agentDirsOf, openEveryAgent, runningEngine } from './state.js';
 import { watchStopSignals } from './signals.js';
@@ -44,19 +46,38 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
     return;
   }
   // The console's server and the ledger client load when it starts: every other command starts without them.
-  const [{ createClient }, { historySource, severalHistories }, { startConsole }] = await Promise.all([import('../client/ledger-client.js'), import('../console/history.js'), import('../console/server.js')]);
+  const [{ approvalApiDecider, createClient }, { historySource, severalHistories }, { startConsole }, { localUser }, { localApprovalKeys }] = await Promise.all([
+    import('../client/ledger-client.js'),
+    import('../console/history.js'),
+    import('../console/server.js'),
+    import('../local/services/approval-api.js'),
+    import('../local/state/approval-keys.js'),
+  ]);
   const signals = watchStopSignals();
   const opened = { ledger: ledgerBetweenReads(options.stateDir) };
+  const dirs = [options.stateDir, ...agentDirsOf(options.stateDir).map(({ dir }) => dir)];
   try {
     // Which agent the newest run ran; a damaged record is left out here and named in the console's run list.
     const runs = await opened.ledger.listRuns(1000, { onDamaged: () => {} });
     const agent = await agentOf(options.agent ?? process.env['SAVEPOINT_AGENT'] ?? runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt))[0]?.agent);
     let definition: Promise<AslDefinition | undefined> | undefined;
+    // Decided as `savepoint approve` decides, looking again at each decision: through the approval
+    // API of an engine that runs on the directory now (one started since the console was: its
+    // waiting execution must get the decision), else in the ledger as this machine's user, signed
+    // with the directory's decision key, for the run to take when it resumes.
+    const ledgerDecisions = { identity: { id: localUser(), via: 'cli' as const }, decisionMac: localApprovalKeys(options.stateDir).decisions, policy: { separationOfDuties: false } };
+    const inLedger = createClient({ ledger: opened.ledger, ledgerDecisions });
+    const decide = async (approvalId: string, body: { decision: 'approve' | 'reject'; reason?: string }) => {
+      const engine = await runningEngine(options.stateDir);
+      if (engine) return approvalApiDecider(engine.endpoints.approvals)(approvalId, body);
+      return inLedger.decide(approvalId, body.decision, body.reason === undefined ? {} : { reason: body.reason });
+    };
     const server = await startConsole({
       ledger: opened.ledger,
-      client: createClient({ ledger: opened.ledger, ...(agent && { agent }) }),
+      client: createClient({ ledger: opened.ledger, decide, ...(agent && { agent }) }),
       // Each agent's directory keeps its executions' log (serve with several agents: agents/<name>/).
-      history: severalHistories([options.stateDir, ...agentDirsOf(options.stateDir).map(({ dir }) => dir)].map((dir) => historySource({ file: join(dir, 'history.jsonl') }))),
+      history: severalHistories(dirs.map((dir) => historySource({ file: join(dir, 'history.jsonl') }))),
+      subscribe: (onChange) => watchStateFiles(dirs, onChange),
       // The same definition the engine runs, synthesized once when the graph is first asked for.
       definition: () => (definition ??= synthesizedDefinition(agent?.name)),
       canStart: false,
@@ -102,6 +123,27 @@ function ledgerBetweenReads(stateDir: string): Ledger {
       };
     },
   });
+}
+
+/** How often the state directory's files are looked at for changes made beside the console. */
+const WATCH_INTERVAL_MS = 500;
+
+/**
+ * Calls `onChange` when another process writes the state directory: an engine (its history and
+ * ledger), `approve`, `kill`. Without it the console's change counter moved only on its own
+ * steers, so a run started beside it never appeared in the list and a run that ended there still
+ * showed as running. Polled (fs.watchFile's stat), not inotify: the writers are other processes,
+ * on whatever file system the directory is.
+ */
+function watchStateFiles(dirs: readonly string[], onChange: () => void): () => void {
+  const files = dirs.flatMap((dir) => [join(dir, 'history.jsonl'), ...Object.values(LEDGER_PATHS).map((path) => join(dir, path))]);
+  const listener = (now: { mtimeMs: number; size: number }, before: { mtimeMs: number; size: number }) => {
+    if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) onChange();
+  };
+  for (const file of files) watchFile(file, { interval: WATCH_INTERVAL_MS, persistent: false }, listener);
+  return () => {
+    for (const file of files) unwatchFile(file, listener);
+  };
 }
 
 /** The Ledger methods that write nothing: the console opens the ledger to read (from its index) for them, whole for the others. */

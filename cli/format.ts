@@ -3,6 +3,7 @@ import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 import { GUARDS } from '../lambdas/records/guards.js';
 import { counted } from '../lambdas/shared/text.js';
+import { formatAmount } from '../lambdas/shared/money.js';
 import type { StateSummary } from '../local/engine/local-engine.js';
 
 /**
@@ -122,7 +123,7 @@ export function formatReport(report: RunReport, execution?: ExecutionFigures): s
 }
 
 export function formatApproval(approval: Omit<ApprovalRecord, 'kind'> & { links?: { approver: string; url: string }[] }): string {
-  const amount = approval.amount ? `  ${(approval.amount.minor / 100).toFixed(2)} ${approval.amount.currency.toUpperCase()}` : '';
+  const amount = approval.amount ? `  ${formatAmount(approval.amount)}` : '';
   const links = (approval.links ?? []).map((link) => `\n    decide (${link.approver}): ${link.url}`).join('');
   // Each field on its own line's terms: a newline in a summary must not forge a line of its own.
   return `${terminalSafe(approval.approvalId, { oneLine: true })}  ${approval.status.padEnd(8)} ${terminalSafe(approval.summary, { oneLine: true })}${amount}  decide by ${approval.decideBy}${terminalSafe(links)}`;

@@ -16,8 +16,9 @@ import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
 import { causeMessage, InvalidInputError } from '../lambdas/shared/errors.js';
+import { counted } from '../lambdas/shared/text.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { createDecideApproval, type DecideResult } from '../lambdas/approvals/decision.js';
+import { createDecideApproval, MAX_DECISION_REASON, type DecideResult } from '../lambdas/approvals/decision.js';
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import { decisionProblem, type DecisionMac } from '../lambdas/approvals/decision-mac.js';
 import type { ApprovalPolicy, Identity } from '../lambdas/approvals/policy.js';
@@ -284,8 +285,14 @@ export function createClient(parts: ClientParts): SavepointClient {
         // A run waiting on an approval would not reach its next step until the approval is decided
         // (approvals asked for since the first read included).
         const killed = (await status(runId))!;
+        const refused: string[] = [];
         for (const approval of killed.approvals) {
-          await decide(approval.approvalId, { decision: 'reject', reason: `run killed by ${by}${reason ? `: ${reason}` : ''}` });
+          const result = await decide(approval.approvalId, { decision: 'reject', reason: killRejection(by, reason) });
+          // Decided meanwhile (409) wakes the run as well; any other refusal leaves it waiting for a person.
+          if (!result.ok && result.status !== 409) refused.push(`${approval.approvalId} (${result.message}; decide by ${approval.decideBy})`);
+        }
+        if (refused.length > 0) {
+          throw new InvalidInputError(`run ${runId} is killed, but it waits for ${counted(refused.length, 'approval')} ${by} may not reject: ${refused.join(', ')}; it stops once an approver decides or the approval expires`);
         }
         return cancelled(killed);
       } catch (error) {
@@ -390,8 +397,9 @@ export function approvalApiDecider(url: string, fetchImpl: typeof fetch = fetch)
     const status = refused.find((code) => code === response.status);
     if (status) return { ok: false, status, message: answer.message ?? `approval API answered ${status}`, ...(answer.approval && { approval: answer.approval }) };
     if (!response.ok) throw new InvalidInputError(answer.message ?? `approval API answered ${response.status}`);
-    const { delivered, ...approval } = answer;
-    return { ok: true, approval: approval as unknown as ApprovalRecord, delivered: Boolean(delivered) };
+    // A first approval of two (202) says so: the caller must not read its `pending` as nothing done.
+    const { delivered, waitingForSecond, ...approval } = answer;
+    return { ok: true, approval: approval as unknown as ApprovalRecord, delivered: Boolean(delivered), ...(waitingForSecond === true && { waitingForSecond: true }) };
   };
 }
 
@@ -414,4 +422,17 @@ export function engineGone(error: unknown): boolean {
     if (code === 'ECONNRESET' || code === 'ECONNREFUSED' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return true;
   }
   return false;
+}
+
+/**
+ * The reason a kill records on the approvals it rejects: who killed the run and why, cut to what a
+ * decision records. A kill's own reason may take that whole length, and the prefix made the
+ * rejection too long: it was refused, and the run went on waiting for its approval after the kill.
+ */
+export function killRejection(by: string, reason: string): string {
+  const text = `run killed by ${by}${reason ? `: ${reason}` : ''}`;
+  if (text.length <= MAX_DECISION_REASON) return text;
+  const cut = text.slice(0, MAX_DECISION_REASON - 1);
+  // Not half a surrogate pair: the cut ends before it.
+  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
 }

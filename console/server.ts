@@ -14,6 +14,7 @@ import { parseOrThrow } from '../lambdas/shared/validation.js';
 import { KillReason } from '../lambdas/runs/run-request.js';
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import { localUser } from '../local/services/approval-api.js';
+import { MAX_DECISION_REASON } from '../lambdas/approvals/decision.js';
 import type { AslDefinition } from '../local/template/asl.js';
 import { readBoundedBody } from '../local/services/http-body.js';
 import { countStates, currentState, executionName, layoutDefinition, type HistorySource } from './history.js';
@@ -105,7 +106,8 @@ const StateMachineQuery = z.object({ execution: z.string().min(1).max(200).optio
 const RunId = z.string().min(1).max(200);
 /** A run's event stream (lambdas/runs/events.ts): the run view follows its run through it, as any client of the runs API does. */
 const RUN_EVENTS = /^\/api\/runs\/([^/]+)\/events$/;
-const Reason = z.string().max(1000).optional();
+/** What a decision records (and a kill: KillReason): the page's reason box takes no more (static/index.html). */
+const Reason = z.string().max(MAX_DECISION_REASON).optional();
 const DecisionBody = z.object({ decision: z.enum(['approve', 'reject']), reason: Reason }).strict();
 const KillBody = z.object({ reason: KillReason.optional() }).strict();
 const GlobalKillBody = z.object({ on: z.boolean(), reason: KillReason.optional() }).strict();
@@ -219,7 +221,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         const result = await options.client.decide(approvalId, decision, { reason: reason ?? `${decision}d in the console by ${actor}` });
         changed();
         if (!result.ok) throw new HttpError(result.status, `approvalId: ${result.message}`);
-        return { ok: true, status: result.approval.status, delivered: result.delivered };
+        return { ok: true, status: result.approval.status, delivered: result.delivered, ...(result.waitingForSecond && { waitingForSecond: true }) };
       }
       if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'kill') {
         const runId = parseOrThrow(RunId, parts[1], 'runId');
@@ -320,6 +322,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     } catch (error) {
       if (error instanceof HttpError) return send(error.status, { message: error.message });
       if (error instanceof Error && error.name === ErrorNames.InvalidInput) return send(400, { message: error.message });
+      // Damaged state is named (which run, which record, what is wrong: what `savepoint verify` says), as the approval API names it.
+      if (error instanceof Error && error.name === ErrorNames.LedgerIntegrity) return send(500, { message: error.message });
       log(`console: ${request.method} ${url.pathname}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       send(500, { message: 'internal error (see the log)' });
     }

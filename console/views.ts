@@ -38,10 +38,19 @@ export interface DamagedRun {
   error: string;
 }
 
-/** The run list, and the runs left out of it because their records fail verification. */
-export async function runRows(ledger: Ledger, filter: { agent?: string; status?: string; day?: string }, now: Date): Promise<{ runs: RunRow[]; damaged: DamagedRun[] }> {
+/** The most runs the list holds: the newest that match its filter. */
+export const MAX_RUN_ROWS = 1000;
+
+/**
+ * The run list (the newest MAX_RUN_ROWS runs that match the filter; `more` when others match too),
+ * and the runs left out of it because their records fail verification.
+ */
+export async function runRows(ledger: Ledger, filter: { agent?: string; status?: string; day?: string }, now: Date): Promise<{ runs: RunRow[]; damaged: DamagedRun[]; more?: true }> {
   const damaged: DamagedRun[] = [];
-  const [runs, pending] = await Promise.all([ledger.listRuns(1000, { onDamaged: (runId, error) => damaged.push({ runId, error: error.message }) }), ledger.listPendingApprovals()]);
+  // A filter looks at every run: applied to the newest 1,000 only, it missed every older run that
+  // matched it (a state directory with many runs showed no failed run of last week).
+  const limit = filter.agent || filter.status || filter.day ? Number.MAX_SAFE_INTEGER : MAX_RUN_ROWS + 1;
+  const [runs, pending] = await Promise.all([ledger.listRuns(limit, { onDamaged: (runId, error) => damaged.push({ runId, error: error.message }) }), ledger.listPendingApprovals()]);
   const rows = runs
     .map((run) => {
       const waiting = pending.filter((approval) => approval.runId === run.runId).length;
@@ -65,7 +74,7 @@ export async function runRows(ledger: Ledger, filter: { agent?: string; status?:
     })
     .filter((row) => (!filter.agent || row.agent === filter.agent) && (!filter.status || row.status === filter.status || row.lifecycle === filter.status) && (!filter.day || row.day === filter.day))
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-  return { runs: rows, damaged };
+  return { runs: rows.slice(0, MAX_RUN_ROWS), damaged, ...(rows.length > MAX_RUN_ROWS && { more: true as const }) };
 }
 
 /** Running totals after a step, against the run's budgets. */

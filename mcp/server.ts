@@ -21,6 +21,7 @@ import { z } from 'zod';
 import { isRefusal } from '../client/runs-api-error.js';
 import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
 import { problemsOf } from '../lambdas/shared/validation.js';
+import { formatAmount } from '../lambdas/shared/money.js';
 import type { RunReport } from '../lambdas/runs/report.js';
 import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 
@@ -361,7 +362,7 @@ const DECISION_FORM = {
 
 /** Puts an approval to the person at the client (elicitation, related to the run's task). */
 async function askPerson(server: Server, runId: string, approval: AskedApproval): Promise<{ decision: 'approve' | 'reject'; reason?: string } | undefined> {
-  const amount = approval.amount ? ` (${(approval.amount.minor / 100).toFixed(2)} ${approval.amount.currency})` : '';
+  const amount = approval.amount ? ` (${formatAmount(approval.amount)})` : '';
   const result = await server.elicitInput(
     {
       mode: 'form',

@@ -91,7 +91,7 @@ const filters = { agent: '', status: '', day: '' };
 
 async function renderRuns() {
   const query = new URLSearchParams(Object.entries(filters).filter(([, v]) => v));
-  const { runs, damaged = [] } = await api(`runs?${query}`);
+  const { runs, damaged = [], more = false } = await api(`runs?${query}`);
   const field = (name, control) => h('label', {}, name, control);
   const input = (key, attrs) => h('input', { ...attrs, value: filters[key], 'data-testid': `filter-${key}`, onchange: (e) => { filters[key] = e.target.value; render(); } });
   const statuses = ['', 'running', 'input_required', 'succeeded', 'failed', 'stopped', 'killed'];
@@ -108,6 +108,7 @@ async function renderRuns() {
     damaged.length === 0 ? '' : h('div', { class: 'damaged', 'data-testid': 'damaged-runs' },
       h('p', {}, `${damaged.length} run${damaged.length > 1 ? 's' : ''} left out: ${damaged.length > 1 ? 'their records fail' : 'its record fails'} verification. Run savepoint verify on ${damaged.length > 1 ? 'each' : 'it'}.`),
       h('ul', {}, damaged.map((run) => h('li', { 'data-run': run.runId }, h('code', {}, run.runId), ': ', run.error)))),
+    more ? h('p', { class: 'muted', 'data-testid': 'more-runs' }, `The newest ${runs.length} runs that match; older ones too: filter by agent, status or day to find them.`) : '',
     runs.length === 0
       ? h('p', { class: 'muted' }, damaged.length ? 'No other run.' : 'No run yet.')
       : h('table', { 'data-testid': 'runs' },
@@ -187,7 +188,7 @@ async function renderRun(runId, page) {
       h('strong', {}, approval.summary), h('div', { class: 'muted' }, `${approval.toolName} · decide by ${new Date(approval.decideBy).toLocaleString()} · ${approval.approvalId}`),
       approval.details ? h('dl', { class: 'kv' }, Object.entries(approval.details).map(([k, v]) => [h('dt', {}, k), h('dd', {}, String(v))])) : '',
       steerable ? h('div', { class: 'actions' },
-        h('button', { class: 'ok', 'data-testid': 'approve', onclick: () => steer(`Approve: ${approval.summary}?`, `approvals/${encodeURIComponent(approval.approvalId)}/decide`, { decision: 'approve' }, (r) => `Approval ${approval.approvalId}: ${r.status}${r.delivered ? ' — the run continues' : ''}`) }, 'Approve'),
+        h('button', { class: 'ok', 'data-testid': 'approve', onclick: () => steer(`Approve: ${approval.summary}?`, `approvals/${encodeURIComponent(approval.approvalId)}/decide`, { decision: 'approve' }, (r) => `Approval ${approval.approvalId}: ${r.waitingForSecond ? 'your approval is recorded; a second approver must approve too' : `${r.status}${r.delivered ? ' — the run continues' : ''}`}`) }, 'Approve'),
         h('button', { class: 'danger', 'data-testid': 'reject', onclick: () => steer(`Reject: ${approval.summary}?`, `approvals/${encodeURIComponent(approval.approvalId)}/decide`, { decision: 'reject' }, (r) => `Approval ${approval.approvalId}: ${r.status}`) }, 'Reject')) : '')),
     h('h2', {}, `Executions (${view.executions.length})`),
     h('ol', { class: 'card chain', 'data-testid': 'executions' }, view.executions.map((e) => h('li', { 'data-execution': e.name, 'data-via': e.via, 'data-role': e.role },

@@ -21,10 +21,13 @@ import { uncoveredWaitMs, waitOf } from './waits.js';
  * that reached a dead execution is delivered again when the run asks again.
  */
 
+/** The longest reason a decision records (the approval page's box takes as many). */
+export const MAX_DECISION_REASON = 500;
+
 export const Decision = z
   .object({
     decision: z.enum(['approve', 'reject']),
-    reason: z.string().max(500).optional(),
+    reason: z.string().max(MAX_DECISION_REASON).optional(),
     /** The run the decider means to decide for: a decision for another run is refused (403). */
     runId: z.string().min(1).max(100).optional(),
     /** The signed link the approval page was opened with (people; machines sign with IAM instead). */

@@ -1,6 +1,9 @@
 import type { Ledger } from '../ledger/ledger.js';
 import { resolveResults } from '../ledger/blobs.js';
 import type { ApprovalRecord, ToolCallRecord } from '../records/ledger-records.js';
+import { formatAmount } from '../shared/money.js';
+
+export { formatAmount };
 
 /**
  * The approval page: server-rendered HTML, no build step, no outside assets. It shows what the
@@ -49,9 +52,6 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-export function formatAmount(amount: { minor: number; currency: string }): string {
-  return `${(amount.minor / 100).toFixed(2)} ${amount.currency.toUpperCase()}`;
-}
 
 const STYLE = `body{font:15px/1.45 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
 h1{font-size:1.35rem}dl{display:grid;grid-template-columns:9rem 1fr;gap:.35rem 1rem}dt{color:#666}dd{margin:0}
@@ -102,7 +102,8 @@ ${
   pending
     ? `<form id="decision"><label for="reason">Reason (optional)</label><textarea id="reason" maxlength="500"></textarea>
 <button type="button" id="approve" data-decision="approve">Approve</button><button type="button" id="reject" data-decision="reject">Reject</button></form>`
-    : `<p id="status">This approval is ${escapeHtml(approval.status)}${approval.decidedBy ? ` by ${escapeHtml(approval.decidedBy)}` : ''}.</p>`
+    : // Why, too: a rejection by a kill ("run killed by …") or an expiry is not a person's verdict on the call.
+      `<p id="status">This approval is ${escapeHtml(approval.status)}${approval.decidedBy ? ` by ${escapeHtml(approval.decidedBy)}` : ''}${approval.reason ? `: ${escapeHtml(approval.reason)}` : ''}.</p>`
 }
 <p id="result" role="status"></p>
 <script>

@@ -1,5 +1,6 @@
 import type { AgentDefinition, ApprovalRequest, RunFacts, ToolDefinition } from '../define.js';
 import type { AggregateLedger } from '../ledger/ledger.js';
+import { formatAmount } from '../shared/money.js';
 
 /**
  * The harness's own approval limits, from what the agent declares (a tool's `aggregate`, the
@@ -67,7 +68,7 @@ export function aggregateApproval(agent: Pick<AgentDefinition, 'tools' | 'approv
 function amountsIn(currency: string | undefined) {
   return {
     amount: (minor: number) => ({ minor, currency: currency ?? '' }),
-    money: (minor: number) => (currency ? `${(minor / 100).toFixed(2)} ${currency.toUpperCase()}` : String(minor)),
+    money: (minor: number) => (currency ? formatAmount({ minor, currency }) : String(minor)),
   };
 }
 

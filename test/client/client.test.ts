@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { lifecycleOf } from '../../client/index.js';
 import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
+import { killEveryRun } from '../../client/kill-all.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 
 /** The application client against the local stack: the same Step Functions API, ledger and approval API as on AWS. */
@@ -74,6 +75,48 @@ describe('the client', () => {
     const view = await client.wait(runId);
     expect(view).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed', killed: { by: 'client-test', reason: 'wrong day' } } });
     await expect(client.cancel(runId, { by: 'client-test' })).rejects.toThrow(/run to-cancel is killed, not running/);
+  });
+
+  it('cancels a run waiting for a person with the longest kill reason: the approval is rejected, its reason cut to what a decision records', async () => {
+    const { runId } = await client.start({ runId: 'long-reason', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    const [approval] = (await client.wait(runId, { untilInput: true })).approvals;
+    const reason = 'r'.repeat(500);
+    await client.cancel(runId, { by: 'client-test', reason });
+    expect(await client.wait(runId)).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed', killed: { reason } } });
+    const rejected = await harness.stack.ledger.findApproval(approval!.approvalId);
+    expect(rejected).toMatchObject({ status: 'rejected', reason: expect.stringMatching(/^run killed by client-test: r+…$/) });
+    expect(rejected!.reason).toHaveLength(500);
+  });
+
+  it('says so when a kill cannot reject the approval the run waits for: the kill is recorded, the run still waits for a person', async () => {
+    const { runId } = await client.start({ runId: 'not-an-approver', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    const [approval] = (await client.wait(runId, { untilInput: true })).approvals;
+    // Deciding in the ledger as someone the deployment's approvers do not include.
+    const outsider = createClient({
+      ledger: harness.stack.ledger,
+      ledgerDecisions: { identity: { id: 'local:mallory', via: 'cli', principal: 'local:mallory' }, policy: { separationOfDuties: false, approverPrincipals: { alice: ['local:alice'] } } },
+    });
+    await expect(outsider.cancel(runId, { by: 'local:mallory' })).rejects.toThrow(
+      new RegExp(`^run not-an-approver is killed, but it waits for 1 approval local:mallory may not reject: ${approval!.approvalId} \\(local:mallory is not one of this deployment's approver principals`),
+    );
+    expect(await harness.stack.ledger.getRun(runId)).toMatchObject({ status: 'running', killed: { by: 'local:mallory' } });
+    expect(await harness.stack.ledger.findApproval(approval!.approvalId)).toMatchObject({ status: 'pending' });
+  });
+
+  it('kill-all tries every run waiting for a person, and names each whose approval it could not reject', async () => {
+    for (const runId of ['waits-1', 'waits-2']) {
+      await client.start({ runId, input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+      expect((await client.wait(runId, { untilInput: true })).lifecycle).toBe('input_required');
+    }
+    const outsider = createClient({
+      ledger: harness.stack.ledger,
+      ledgerDecisions: { identity: { id: 'local:mallory', via: 'cli', principal: 'local:mallory' }, policy: { separationOfDuties: false, approverPrincipals: { alice: ['local:alice'] } } },
+    });
+    const flag = { by: 'local:mallory', at: new Date().toISOString(), reason: '' };
+    const refused = await killEveryRun(harness.stack.ledger, outsider, flag).catch((error: Error) => error);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(/^the global kill switch is on; run waits-\d is killed, but .*; run waits-\d is killed, but /);
+    for (const runId of ['waits-1', 'waits-2']) expect(await harness.stack.ledger.getRun(runId)).toMatchObject({ killed: { by: 'local:mallory' } });
   });
 
   it('refuses what it cannot start, naming the field', async () => {

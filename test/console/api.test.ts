@@ -259,6 +259,12 @@ describe('security', () => {
     }
   });
 
+  it("takes in the page's reason box no more than a decision or a kill records: a longer reason was refused after it was typed, and lost", async () => {
+    const page = (await call('GET', '/')).body as string;
+    expect(/<input id="confirm-reason"[^>]*maxlength="(\d+)"/.exec(page)?.[1]).toBe('500');
+    expect(await post('/api/approvals/apv_nothing_of_the_kind/decide', { decision: 'reject', reason: 'x'.repeat(501) })).toMatchObject({ status: 400, body: { message: expect.stringMatching(/^invalid body: reason/) } });
+  });
+
   it('is read-only when bound to anything but loopback', async () => {
     const readOnly = await startLocalConsole(harness.stack, { host: '127.0.0.2' });
     try {
@@ -275,6 +281,26 @@ describe('security', () => {
 });
 
 describe('steering', () => {
+  it('says that an approval of two is recorded and waits for a second approver, not that it is still pending', async () => {
+    const twoPeople = await startHarness({ approvals: { policy: { separationOfDuties: false, secondApproverAboveMinor: 70_000 } } });
+    const twoConsole = await startLocalConsole(twoPeople.stack);
+    try {
+      const twoClient = stackClient(twoPeople.stack);
+      await twoClient.start({ input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
+      const [approval] = (await twoClient.wait(RUN, { untilInput: true })).approvals;
+      const response = await fetch(`${twoConsole.origin}/api/approvals/${approval!.approvalId}/decide`, {
+        method: 'POST',
+        headers: { 'x-savepoint-token': twoConsole.token, 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      expect({ status: response.status, body: await response.json() }).toEqual({ status: 200, body: { ok: true, status: 'pending', delivered: false, waitingForSecond: true } });
+    } finally {
+      await twoConsole.close();
+      await twoPeople.stack.close();
+    }
+  });
+
+
   it('sets and lifts the global kill switch; every change is pushed to the event stream', async () => {
     const { ticket } = (await get('/api/stream-ticket')).body as { ticket: string };
     const stream = await fetch(`${console_.origin}/api/events?ticket=${ticket}`);

@@ -31,7 +31,10 @@ afterAll(() => {
 
 /** A CLI process in the background, and a promise for the first output line matching a pattern. */
 function background(...args: string[]) {
-  const child = spawn(process.execPath, [bin, '--state-dir', stateDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  return backgroundIn(stateDir, ...args);
+}
+function backgroundIn(dir: string, ...args: string[]) {
+  const child = spawn(process.execPath, [bin, '--state-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   children.add(child);
   let output = '';
   const waiting = new Set<() => void>();
@@ -79,9 +82,15 @@ describe('savepoint console', () => {
     const view = (await (await fetch(`${ownOrigin}/api/runs/refunds-2026-11-28`, { headers: { 'x-savepoint-token': ownToken! } })).json()) as { lifecycle: string; approvals: unknown[] };
     expect(view).toMatchObject({ lifecycle: 'input_required', approvals: [expect.objectContaining({ toolName: 'issue_refund' })] });
     expect((await fetch(`${ownOrigin}/api/runs`, { headers: { 'x-savepoint-token': token! } })).status).toBe(403);
+    // A decision in it is recorded in the ledger as this machine's user, for the run to take when it resumes.
+    const approvalId = (view.approvals[0] as { approvalId: string }).approvalId;
+    const decided = await fetch(`${ownOrigin}/api/approvals/${approvalId}/decide`, { method: 'POST', headers: { 'x-savepoint-token': ownToken!, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'reject', reason: 'decided beside the engine' }) });
+    expect({ status: decided.status, body: await decided.json() }).toEqual({ status: 200, body: { ok: true, status: 'rejected', delivered: false } });
 
     // The open console does not lock the state directory: status and a new run work beside it,
     // and the console then shows what the run did.
+    const versionOf = async () => ((await (await fetch(`${ownOrigin}/api/version`, { headers: { 'x-savepoint-token': ownToken! } })).json()) as { version: number }).version;
+    const before = await versionOf();
     const status = await exec(process.execPath, [bin, '--state-dir', stateDir, 'status', 'refunds-2026-11-28'], { env });
     expect(status.stdout).toMatch(/^run refunds-2026-11-28 .*: running$/m);
     const beside = await exec(process.execPath, [bin, '--state-dir', stateDir, 'run', '--run-id', 'beside', '--template', template, '--approve', 'reject'], { env });
@@ -89,9 +98,29 @@ describe('savepoint console', () => {
     expect(beside.stdout).toMatch(/^savepoint: approvals are rejected automatically$/m);
     const listed = (await (await fetch(`${ownOrigin}/api/runs`, { headers: { 'x-savepoint-token': ownToken! } })).json()) as { runs: { runId: string; lifecycle: string }[] };
     expect(listed.runs.map((run) => [run.runId, run.lifecycle]).sort()).toEqual([['beside', 'completed'], ['refunds-2026-11-28', 'completed']]);
+    // …and the page learns of it: the change counter it follows moved (the runs list was stale until a reload).
+    await expect.poll(versionOf, { timeout: 15_000 }).toBeGreaterThan(before);
     standalone.child.kill('SIGINT');
     expect(await standalone.exited).toBe(0);
   }, 180_000);
+
+  it('decides through an engine started after it: the waiting run gets the decision and goes on', async () => {
+    const dir = join(root, 'engine-later');
+    // A ledger for the console to open, from a run that stops before it asks anyone.
+    const first = await exec(process.execPath, [bin, '--state-dir', dir, 'run', '--run-id', 'first', '--template', template, '--max-steps', '3'], { env }).catch((error: { stdout: string }) => error);
+    expect(first.stdout).toMatch(/^run first .*: stopped/m);
+    const standalone = backgroundIn(dir, 'console');
+    const [, origin, token] = await standalone.saw(CONSOLE_LINE);
+    const later = backgroundIn(dir, 'run', '--run-id', 'later', '--template', template, '--approve', 'wait', '--approval-timeout', '3600');
+    const [, approvalId] = await later.saw(/⏸ {2}approval (apv_[\w-]+)/);
+    const decided = await fetch(`${origin}/api/approvals/${approvalId}/decide`, { method: 'POST', headers: { 'x-savepoint-token': token!, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) });
+    expect({ status: decided.status, body: await decided.json() }).toEqual({ status: 200, body: { ok: true, status: 'approved', delivered: true } });
+    // The run went on past it: it asks about its next refund.
+    await later.saw(new RegExp(`⏸ {2}approval (?!${approvalId})apv_`));
+    later.child.kill('SIGINT');
+    standalone.child.kill('SIGINT');
+    await Promise.all([later.exited, standalone.exited]);
+  }, 120_000);
 
   it('says where it cannot listen, naming the option (exit 2): a port in use, an address not of this machine, no such host', async () => {
     const taken = createServer();

@@ -53,6 +53,19 @@ describe('the console run list', () => {
     expect(damaged).toEqual([{ runId: 'r1', error: expect.stringMatching(/^ledger integrity: run r1, record RUN fails verification/) }]);
   });
 
+  it('names the damage when the damaged run is opened, as `savepoint verify` would, not as an internal error', async () => {
+    const ledger = await ledgerWithDamagedRun();
+    const server = await startConsole({ ledger, client: createClient({ ledger }), history: historySource({}), canStart: false });
+    try {
+      for (const path of ['/api/runs/r1', '/api/runs/r1/timeline']) {
+        const response = await fetch(`${server.origin}${path}`, { headers: { 'x-savepoint-token': server.token } });
+        expect({ status: response.status, body: await response.json() }).toEqual({ status: 500, body: { message: expect.stringMatching(/^ledger integrity: run r1, record RUN fails verification/) } });
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it.skipIf(!existsSync(CHROMIUM))('shows the damaged run as a notice above the runs it lists, on the page', async () => {
     const ledger = await ledgerWithDamagedRun();
     const { chromium } = await import('playwright-core');
