@@ -17,7 +17,8 @@ import type { Construct } from 'constructs';
  */
 export interface GenAiTracing {
   /**
-   * The OTLP/HTTP endpoint the functions export to (`OTEL_EXPORTER_OTLP_ENDPOINT`).
+   * The OTLP/HTTP endpoint the functions export to (`OTEL_EXPORTER_OTLP_ENDPOINT`): the collector's
+   * base URL, to which each signal's path (`/v1/traces`, `/v1/metrics`) is added.
    * @default 'http://localhost:4318' with `collectorLayer` (the layer's collector); required without
    */
   readonly endpoint?: string;
@@ -46,6 +47,10 @@ export function tracingEnvironment(id: string, agentName: string, tracing: GenAi
   const endpoint = tracing.endpoint ?? (tracing.collectorLayer ? 'http://localhost:4318' : undefined);
   if (!endpoint) throw new Error(`DurableAgent ${id}: tracing needs an endpoint or a collectorLayer`);
   if (!/^https?:\/\/[^\s/]+/.test(endpoint)) throw new Error(`DurableAgent ${id}: tracing.endpoint must be an http(s) URL, got ${JSON.stringify(endpoint)}`);
+  // A base URL (OTEL_EXPORTER_OTLP_ENDPOINT): each signal's path is added to it, so one that already
+  // ends in a signal's path would be posted to `…/v1/traces/v1/traces`, its spans lost without a word.
+  const signalPath = /\/v1\/(traces|metrics|logs)\/?$/.exec(endpoint);
+  if (signalPath) throw new Error(`DurableAgent ${id}: tracing.endpoint is the collector's base URL, to which each signal's path (/v1/traces, /v1/metrics) is added: drop ${signalPath[0]} from ${JSON.stringify(endpoint)}`);
   if (tracing.collectorConfigUri && !tracing.collectorLayer) throw new Error(`DurableAgent ${id}: tracing.collectorConfigUri needs a collectorLayer`);
   return {
     OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,

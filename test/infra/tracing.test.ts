@@ -87,5 +87,8 @@ describe('DurableAgent tracing', { timeout: 120_000 }, () => {
     expect(() => synth(() => ({}))).toThrow(/tracing needs an endpoint or a collectorLayer/);
     expect(() => synth(() => ({ endpoint: 'otlp.example.com' }))).toThrow(/tracing\.endpoint must be an http\(s\) URL, got "otlp\.example\.com"/);
     expect(() => synth(() => ({ endpoint: 'https://otlp.example.com', collectorConfigUri: '/x.yaml' }))).toThrow(/tracing\.collectorConfigUri needs a collectorLayer/);
+    // A signal's own URL given as the base would be posted to …/v1/traces/v1/traces (lambdas/telemetry/config.ts).
+    expect(() => synth(() => ({ endpoint: 'https://otlp.example.com/v1/traces' }))).toThrow(/tracing\.endpoint is the collector's base URL, to which each signal's path \(\/v1\/traces, \/v1\/metrics\) is added: drop \/v1\/traces from "https:\/\/otlp\.example\.com\/v1\/traces"/);
+    expect(() => synth(() => ({ endpoint: 'https://otlp.example.com/otlp' }))).not.toThrow();
   });
 });
