@@ -147,9 +147,11 @@ export interface RunsClient {
    *
    * With `connect({ stateDir })` the wait lasts through a restart of `serve`: while no serve answers
    * on the state directory (stopped, restarting, killed) it asks again every 250 ms, doubling to
-   * 2 s, at the address the next serve publishes there, for as long as it takes — pass a `signal`
-   * (e.g. `AbortSignal.timeout(ms)`) to bound it. A refusal still throws a `RunsApiError` at once
-   * (404 no such run, 400, 403); so does any failure of a client connected by `url` or `stack`.
+   * 2 s, at the address the next serve publishes there, for up to a minute without an answer; then
+   * it throws what the last attempt got (the engine was a one-shot `savepoint run`, or serve is not
+   * coming back). Pass a `signal` (e.g. `AbortSignal.timeout(ms)`) to bound it sooner. A refusal
+   * still throws a `RunsApiError` at once (404 no such run, 400, 403); so does any failure of a
+   * client connected by `url` or `stack`.
    *
    * @example
    * const run = await client.wait(runId);
@@ -297,6 +299,11 @@ export function servedAt(stateDir: string): RunsEndpoint {
 const RECONNECT_FIRST_MS = 250;
 const RECONNECT_MAX_MS = 2_000;
 const reconnectDelay = (gaps: number) => Math.min(RECONNECT_FIRST_MS * 2 ** gaps, RECONNECT_MAX_MS);
+/**
+ * How long `wait` asks again with no serve answering: a restart takes seconds; an engine that does
+ * not come back (a one-shot `savepoint run` that ended with its run) would otherwise hold it forever.
+ */
+const RECONNECT_GIVE_UP_MS = 60_000;
 
 /**
  * Whether a request failed because no serve answers on the state directory: no answer at all (a
@@ -386,6 +393,7 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       // lifecycle read before it: a run that moved on in between (to input_required, which only a
       // person's decision ends) is answered at once, not at the poll's cap.
       let seen: Lifecycle | undefined;
+      let unansweredSince: number | undefined;
       for (let gaps = 0; ; ) {
         if (options.signal?.aborted) throw stopped();
         let run: Run | undefined;
@@ -397,10 +405,13 @@ export function runsClient(first: RunsEndpoint): RunsClient {
           // No serve answers (it stopped, or restarts): the run goes on when one starts again on the
           // state directory, so the wait waits for it too, asking again where `locate` finds it.
           if (!locate || !noServeAnswers(error)) throw error;
+          unansweredSince ??= Date.now();
+          if (Date.now() - unansweredSince >= RECONNECT_GIVE_UP_MS) throw error;
           await pause(reconnectDelay(gaps++), options.signal);
           continue;
         }
         gaps = 0;
+        unansweredSince = undefined;
         if (!run) throw new RunsApiError(404, `runId: no run ${runId}`);
         if (TERMINAL_LIFECYCLES.includes(run.lifecycle) || (options.untilInput && run.lifecycle === 'input_required')) return run;
         seen = run.lifecycle;

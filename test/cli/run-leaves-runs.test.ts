@@ -22,8 +22,12 @@ describe('savepoint run with a run started through its runs API', () => {
     // A run that stops at its first budget check to ask a person for more: it waits while `run` ends.
     await client.start({ input: { date: sampleDay.date }, runId: 'app-run', config: { maxSteps: 1, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 600 } });
     expect(await client.wait('app-run', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });
+    // The command's engine goes with it: a wait then has nothing to ask (connect's client would wait
+    // for a serve to come back), so it ends when the command does.
+    const commandEnded = new AbortController();
+    void exited.then(() => commandEnded.abort());
     for (;;) {
-      const own = await client.wait('own-run', { untilInput: true }).catch(() => undefined);
+      const own = await client.wait('own-run', { untilInput: true, signal: commandEnded.signal }).catch(() => undefined);
       if (!own || own.lifecycle !== 'input_required') break;
       for (const approval of await client.approvals('own-run')) await client.decide(approval.approvalId, 'approve').catch(() => undefined);
     }
