@@ -10,6 +10,7 @@ import type { AslDefinition, CfnTemplateJson } from '../local/template/asl.js';
 import { LEDGER_PATHS } from '../local/state/ledger-files.js';
 import { listenRefused, parseOptions, UsageError } from './errors.js';
 import { agentDirsOf, openEveryAgent, runningEngine } from './state.js';
+import { localLedgerDecisions } from './target.js';
 import { watchStopSignals } from './signals.js';
 import { schemaOnFirstUse } from '../lambdas/shared/on-first-use.js';
 
@@ -46,12 +47,11 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
     return;
   }
   // The console's server and the ledger client load when it starts: every other command starts without them.
-  const [{ approvalApiDecider, createClient }, { historySource, severalHistories }, { startConsole }, { localUser }, { localApprovalKeys }] = await Promise.all([
+  const [{ approvalApiDecider, createClient }, { historySource, severalHistories }, { startConsole }, ledgerDecisions] = await Promise.all([
     import('../client/ledger-client.js'),
     import('../console/history.js'),
     import('../console/server.js'),
-    import('../local/services/approval-api.js'),
-    import('../local/state/approval-keys.js'),
+    localLedgerDecisions(options.stateDir),
   ]);
   const signals = watchStopSignals();
   const opened = { ledger: ledgerBetweenReads(options.stateDir) };
@@ -65,7 +65,6 @@ export async function consoleCommand(raw: Record<string, unknown>, io: { out: (l
     // API of an engine that runs on the directory now (one started since the console was: its
     // waiting execution must get the decision), else in the ledger as this machine's user, signed
     // with the directory's decision key, for the run to take when it resumes.
-    const ledgerDecisions = { identity: { id: localUser(), via: 'cli' as const }, decisionMac: localApprovalKeys(options.stateDir).decisions, policy: { separationOfDuties: false } };
     const inLedger = createClient({ ledger: opened.ledger, ledgerDecisions });
     const decide = async (approvalId: string, body: { decision: 'approve' | 'reject'; reason?: string }) => {
       const engine = await runningEngine(options.stateDir);

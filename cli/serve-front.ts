@@ -80,16 +80,17 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
     // A start is routed by the agent its body names: a body that is no JSON names none, and is
     // refused for what it is (as each engine refuses it), not as a request that forgot its agent.
     const start = method === 'POST' && /^\/v1\/(runs|batches)\/?$/.test(url.pathname);
-    if (start && body.length > 0 && !isJson(body)) return answer(response, 400, 'body: not valid JSON');
+    const sent = start && body.length > 0 ? startRequest(body) : {};
+    if (!sent) return answer(response, 400, 'body: not valid JSON');
     if (/^\/v1\/runs\/?$/.test(url.pathname)) {
-      const named = method === 'POST' ? agentOfBody(body) : url.searchParams.get('agent');
+      const named = method === 'POST' ? sent.agent : url.searchParams.get('agent');
       if (method === 'GET' && named === null && agents.length > 1) return listEvery(agents, url.searchParams, response);
       const agent = byName(named);
       if (!agent) return noSuchAgent(named);
       return forward(`${agent.runs}${url.search}`);
     }
     if (/^\/v1\/batches\/?$/.test(url.pathname) && method === 'POST') {
-      const named = agentOfBody(body);
+      const named = sent.agent;
       const agent = byName(named);
       if (!agent) return noSuchAgent(named);
       return forward(`${batchesOf(agent)}${url.search}`);
@@ -157,20 +158,11 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
   };
 }
 
-function isJson(body: Buffer): boolean {
+/** The `agent` a start's body names (none: undefined), or undefined for a body that is no JSON. */
+function startRequest(body: Buffer): { agent?: string } | undefined {
   try {
-    JSON.parse(body.toString('utf8'));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The `agent` a run request names; undefined when it names none or is not JSON (the engine it goes to says what is wrong). */
-function agentOfBody(body: Buffer): string | undefined {
-  try {
-    const parsed = JSON.parse(body.toString('utf8')) as { agent?: unknown };
-    return typeof parsed.agent === 'string' ? parsed.agent : undefined;
+    const parsed = JSON.parse(body.toString('utf8')) as { agent?: unknown } | null;
+    return typeof parsed?.agent === 'string' ? { agent: parsed.agent } : {};
   } catch {
     return undefined;
   }

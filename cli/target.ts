@@ -101,11 +101,7 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
     }
   }
   // The ledger client and the directory's keys load with the ledger (withRuns needs neither while an engine answers).
-  const [{ approvalApiDecider, createClient }, { localUser }, { localApprovalKeys }] = await Promise.all([
-    import('../client/ledger-client.js'),
-    import('../local/services/approval-api.js'),
-    import('../local/state/approval-keys.js'),
-  ]);
+  const [{ approvalApiDecider, createClient }, ledgerDecisions] = await Promise.all([import('../client/ledger-client.js'), localLedgerDecisions(stateDir())]);
   return withLedger(command, async (opened) => {
     const run = runId ? await opened.ledger.getRun(runId) : undefined;
     // The engine that runs the run's agent, when serve runs several (its module is the run's agent).
@@ -114,8 +110,6 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
     const decide = opened.engine ? approvalApiDecider(opened.engine.endpoints.approvals) : undefined;
     // The running engine's Step Functions API, for what starts executions (`migrate`): the run's own state machine.
     const sfn = runEngine && run ? await engineSfnClient(runEngine) : undefined;
-    // Who decides is who runs this command: the local approval API, or the ledger here, records this machine's user.
-    const ledgerDecisions = { identity: { id: localUser(), via: 'cli' as const }, decisionMac: localApprovalKeys(stateDir()).decisions, policy: { separationOfDuties: false } };
     const client = createClient({ ledger: opened.ledger, agent, ledgerDecisions, ...(decide && { decide }), ...(sfn && run && { sfn: sfn.client, stateMachineArn: sfn.stateMachineArnOf(run.executionArn) }) });
     try {
       return await use({ client, ledger: opened.ledger, live: Boolean(opened.engine), engine: opened.engine, ...(opened.parts && { parts: opened.parts }), link: (arn) => arn });
@@ -134,6 +128,16 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
 export async function withLedgerOnly<T>(command: string, agentSpec: string | undefined, runId: string, use: (target: Pick<Target, 'ledger' | 'engine' | 'parts'>) => Promise<T>): Promise<T> {
   if (deployed().stack) return withClient(command, agentSpec, runId, ({ ledger, engine }) => use({ ledger, ...(engine && { engine }) }));
   return withLedger(command, ({ ledger, engine, parts }) => use({ ledger, ...(engine && { engine }), ...(parts && { parts }) }));
+}
+
+/**
+ * Who decides an approval where no engine answers: this machine's user, recorded in the ledger of
+ * `dir` and signed with its decision key, for the run to take when it resumes (the local approval
+ * API records the same user while an engine runs).
+ */
+export async function localLedgerDecisions(dir: string) {
+  const [{ localUser }, { localApprovalKeys }] = await Promise.all([import('../local/services/approval-api.js'), import('../local/state/approval-keys.js')]);
+  return { identity: { id: localUser(), via: 'cli' as const }, decisionMac: localApprovalKeys(dir).decisions, policy: { separationOfDuties: false } };
 }
 
 /** The commands that write nothing, and how they open an embedded ledger (cli/state.ts `LedgerAccess`); the others open it to write. */
