@@ -12,7 +12,7 @@ import { ours } from '../lambdas/approvals/decision.js';
 import { approvalRequested, type ApprovalRequested } from '../lambdas/approvals/notify.js';
 import { runsApiStarter } from '../client/ledger-client.js';
 import { loopbackRequest } from '../client/loopback-request.js';
-import { formatAmount } from '../lambdas/approvals/page.js';
+import { formatAmount } from '../lambdas/shared/money.js';
 import { executionInputTooLarge, modelSpecOf, newRunTooLarge, otherRequestProblem, RunId, runIdOf } from '../lambdas/runs/run-request.js';
 import { ForkRequest, forkRunIdTaken, isSameFork } from '../lambdas/runs/fork.js';
 import { budgetCeilings, overBudgetRequest } from '../lambdas/runs/budget-caps.js';

@@ -2,7 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { toolSecretsFromEnv } from '../lambdas/tools/secrets.js';
-import { formatAmount } from '../lambdas/approvals/page.js';
+import { formatAmount } from '../lambdas/shared/money.js';
 import { assertRunsLocally, loadAgent } from '../local/runtime/agents.js';
 import { historyLog } from '../local/engine/history-log.js';
 import { startLocalStack } from '../local/runtime/local-stack.js';

@@ -1,6 +1,6 @@
 import type { ApprovalRecord } from '../records/ledger-records.js';
 import { SNS_SUBJECT_MAX_LENGTH } from '../shared/limits.js';
-import { formatAmount } from './page.js';
+import { formatAmount } from '../shared/money.js';
 
 /**
  * Approvers are told: when an approval is requested, an event carries what a person needs to

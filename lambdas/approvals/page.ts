@@ -3,8 +3,6 @@ import { resolveResults } from '../ledger/blobs.js';
 import type { ApprovalRecord, ToolCallRecord } from '../records/ledger-records.js';
 import { formatAmount } from '../shared/money.js';
 
-export { formatAmount };
-
 /**
  * The approval page: server-rendered HTML, no build step, no outside assets. It shows what the
  * agent wants to do and why — the tool, the arguments in words, the amount, the evidence (the
@@ -51,7 +49,6 @@ function excerpt(text: string, needles: string[], max: number): string {
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
-
 
 const STYLE = `body{font:15px/1.45 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
 h1{font-size:1.35rem}dl{display:grid;grid-template-columns:9rem 1fr;gap:.35rem 1rem}dt{color:#666}dd{margin:0}
