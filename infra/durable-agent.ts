@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Annotations, ArnFormat, CfnOutput, Duration, Stack, Token } from 'aws-cdk-lib';
+import { MAX_STATE_MACHINE_NAME, scheduleProblem } from '../lambdas/shared/aws-names.js';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
@@ -40,33 +41,6 @@ export interface AgentBatchesProps {
    */
   readonly manifestBuckets?: readonly IBucket[];
 }
-
-/**
- * Why EventBridge would refuse a schedule expression at deploy (a `Schedule.expression` string the
- * CDK passes on as it is), or undefined: `rate(<n> <unit>)`, the unit singular for 1 and plural
- * otherwise, or a six-field `cron(...)` with `?` in its day-of-month or day-of-week field.
- */
-function scheduleProblem(expression: string): string | undefined {
-  if (Token.isUnresolved(expression)) return undefined;
-  const rate = /^rate\((\d+) (minute|hour|day)(s?)\)$/.exec(expression);
-  if (rate) {
-    const count = Number(rate[1]);
-    if (count < 1) return 'is not a schedule: a rate must be at least 1';
-    if ((count === 1) !== (rate[3] === '')) return `is not a schedule: EventBridge wants "${count} ${rate[2]}${count === 1 ? '' : 's'}"`;
-    return undefined;
-  }
-  const cron = /^cron\((.*)\)$/.exec(expression);
-  if (cron) {
-    const fields = cron[1]!.trim().split(/\s+/);
-    if (fields.length !== 6) return `is not a schedule: EventBridge's cron has 6 fields (minutes hours day-of-month month day-of-week year), this has ${fields.length}`;
-    if (fields[2] !== '?' && fields[4] !== '?') return 'is not a schedule: EventBridge\'s cron wants "?" in day-of-month or day-of-week';
-    return undefined;
-  }
-  return 'is not a schedule: EventBridge takes rate(...) or cron(...) (Schedule.rate, Schedule.cron)';
-}
-
-/** The longest name Step Functions gives a state machine. */
-const MAX_STATE_MACHINE_NAME = 80;
 
 /** One agent's deployment: its name and module, and the defaults baked in (each prop says its `@default`). */
 export interface DurableAgentProps {
@@ -422,7 +396,7 @@ export class DurableAgent extends Construct {
     }
 
     if (props.schedule) {
-      const problem = scheduleProblem(props.schedule.expressionString);
+      const problem = !Token.isUnresolved(props.schedule.expressionString) && scheduleProblem(props.schedule.expressionString);
       if (problem) throw new Error(`DurableAgent ${id}: schedule: ${JSON.stringify(props.schedule.expressionString)} ${problem}`);
       const deadLetters = controlPlane.deadLetters('ScheduleDeadLetters');
       // A start on the alias is authorized against the machine's own ARN (Step Functions,

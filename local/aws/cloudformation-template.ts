@@ -15,13 +15,19 @@
  *   - each Lambda function's environment variables within 4 KB (local/aws/lambda-environment-size.ts):
  *     not CloudFormation's own check but Lambda's, which fails the deploy all the same;
  *   - each REST API method's integration timeout within API Gateway's range, 15 minutes for a
- *     streamed response (local/aws/api-gateway-integration-timeout.ts): API Gateway's check.
+ *     streamed response (local/aws/api-gateway-integration-timeout.ts): API Gateway's check;
+ *   - each state machine's name within Step Functions' 80 characters
+ *     (https://docs.aws.amazon.com/step-functions/latest/apireference/API_CreateStateMachine.html),
+ *     and each EventBridge rule's schedule expression one EventBridge takes
+ *     (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html),
+ *     lambdas/shared/aws-names.ts: the services' checks, which fail the deploy on the resource.
  */
 import { stackOperationProblem, templateQuotaProblems } from '../../lambdas/shared/cloudformation-quotas.js';
 import { AwsClientError } from './client-error.js';
 import { integrationTimeoutProblem } from './api-gateway-integration-timeout.js';
 import { assertEnvironmentFits } from './lambda-environment-size.js';
 import { isFunctionTimeout, MAX_TIMEOUT_SECONDS } from './lambda-function-timeout.js';
+import { MAX_STATE_MACHINE_NAME, scheduleProblem } from '../../lambdas/shared/aws-names.js';
 
 /** What CloudFormation answers a create or update it refuses before it starts (error code ValidationError, HTTP 400). */
 export class TemplateValidationError extends AwsClientError {
@@ -46,7 +52,17 @@ export function assertDeployable(template: Template, nested: readonly Template[]
   const [over] = templateQuotaProblems({ resources: resources.length, outputs: Object.keys(template.Outputs ?? {}).length, parameters: Object.keys(template.Parameters ?? {}).length });
   if (over) throw new TemplateValidationError(over);
   for (const [logicalId, resource] of resources) {
-    const { Type, Properties } = resource as { Type?: unknown; Properties?: { Timeout?: unknown; Environment?: { Variables?: Record<string, unknown> }; Integration?: { TimeoutInMillis?: unknown; ResponseTransferMode?: unknown } } };
+    const { Type, Properties } = resource as {
+      Type?: unknown;
+      Properties?: { Timeout?: unknown; Environment?: { Variables?: Record<string, unknown> }; Integration?: { TimeoutInMillis?: unknown; ResponseTransferMode?: unknown }; StateMachineName?: unknown; ScheduleExpression?: unknown };
+    };
+    const name = Properties?.StateMachineName;
+    if (Type === 'AWS::StepFunctions::StateMachine' && typeof name === 'string' && (name.length < 1 || name.length > MAX_STATE_MACHINE_NAME)) {
+      throw new TemplateValidationError(`Resource ${logicalId} (AWS::StepFunctions::StateMachine): Value '${name}' at 'name' failed to satisfy constraint: Member must have length less than or equal to ${MAX_STATE_MACHINE_NAME}`);
+    }
+    const schedule = Properties?.ScheduleExpression;
+    const scheduleRefused = Type === 'AWS::Events::Rule' && typeof schedule === 'string' && scheduleProblem(schedule);
+    if (scheduleRefused) throw new TemplateValidationError(`Resource ${logicalId} (AWS::Events::Rule): Parameter ScheduleExpression is not valid: ${JSON.stringify(schedule)} ${scheduleRefused}`);
     if (Type === 'AWS::ApiGateway::Method') {
       const problem = integrationTimeoutProblem(logicalId, Properties?.Integration);
       if (problem) throw new TemplateValidationError(problem);

@@ -213,6 +213,20 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'ValidationError',
   },
   {
+    rule: "A state machine's name is 1 to 80 characters",
+    doc: 'https://docs.aws.amazon.com/step-functions/latest/apireference/API_CreateStateMachine.html',
+    file: 'local/aws/cloudformation-template.ts',
+    test: 'test/infra/template-quotas.test.ts',
+    answer: 'ValidationError',
+  },
+  {
+    rule: "An EventBridge rule's schedule expression is rate(n unit), singular for 1, or a six-field cron with ? in one day field",
+    doc: 'https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html',
+    file: 'local/aws/cloudformation-template.ts',
+    test: 'test/infra/template-quotas.test.ts',
+    answer: 'ValidationError',
+  },
+  {
     rule: "A synchronous Lambda invocation's response is at most 6 MB: over it the invocation fails, and API Gateway's proxy integration answers 502",
     doc: 'https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html',
     file: 'local/aws/lambda-response-size.ts',

@@ -1,4 +1,5 @@
 import { CfnOutput, CfnParameter } from 'aws-cdk-lib';
+import { Schedule } from 'aws-cdk-lib/aws-events';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { EXAMPLE_AGENTS } from '../../infra/example.js';
@@ -46,5 +47,27 @@ describe("CloudFormation's template quotas", () => {
     const parameters = Object.fromEntries(Array.from({ length: STACK_PARAMETER_QUOTA + 1 }, (_, index) => [`P${index}`, { Type: 'String' }]));
     expect(() => assertDeployable({ Resources: {}, Parameters: parameters })).toThrow(/Number of parameters, 201/);
     expect(() => assertDeployable({ Resources: {}, Outputs: { One: { Value: 'x' } } })).not.toThrow();
+  });
+
+  it("refuses, as Step Functions and EventBridge refuse them at deploy, a state machine's name over 80 characters and a schedule EventBridge does not take; a synthesized stack's pass", () => {
+    const stack = new SavepointStack(assertionApp(), 'Names');
+    stack.addAgent('Agent', { agentName: 'names', entry: EXAMPLE_AGENTS.refundReconciler, schedule: Schedule.cron({ hour: '2', minute: '0' }) });
+    const template = Template.fromStack(stack).toJSON() as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    expect(() => assertDeployable(template)).not.toThrow();
+    // Edited past what synth lets through (it refuses both, naming the prop: test/infra/stack.test.ts).
+    const edited = (type: string, property: string, value: string) => {
+      const copy = structuredClone(template);
+      const [logicalId] = Object.entries(copy.Resources).find(([, resource]) => resource.Type === type && property in resource.Properties)!;
+      copy.Resources[logicalId]!.Properties[property] = value;
+      return copy;
+    };
+    expect(() => assertDeployable(edited('AWS::StepFunctions::StateMachine', 'StateMachineName', 'n'.repeat(81)))).toThrow(
+      expect.objectContaining({ name: 'ValidationError', message: expect.stringMatching(/\(AWS::StepFunctions::StateMachine\): Value 'n{81}' at 'name' failed to satisfy constraint: Member must have length less than or equal to 80$/) }),
+    );
+    expect(() => assertDeployable(edited('AWS::StepFunctions::StateMachine', 'StateMachineName', 'n'.repeat(80)))).not.toThrow();
+    for (const expression of ['rate(5 minute)', 'rate(1 hours)', 'cron(0 2 * * *)', 'cron(0 2 * * * *)', 'at noon']) {
+      expect(() => assertDeployable(edited('AWS::Events::Rule', 'ScheduleExpression', expression)), expression).toThrow(expect.objectContaining({ name: 'ValidationError', message: expect.stringContaining('(AWS::Events::Rule): Parameter ScheduleExpression is not valid') }));
+    }
+    for (const expression of ['rate(5 minutes)', 'rate(1 hour)', 'cron(0 2 * * ? *)']) expect(() => assertDeployable(edited('AWS::Events::Rule', 'ScheduleExpression', expression)), expression).not.toThrow();
   });
 });
