@@ -50,7 +50,7 @@ export const RunOptions = z
     agent: z.string().min(1, 'name the agent: --agent <name or path>'),
     /** The run's input: JSON, or the path of a JSON file; the world's default input when absent. */
     input: z.string().min(1).optional(),
-    runId: RunId.optional(),
+    runId: RunId().optional(),
     /** The run's model (`provider:model-id`) instead of the agent's. */
     model: z
       .string()

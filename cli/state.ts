@@ -137,7 +137,7 @@ function realPath(path: string): string {
  * found by name, so `resume <runId>` and `status` find it here.
  */
 const agentModulesPath = (stateDir: string) => join(stateDir, 'agents.json');
-const AgentModules = z.record(z.string(), z.string());
+const AgentModules = schemaOnFirstUse(() => z.record(z.string(), z.string()));
 
 /** Records where `name` was loaded from (a run of it starting here). */
 export function rememberAgentModule(stateDir: string, name: string, module: string): void {
@@ -161,7 +161,7 @@ export function rememberedAgentModule(stateDir: string, name: string): string | 
 
 function readAgentModules(stateDir: string): Record<string, string> {
   try {
-    return AgentModules.parse(JSON.parse(readFileSync(agentModulesPath(stateDir), 'utf8')));
+    return AgentModules().parse(JSON.parse(readFileSync(agentModulesPath(stateDir), 'utf8')));
   } catch {
     // None yet, or damaged: nothing remembered (the agent is then named with --agent).
     return {};

@@ -212,7 +212,7 @@ export function createClient(parts: ClientParts): SavepointClient {
 
   /** The parent, its calls, and the fork request as StartRun will parse it. */
   const forkOf = async (parentRunId: string, options: ForkOptions) => {
-    const parent = await parts.ledger.getRun(parseOrThrow(RunId, parentRunId, 'runId'));
+    const parent = await parts.ledger.getRun(parseOrThrow(RunId(), parentRunId, 'runId'));
     if (!parent) throw new InvalidInputError(`runId: no run ${parentRunId}`);
     const { at, effects, freshBudget, results } = options;
     const fork = parseOrThrow(ForkRequest(), { from: parentRunId, at, ...(effects && { effects }), ...(freshBudget && { freshBudget }), ...(results && { results }) }, 'fork');
@@ -226,7 +226,7 @@ export function createClient(parts: ClientParts): SavepointClient {
     async start(request) {
       const runId = request.runId ?? (parts.agent ? runIdOf(parts.agent, parseOrThrow(parts.agent.input, request.input, `input of agent ${parts.agent.name}`)) : undefined);
       if (!runId) throw new InvalidInputError('runId: required when the client does not know the agent (pass `agent` to createClient)');
-      const input = parseOrThrow(RunRequest(), { runId: parseOrThrow(RunId, runId, 'runId'), input: request.input, config: request.config, force: request.force }, 'run request');
+      const input = parseOrThrow(RunRequest(), { runId: parseOrThrow(RunId(), runId, 'runId'), input: request.input, config: request.config, force: request.force }, 'run request');
       // A new execution name per start: the run id (not the execution) is the idempotency key, and
       // StartRun joins, resumes or skips a run that exists.
       const name = `${runId}-${clock.now().getTime().toString(36)}`.slice(0, 80);
@@ -268,7 +268,7 @@ export function createClient(parts: ClientParts): SavepointClient {
     },
 
     async cancel(runId, { by, reason = '' }) {
-      parseOrThrow(KillReason, reason, 'reason');
+      parseOrThrow(KillReason(), reason, 'reason');
       // The first kill stands; the pending approvals are rejected by whoever cancels.
       const run = await parts.ledger.getRun(runId);
       if (!run) throw new InvalidInputError(`runId: no run ${runId}`);
@@ -315,7 +315,7 @@ export function createClient(parts: ClientParts): SavepointClient {
     async fork(parentRunId, options) {
       const { fork, input } = await forkOf(parentRunId, options);
       if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('fork: this client reaches no engine (no Step Functions API): start one on the state directory, `savepoint serve --agent <name|path>`');
-      const runId = parseOrThrow(RunId, options.runId ?? `${parentRunId}-fork-${options.at}`.slice(0, 80), 'runId');
+      const runId = parseOrThrow(RunId(), options.runId ?? `${parentRunId}-fork-${options.at}`.slice(0, 80), 'runId');
       // A fork is a run of its own: a run id that names another run would start (resume) that run instead.
       if (runId === parentRunId) throw new InvalidInputError(`runId: ${runId} is the parent's own run id; a fork needs a run id of its own`);
       const existing = await parts.ledger.getRun(runId);
@@ -333,11 +333,11 @@ export function createClient(parts: ClientParts): SavepointClient {
       const agent = options.agent ?? parts.agent;
       if (!agent) throw new InvalidInputError('agent: replay needs the code to replay on (pass `agent` here or to createClient)');
       const { replayRun } = await import('../local/replay/index.js');
-      return replayRun({ agent, source: parts.ledger, runId: parseOrThrow(RunId, runId, 'runId') });
+      return replayRun({ agent, source: parts.ledger, runId: parseOrThrow(RunId(), runId, 'runId') });
     },
 
     async migrate(runId, { to, by, signal }) {
-      const run = await parts.ledger.getRun(parseOrThrow(RunId, runId, 'runId'));
+      const run = await parts.ledger.getRun(parseOrThrow(RunId(), runId, 'runId'));
       if (!run) throw new InvalidInputError(`runId: no run ${runId}`);
       if (run.status !== 'running') throw new InvalidInputError(`runId: run ${runId} is ${run.status}; only a live run is migrated`);
       if (!parts.sfn || !parts.stateMachineArn) throw new InvalidInputError('migrate: this client reaches no engine (no Step Functions API): start the new version on the state directory, `savepoint serve --agent <its module>`');

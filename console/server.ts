@@ -92,7 +92,7 @@ const STATIC: Record<string, { file: string; type: string }> = {
 const RunsQuery = z
   .object({
     agent: z.string().min(1).max(200).optional(),
-    status: z.union([RunStatus, z.enum(['working', 'input_required', 'completed', 'cancelled'])]).optional(),
+    status: z.union([RunStatus(), z.enum(['working', 'input_required', 'completed', 'cancelled'])]).optional(),
     day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a day is YYYY-MM-DD').optional(),
   })
   .strict();
@@ -109,8 +109,8 @@ const RUN_EVENTS = /^\/api\/runs\/([^/]+)\/events$/;
 /** What a decision records (and a kill: KillReason): the page's reason box takes no more (static/index.html). */
 const Reason = z.string().max(MAX_DECISION_REASON).optional();
 const DecisionBody = z.object({ decision: z.enum(['approve', 'reject']), reason: Reason }).strict();
-const KillBody = z.object({ reason: KillReason.optional() }).strict();
-const GlobalKillBody = z.object({ on: z.boolean(), reason: KillReason.optional() }).strict();
+const KillBody = z.object({ reason: KillReason().optional() }).strict();
+const GlobalKillBody = z.object({ on: z.boolean(), reason: KillReason().optional() }).strict();
 const ResumeBody = z.object({ force: z.boolean().optional() }).strict();
 /** "Fork from here" on a run's timeline: the turn, and what the fork's writes do (lambdas/runs/fork.ts). */
 const ForkQuery = z.object({ at: z.coerce.number().int().positive(), effects: z.enum(['reuse', 'dry']).default('reuse') }).strict();

@@ -214,10 +214,10 @@ export interface DurableAgentProps {
  */
 export function maxBudgetsEnvironment(id: string, maxBudgets: DurableAgentProps['maxBudgets'], agent?: DurableAgentProps['agent']): Record<string, string> {
   if (maxBudgets === undefined) return {};
-  const parsed = BudgetCaps.safeParse(maxBudgets);
+  const parsed = BudgetCaps().safeParse(maxBudgets);
   if (!parsed.success) throw new Error(`DurableAgent ${id}: maxBudgets: ${problemsOf(parsed.error)}`);
   // What a run gets with no config: the agent's budgets over the defaults (lambdas/runs/budget-caps.ts budgetCeilings).
-  const own = agent && RunConfig.parse({ ...agent.budgets });
+  const own = agent && RunConfig().parse({ ...agent.budgets });
   for (const [budget, cap] of Object.entries(parsed.data) as [keyof BudgetCaps, number | undefined][]) {
     if (own && cap !== undefined && own[budget] > cap) {
       throw new Error(`DurableAgent ${id}: maxBudgets.${budget} (${cap}) is below agent ${agent.name}'s own ${budget} (${own[budget]}${agent.budgets?.[budget] === undefined ? ', the default' : ''}), which a run started without config gets: lower the agent's budgets.${budget}, or raise maxBudgets.${budget}`);

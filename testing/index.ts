@@ -293,7 +293,7 @@ async function open<World extends DevWorld>(
     const runId = runOptions.runId ?? `test-${options.agent.name}-${++runs}`;
     // A run id the runs API would refuse is refused here, naming the option, rather than by the
     // engine's StartExecution (`Invalid Name`) or as a failed execution.
-    const badRunId = RunId.safeParse(runId);
+    const badRunId = RunId().safeParse(runId);
     if (!badRunId.success) throw new Error(`run ${JSON.stringify(runId)} did not start: runId: ${problemsOf(badRunId.error)}`);
     let executionArn: string;
     try {

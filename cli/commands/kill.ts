@@ -17,7 +17,7 @@ export function registerKillCommand(program: Command): void {
       // Without --all, --lift would be dropped and `kill --lift <runId>` kill the run it meant to spare.
       if (options.lift && !options.all) throw new UsageError('--lift: only with --all (`kill --all --lift` lifts the global kill switch); a killed run stays killed');
       const [{ KillReason }, { localUser }] = await Promise.all([import('../../lambdas/runs/run-request.js'), import('../../local/services/approval-api.js')]);
-      if (!KillReason.safeParse(options.reason).success) throw new UsageError(`--reason: at most 500 characters (got ${options.reason.length})`);
+      if (!KillReason().safeParse(options.reason).success) throw new UsageError(`--reason: at most 500 characters (got ${options.reason.length})`);
       // A run serve drives is cancelled through its runs API, which records who asked (and stops a run waiting for a person at once).
       const serving = runId && !deployed().stack ? await servingEngine(stateDir()) : undefined;
       if (serving) {

@@ -24,7 +24,7 @@ export function batchItemHandler(agent: AgentDefinition, options: { env?: NodeJS
     ledger: deps.ledger,
     stop: (arn, error, cause) => sfn.executions.stop(arn, error, cause),
     ...(deps.children && { children: deps.children }),
-    stateMachineArn: parseOrThrow(StepEnvironment.pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN,
+    stateMachineArn: parseOrThrow(StepEnvironment().pick({ STATE_MACHINE_ARN: true }), env, 'Lambda environment').STATE_MACHINE_ARN,
     start: (arn, name, input) => sfn.starter(arn).start(name, input),
     clock: deps.clock,
     maxBudgets: deps.maxBudgets,

@@ -2,6 +2,7 @@ import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { childStarter } from './child-starter.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { assertToolsFitTimeout, ToolTimeoutEnvironment, type AgentDefinition, type TraceRedactor } from '../define.js';
 import { CircuitBreaker } from '../guards/breaker.js';
 import { DynamoDbLedger, LEDGER_CLIENT_CONFIG } from '../ledger/dynamodb-ledger.js';
@@ -48,16 +49,16 @@ function secretVariables(): Record<string, z.ZodOptional<z.ZodString>> {
   return Object.fromEntries(MODEL_PROVIDERS.descriptors.flatMap((descriptor) => (descriptor.secret ? [[descriptor.secret.variable, z.string().startsWith('arn:').optional()]] : [])));
 }
 
-export const StepEnvironment = z.object({
+export const StepEnvironment = schemaOnFirstUse(() => z.object({
   TABLE_NAME: z.string().min(3),
   /** The Secrets Manager secret holding the ledger's seal key (every function that reads or writes the ledger). */
   LEDGER_SEAL_SECRET_ARN: z.string().startsWith('arn:'),
   /** The stack's model (`provider:model-id`), over the agent's. */
   MODEL: z.string().min(1).optional(),
   /** The stack's price overrides (JSON, `PriceOverrides`), over the agent's `prices`: the construct's `prices` (every function, the same). */
-  PRICES: jsonVariable(PriceOverrides).optional(),
+  PRICES: jsonVariable(PriceOverrides()).optional(),
   /** The stack's ceilings on the budgets a run request may ask for (JSON, `BudgetCaps`): the construct's `maxBudgets` (StartRun and the runs API). */
-  MAX_BUDGETS: jsonVariable(BudgetCaps).optional(),
+  MAX_BUDGETS: jsonVariable(BudgetCaps()).optional(),
   /** The fleet budget (JSON, `FleetBudget`: lambdas/records/fleet.ts): the agent's and the stack's `fleetBudget` (CallModel and Compact). */
   FLEET_BUDGET: jsonVariable(FleetBudget()).optional(),
   /** ARNs of the Secrets Manager secrets holding the providers' API keys (CallModel only): each descriptor's `secret.variable`. */
@@ -66,7 +67,7 @@ export const StepEnvironment = z.object({
   /** At least the Lambda timeout: a claim must outlive the invocation that took it. */
   TOOL_LEASE_MS: z.coerce.number().int().positive(),
   /** The stack's `toolTimeout` in ms, which CallTool's timeouts derive from (StartRun and CallTool). */
-  TOOL_TIMEOUT_MS: ToolTimeoutEnvironment.shape.TOOL_TIMEOUT_MS,
+  TOOL_TIMEOUT_MS: ToolTimeoutEnvironment().shape.TOOL_TIMEOUT_MS,
   /** The agent state machine, for the recovery function to start executions of. */
   STATE_MACHINE_ARN: z.string().startsWith('arn:'),
   /** The child agents CallTool may start (JSON: agent name → its state machine's alias ARN; DurableAgent's `children`). */
@@ -104,8 +105,8 @@ export const StepEnvironment = z.object({
   UNKNOWN_STARTER: z.enum(['two-approvers', 'any-approver']),
   /** The tool credentials' secrets by name (CallTool only: infra/durable-agent.ts `toolSecrets`), ARNs. */
   TOOL_SECRETS: jsonVariable(z.record(z.string().regex(TOOL_SECRET_NAME), z.string().startsWith('arn:'))),
-});
-export type StepEnvironment = z.infer<typeof StepEnvironment>;
+}));
+export type StepEnvironment = z.infer<ReturnType<typeof StepEnvironment>>;
 
 /**
  * The model clients of a function whose step calls a model (adapters/aws-models.ts): handed in
@@ -126,7 +127,7 @@ export function awsDeps(
   clients: AwsClients = {},
 ): HarnessDeps {
   const traced = observe.traced ?? (<T>(client: T) => client);
-  const config = parseOrThrow(StepEnvironment.partial(), env, 'Lambda environment');
+  const config = parseOrThrow(StepEnvironment().partial(), env, 'Lambda environment');
   const required = <K extends keyof StepEnvironment>(name: K): StepEnvironment[K] => {
     const value = config[name];
     if (value === undefined) throw new Error(`invalid Lambda environment: ${name}: required`);
@@ -265,7 +266,7 @@ export function lambdaFunction(agent: AgentDefinition, options: { env?: NodeJS.P
   z.config({ jitless: true });
   const env = options.env ?? process.env;
   // At the agent's load: a cold start of StartRun (or CallTool) fails at once, naming both timeouts.
-  assertToolsFitTimeout(agent, parseOrThrow(ToolTimeoutEnvironment.partial(), env, 'Lambda environment').TOOL_TIMEOUT_MS);
+  assertToolsFitTimeout(agent, parseOrThrow(ToolTimeoutEnvironment().partial(), env, 'Lambda environment').TOOL_TIMEOUT_MS);
   const { telemetry, tracing, traced } = powertools(agent.name);
   const deps = awsDeps(env, { traced, telemetry, redactTrace: agent.redactTrace, tools: agent.tools }, secretsManager, options.models, options.clients);
   return {

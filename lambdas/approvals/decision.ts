@@ -1,6 +1,7 @@
 export { signedLinks, type ApprovalLinks } from './links.js';
 import type { ApprovalLinks } from './links.js';
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { approvalSkOf, type ApprovalRecord } from '../records/ledger-records.js';
 import { decisionMessage, type DecisionMac } from './decision-mac.js';
@@ -24,7 +25,7 @@ import { uncoveredWaitMs, waitOf } from './waits.js';
 /** The longest reason a decision records (the approval page's box takes as many). */
 export const MAX_DECISION_REASON = 500;
 
-export const Decision = z
+export const Decision = schemaOnFirstUse(() => z
   .object({
     decision: z.enum(['approve', 'reject']),
     reason: z.string().max(MAX_DECISION_REASON).optional(),
@@ -33,8 +34,8 @@ export const Decision = z
     /** The signed link the approval page was opened with (people; machines sign with IAM instead). */
     link: z.string().min(1).max(2000).optional(),
   })
-  .strict();
-export type Decision = z.infer<typeof Decision>;
+  .strict());
+export type Decision = z.infer<ReturnType<typeof Decision>>;
 
 /** Signed links for people: who gets one, and where the approval page is served. */
 
@@ -131,7 +132,7 @@ export interface DecisionAuth {
 export function createDecideApproval(deps: ApprovalDeps) {
   const policy = deps.policy ?? DEFAULT_POLICY;
   return async (approvalId: string, body: unknown, auth: DecisionAuth = {}): Promise<DecideResult> => {
-    const decision = parseOrThrow(Decision, body, 'approval decision');
+    const decision = parseOrThrow(Decision(), body, 'approval decision');
     // Who decides is proven before the approval is looked up: whoever proves nothing (a forged
     // link, no caller) learns nothing of which approval ids exist (401 for any id).
     let identity = auth.caller;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { unparsedOf, type ToolUseBlock } from '../records/messages.js';
 import { clip } from '../shared/text.js';
 import { findTool, type AgentDefinition, type ApprovalRequest, type RunFacts, type ToolDefinition } from '../define.js';
@@ -105,11 +106,11 @@ export function deriveToolCall(agent: AgentDefinition, run: RunRecord, turn: Tur
  * JavaScript (or typed `any`) can return another shape: `amount: 500` would be recorded as `{}`
  * and break the page, a string would be asked as "undefined".
  */
-const ApprovalRequestShape = z.object({
+const ApprovalRequestShape = schemaOnFirstUse(() => z.object({
   summary: z.string(),
   amount: z.object({ minor: z.number(), currency: z.string() }).optional(),
   details: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-});
+}));
 
 /**
  * What the tool's `needsApproval` returned, checked. A wrong shape is a bug in the agent's code,
@@ -120,7 +121,7 @@ function ruleApproval(tool: ToolDefinition, returned: ApprovalRequest | undefine
   // `null` and `false` say "no approval" as `undefined` does: JavaScript's `cents > 50_000 && { … }`
   // (the tool's aggregate, if any, still weighs the call; `false` used to skip it).
   if (returned === undefined || returned === null || (returned as unknown) === false) return undefined;
-  const checked = ApprovalRequestShape.safeParse(returned);
+  const checked = ApprovalRequestShape().safeParse(returned);
   if (checked.success) return returned;
   throw new TypeError(`tool ${tool.name}: needsApproval must return undefined (or null, false) or { summary, amount?: { minor, currency }, details? }; it returned ${problemsOf(checked.error)}`);
 }

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import type { MessageRequest, MessageResponse } from '../records/messages.js';
 import { BudgetCaps, RunConfig, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
 import { priceTable, type Price } from '../models/prices.js';
@@ -271,7 +272,7 @@ export function maxToolTimeoutMs(agent: Pick<AgentDefinition, 'tools'>): number 
  * by StartRun and CallTool at their cold start on AWS (lambdas/adapters/aws-deps.ts) and by the
  * local stack from the template it deploys (local/runtime/tasks.ts).
  */
-export const ToolTimeoutEnvironment = z.object({ TOOL_TIMEOUT_MS: z.coerce.number().int().positive() });
+export const ToolTimeoutEnvironment = schemaOnFirstUse(() => z.object({ TOOL_TIMEOUT_MS: z.coerce.number().int().positive() }));
 
 /**
  * Refuses an agent whose tools may wait longer than the stack's `toolTimeout` (TOOL_TIMEOUT_MS):
@@ -370,7 +371,7 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
     if (!ENV_NAME.test(name)) throw new Error(`defineAgent ${agent.name}: env: ${JSON.stringify(name)} is not an environment variable name (${ENV_NAME})`);
   }
   // The agent's budgets are every run's config: a bad one fails here, naming `budgets`, not each run's start as "invalid run config".
-  const budgets = RunConfig.partial().safeParse(agent.budgets ?? {});
+  const budgets = RunConfig().partial().safeParse(agent.budgets ?? {});
   if (!budgets.success) throw new Error(`defineAgent ${agent.name}: budgets: ${z.prettifyError(budgets.error).replaceAll('\n', ' ')}`);
   checkMaxBudgets(agent);
   checkLoops(agent.name, agent.loops);
@@ -394,7 +395,7 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
 /** `maxBudgets` is a cap the agent's own budgets stay within. */
 function checkMaxBudgets(agent: Pick<AgentDefinition, 'name' | 'budgets' | 'maxBudgets'>): void {
   if (agent.maxBudgets === undefined) return;
-  const parsed = BudgetCaps.safeParse(agent.maxBudgets);
+  const parsed = BudgetCaps().safeParse(agent.maxBudgets);
   if (!parsed.success) throw new Error(`defineAgent ${agent.name}: maxBudgets: ${z.prettifyError(parsed.error).replaceAll('\n', ' ')}`);
   for (const [budget, cap] of Object.entries(parsed.data)) {
     const own = agent.budgets?.[budget as keyof BudgetCaps];

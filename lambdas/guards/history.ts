@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import type { RunRecord } from '../records/ledger-records.js';
 import { HISTORY_EVENT_LIMIT } from '../shared/limits.js';
 import { ErrorNames, TransientError } from '../shared/errors.js';
@@ -76,7 +77,7 @@ export function recordedEvents(errorName: string): number {
 }
 
 /** Where a decision sent the run: what the next one adds. */
-export const HistoryNext = z.union([
+export const HistoryNext = schemaOnFirstUse(() => z.union([
   /** CallModel called the model for turn `model` in the deciding invocation: its tool calls, then CallModel again. */
   z.object({ model: z.number().int().min(1) }),
   /**
@@ -89,18 +90,18 @@ export const HistoryNext = z.union([
   z.object({ tools: z.number().int().min(0) }),
   z.object({ compact: z.literal(true) }),
   z.object({ extension: z.literal(true) }),
-]);
-export type HistoryNext = z.infer<typeof HistoryNext>;
+]));
+export type HistoryNext = z.infer<ReturnType<typeof HistoryNext>>;
 
-export const HistoryBound = z.object({
+export const HistoryBound = schemaOnFirstUse(() => z.object({
   /** The most events the execution has made, up to the decision that wrote this (its Task included; at the start, up to the first one, excluded). */
   events: z.number().int().min(0),
   /** The run's `historyEvents` then: what the steps recorded since is added to the next bound. */
   meter: z.number().int().min(0),
   /** Where the run went from there (absent: the execution's start). */
-  next: HistoryNext.optional(),
-});
-export type HistoryBound = z.infer<typeof HistoryBound>;
+  next: HistoryNext().optional(),
+}));
+export type HistoryBound = z.infer<ReturnType<typeof HistoryBound>>;
 
 /** What a new execution of a run knows of its history (StartRun's result): its start, at the run's meter. */
 export function historyAtStart(meter: number): HistoryBound {

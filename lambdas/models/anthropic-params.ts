@@ -6,6 +6,7 @@ import type {
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages';
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import type { ContentBlock, Message, MessageRequest } from '../records/messages.js';
 import { parseOrThrow } from '../shared/validation.js';
 
@@ -18,7 +19,7 @@ import { parseOrThrow } from '../shared/validation.js';
 const EPHEMERAL: CacheControlEphemeral = { type: 'ephemeral' };
 
 /** Anthropic requires an object schema at the root of every tool's input schema. */
-const ObjectSchema = z.looseObject({ type: z.literal('object') });
+const ObjectSchema = schemaOnFirstUse(() => z.looseObject({ type: z.literal('object') }));
 
 /** The request with its cache breakpoints. Pure: exported for tests. */
 export function toAnthropicParams(request: MessageRequest): MessageCreateParamsNonStreaming {
@@ -48,7 +49,7 @@ function checkedSchema(tool: { name: string; input_schema: Record<string, unknow
   const frozen = Object.isFrozen(schema);
   let checked = frozen ? checkedSchemas.get(schema) : undefined;
   if (checked === undefined) {
-    checked = parseOrThrow(ObjectSchema, schema, `input schema of tool ${tool.name}`);
+    checked = parseOrThrow(ObjectSchema(), schema, `input schema of tool ${tool.name}`);
     if (frozen) checkedSchemas.set(schema, Object.freeze(checked));
   }
   return checked;

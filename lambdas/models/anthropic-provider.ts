@@ -1,12 +1,18 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { claudePrice } from './price.js';
 import { defineProvider, lazyClient } from './provider.js';
+
+/** The provider's part of the configuration (its descriptor's `config`). */
+const anthropicConfig = schemaOnFirstUse(() =>
+  z.strictObject({ apiKey: z.string().min(1).optional(), baseUrl: z.string().min(1).optional() }),
+);
 
 /** Anthropic's Messages API through the official SDK (anthropic.ts; its error table: anthropic-errors.ts). */
 export const anthropicProvider = defineProvider({
   name: 'anthropic',
   otelName: 'anthropic',
-  config: z.strictObject({ apiKey: z.string().min(1).optional(), baseUrl: z.string().min(1).optional() }),
+  config: anthropicConfig,
   env: ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL'],
   fromEnv: (variable) => ({ apiKey: variable('ANTHROPIC_API_KEY'), baseUrl: variable('ANTHROPIC_BASE_URL') }),
   secret: { variable: 'ANTHROPIC_API_KEY_SECRET_ARN', constructId: 'AnthropicApiKey' },

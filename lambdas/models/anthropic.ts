@@ -73,7 +73,7 @@ export function fromAnthropicMessage(message: AnthropicMessage): MessageResponse
   });
   const usage = message.usage;
   return parseOrThrow(
-    MessageResponse,
+    MessageResponse(),
     {
       id: message.id,
       type: 'message',

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { claudePrice } from './price.js';
 import { defineProvider, lazyClient } from './provider.js';
 
@@ -7,11 +8,9 @@ const INFERENCE_PROFILE = /^(us|eu|apac|jp|au|ca|us-gov|global)\.(.+)$/;
 /** An application inference profile (one an account made, e.g. to tag costs): known by its ARN only. */
 const APPLICATION_PROFILE = /^arn:[^:]+:bedrock:[^:]*:\d*:application-inference-profile\/.+$/;
 
-/** Amazon Bedrock's Converse API through the AWS SDK, authorized by IAM: no key (bedrock.ts; its error table: bedrock-errors.ts). */
-export const bedrockProvider = defineProvider({
-  name: 'bedrock',
-  otelName: 'aws.bedrock',
-  config: z.strictObject({
+/** The provider's part of the configuration (its descriptor's `config`). */
+const bedrockConfig = schemaOnFirstUse(() =>
+  z.strictObject({
     region: z.string().min(1).optional(),
     endpoint: z.string().min(1).optional(),
     /** Static credentials (tests, local runs); absent, the SDK's chain (the Lambda role). */
@@ -19,6 +18,13 @@ export const bedrockProvider = defineProvider({
     /** @default true */
     promptCaching: z.boolean().optional(),
   }),
+);
+
+/** Amazon Bedrock's Converse API through the AWS SDK, authorized by IAM: no key (bedrock.ts; its error table: bedrock-errors.ts). */
+export const bedrockProvider = defineProvider({
+  name: 'bedrock',
+  otelName: 'aws.bedrock',
+  config: bedrockConfig,
   env: ['AWS_REGION', 'BEDROCK_ENDPOINT'],
   fromEnv: (variable) => ({ region: variable('AWS_REGION'), endpoint: variable('BEDROCK_ENDPOINT') }),
   // aws.amazon.com/bedrock/pricing, on-demand, us-east-1.

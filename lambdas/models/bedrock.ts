@@ -127,7 +127,7 @@ export function fromConverseOutput(output: ConverseCommandOutput, model: string)
   });
   const usage = output.usage;
   return parseOrThrow(
-    MessageResponse,
+    MessageResponse(),
     {
       // Converse has no message id: the request id names the call for the trace.
       id: output.$metadata.requestId ?? `bedrock-${randomUUID()}`,

@@ -12,7 +12,7 @@ export { checkEndpoint } from './endpoint.js';
  * `createModelClient` checks that the chosen provider's part is present and names the missing setting.
  */
 export const ModelConfig = MODEL_PROVIDERS.config;
-export type ModelConfig = z.infer<typeof ModelConfig>;
+export type ModelConfig = z.infer<ReturnType<typeof ModelConfig>>;
 
 /** The environment variables read locally besides the providers' own (their descriptors' `env`). */
 export const ENV = {
@@ -25,7 +25,7 @@ export function modelConfigFromEnv(env: Record<string, string | undefined> = pro
   const variable = (name: string): string | undefined => (env[name]?.trim() ? env[name].trim() : undefined);
   const timeout = variable(ENV.modelTimeout);
   return parseOrThrow(
-    ModelConfig,
+    ModelConfig(),
     {
       ...(timeout === undefined ? {} : { timeoutMs: checkModelTimeout(Number(timeout), ENV.modelTimeout) }),
       ...Object.fromEntries(

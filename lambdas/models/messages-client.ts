@@ -81,7 +81,7 @@ export class HttpMessagesClient implements ModelClient {
       } catch (error) {
         throw new InvalidInputError(`invalid model response: body is not JSON (${clip(body, 300)})`, { cause: error });
       }
-      return parseOrThrow(MessageResponse, json, 'model response');
+      return parseOrThrow(MessageResponse(), json, 'model response');
     }
     throw statusError(status, body);
   }

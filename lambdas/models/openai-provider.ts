@@ -1,17 +1,23 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { openaiPrice } from './price.js';
 import { defineProvider, lazyClient } from './provider.js';
 
-/** OpenAI Chat Completions through the official SDK (openai.ts; its error table: openai-errors.ts). */
-export const openaiProvider = defineProvider({
-  name: 'openai',
-  otelName: 'openai',
-  config: z.strictObject({
+/** The provider's part of the configuration (its descriptor's `config`). */
+const openaiConfig = schemaOnFirstUse(() =>
+  z.strictObject({
     apiKey: z.string().min(1).optional(),
     baseUrl: z.string().min(1).optional(),
     organization: z.string().min(1).optional(),
     project: z.string().min(1).optional(),
   }),
+);
+
+/** OpenAI Chat Completions through the official SDK (openai.ts; its error table: openai-errors.ts). */
+export const openaiProvider = defineProvider({
+  name: 'openai',
+  otelName: 'openai',
+  config: openaiConfig,
   env: ['OPENAI_API_KEY', 'OPENAI_BASE_URL'],
   fromEnv: (variable) => ({ apiKey: variable('OPENAI_API_KEY'), baseUrl: variable('OPENAI_BASE_URL') }),
   secret: { variable: 'OPENAI_API_KEY_SECRET_ARN', constructId: 'OpenAIApiKey' },

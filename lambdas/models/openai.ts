@@ -132,7 +132,7 @@ export function fromChatCompletion(completion: ChatCompletion): MessageResponse 
   const cached = completion.usage?.prompt_tokens_details?.cached_tokens ?? 0;
   const prompt = completion.usage?.prompt_tokens ?? 0;
   return parseOrThrow(
-    MessageResponse,
+    MessageResponse(),
     {
       id: completion.id,
       type: 'message',

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 
 /**
  * A model's price: dollars per million tokens in four kinds — plain input, output, cache writes and
@@ -10,14 +11,16 @@ import * as z from 'zod';
  * hundred), so that a typo (1e308) is refused, naming the field, rather than making every run's
  * cost overflow its budget arithmetic.
  */
-const PerMTok = z.number().nonnegative().max(10_000, 'at most 10000 dollars per million tokens');
-export const Price = z.strictObject({
-  inputPerMTok: PerMTok,
-  outputPerMTok: PerMTok,
-  cacheWritePerMTok: PerMTok,
-  cacheReadPerMTok: PerMTok,
-});
-export type Price = z.infer<typeof Price>;
+const perMTok = () => z.number().nonnegative().max(10_000, 'at most 10000 dollars per million tokens');
+export const Price = schemaOnFirstUse(() =>
+  z.strictObject({
+    inputPerMTok: perMTok(),
+    outputPerMTok: perMTok(),
+    cacheWritePerMTok: perMTok(),
+    cacheReadPerMTok: perMTok(),
+  }),
+);
+export type Price = z.infer<ReturnType<typeof Price>>;
 
 /** A Claude model's price from its input and output prices: Anthropic's multipliers, the same on Bedrock (5-minute writes 1.25×, reads 0.1× of input). */
 export const claudePrice = (input: number, output: number): Price => ({

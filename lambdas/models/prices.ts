@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Usage } from '../records/messages.js';
@@ -29,15 +30,15 @@ export const DEFAULT_PRICE_TABLE: PriceTable = {
 };
 
 /** Overrides by model spec, e.g. from configuration: `{ "openai:gpt-5": { … } }`. */
-export const PriceOverrides = z.record(z.string(), Price);
-export type PriceOverrides = z.infer<typeof PriceOverrides>;
+export const PriceOverrides = schemaOnFirstUse(() => z.record(z.string(), Price()));
+export type PriceOverrides = z.infer<ReturnType<typeof PriceOverrides>>;
 
 /**
  * The default table with `overrides` applied (validated, specs normalized). The version gains a
  * digest of the overrides: `2026-11-01+3f2a9c1e`.
  */
 export function priceTable(overrides: unknown = {}, base: PriceTable = DEFAULT_PRICE_TABLE): PriceTable {
-  const parsed = parseOrThrow(PriceOverrides, overrides, 'price overrides');
+  const parsed = parseOrThrow(PriceOverrides(), overrides, 'price overrides');
   const entries = Object.entries(parsed).map(([spec, price]) => [formatModelSpec(parseModelSpec(spec)), price] as const);
   if (entries.length === 0) return base;
   const digest = createHash('sha256').update(JSON.stringify(entries.sort(([a], [b]) => a.localeCompare(b)))).digest('hex').slice(0, 8);

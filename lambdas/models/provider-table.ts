@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { InvalidInputError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { checkMaxTokensFit, DEFAULT_MODEL_TIMEOUT_MS, MAX_MODEL_TIMEOUT_MS } from '../shared/timing.js';
 import type { MessageRequest, MessageResponse, ModelClient } from '../records/messages.js';
 import { checkEndpoint } from './endpoint.js';
@@ -26,14 +27,14 @@ export interface ModelSpec<N extends string = string> {
 type ConfigShape<D extends readonly AnyDescriptor[]> = {
   /** Budget of one model call, connection to last byte (lambdas/shared/timing.ts). @default 60_000 */
   timeoutMs: z.ZodOptional<z.ZodNumber>;
-} & { [P in D[number] as P['name']]: z.ZodOptional<P['config']> };
+} & { [P in D[number] as P['name']]: z.ZodOptional<ReturnType<P['config']>> };
 
 export interface ProviderTable<D extends readonly AnyDescriptor[] = readonly AnyDescriptor[]> {
   readonly descriptors: D;
   /** The providers' names, in the table's order (the order error messages list them in). */
   readonly names: readonly D[number]['name'][];
   /** Where and how to reach each provider: every part optional, checked by `create` for the chosen one. */
-  readonly config: z.ZodObject<ConfigShape<D>, z.core.$strict>;
+  readonly config: () => z.ZodObject<ConfigShape<D>, z.core.$strict>;
   /** The environment variables the providers read locally, in the table's order. */
   readonly env: readonly string[];
   descriptor(name: string): D[number] | undefined;
@@ -53,10 +54,13 @@ export function providerTable<const D extends readonly AnyDescriptor[]>(descript
   const names = descriptors.map((descriptor) => descriptor.name);
   const byName = new Map(descriptors.map((descriptor) => [descriptor.name, descriptor]));
   if (byName.size !== descriptors.length) throw new Error(`provider table: a name is given twice (${names.join(', ')})`);
-  const config = z.strictObject({
-    timeoutMs: z.number().int().min(1_000).max(MAX_MODEL_TIMEOUT_MS).optional(),
-    ...Object.fromEntries(descriptors.map((descriptor) => [descriptor.name, descriptor.config.optional()])),
-  }) as unknown as ProviderTable<D>['config'];
+  const config = schemaOnFirstUse(
+    () =>
+      z.strictObject({
+        timeoutMs: z.number().int().min(1_000).max(MAX_MODEL_TIMEOUT_MS).optional(),
+        ...Object.fromEntries(descriptors.map((descriptor) => [descriptor.name, descriptor.config().optional()])),
+      }) as unknown as ReturnType<ProviderTable<D>['config']>,
+  );
 
   const parse = (spec: string): ModelSpec<D[number]['name']> => {
     const colon = spec.indexOf(':');
@@ -83,7 +87,7 @@ export function providerTable<const D extends readonly AnyDescriptor[]>(descript
     prices: () => Object.fromEntries(descriptors.flatMap((descriptor) => Object.entries(descriptor.prices).map(([model, price]) => [`${descriptor.name}:${model}`, price]))),
     create(spec, raw) {
       const model = typeof spec === 'string' ? parse(spec) : spec;
-      const checked = parseOrThrow(config, raw, 'model configuration') as Record<string, unknown> & { timeoutMs?: number };
+      const checked = parseOrThrow(config(), raw, 'model configuration') as Record<string, unknown> & { timeoutMs?: number };
       const descriptor = byName.get(model.provider);
       // A spec object naming a provider of another table: refused as its string would be.
       if (descriptor === undefined) return parse(formatModelSpec(model)) as never;

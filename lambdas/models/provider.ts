@@ -16,8 +16,12 @@ export interface ProviderDescriptor<N extends string = string, C extends z.ZodTy
   readonly name: N;
   /** OpenTelemetry's `gen_ai.provider.name` (the registry's well-known value where one exists). */
   readonly otelName: string;
-  /** The provider's part of `ModelConfig`, under its `name`: strict, so a typo is refused. */
-  readonly config: C;
+  /**
+   * The provider's part of `ModelConfig`, under its `name`: strict, so a typo is refused. A
+   * function that makes the schema on first use (shared/on-first-use.ts): every process that
+   * reads the table builds none it does not parse.
+   */
+  readonly config: () => C;
   /** The environment variables `fromEnv` reads locally (blank counts as unset). */
   readonly env: readonly string[];
   /** The provider's part of the configuration from those variables; undefined leaves it unset. */

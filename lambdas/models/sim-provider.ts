@@ -1,7 +1,20 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { HttpMessagesClient } from './messages-client.js';
 import { claudePrice } from './price.js';
 import { defineProvider } from './provider.js';
+
+/** The provider's part of the configuration (its descriptor's `config`). */
+const simConfig = schemaOnFirstUse(() =>
+  z.strictObject({
+    baseUrl: z.string().min(1),
+    apiKey: z.string().min(1),
+    /** @default true */
+    promptCaching: z.boolean().optional(),
+    /** The client's fetch: the local engine reaches the simulator in process (sim/in-process.ts). @default globalThis.fetch */
+    fetch: z.custom<typeof fetch>((value) => typeof value === 'function', 'must be a fetch function').optional(),
+  }),
+);
 
 /**
  * The savepoint simulator (sim/): the Anthropic Messages wire format over plain HTTP, no SDK. Its
@@ -10,14 +23,7 @@ import { defineProvider } from './provider.js';
 export const simProvider = defineProvider({
   name: 'sim',
   otelName: 'savepoint.sim',
-  config: z.strictObject({
-    baseUrl: z.string().min(1),
-    apiKey: z.string().min(1),
-    /** @default true */
-    promptCaching: z.boolean().optional(),
-    /** The client's fetch: the local engine reaches the simulator in process (sim/in-process.ts). @default globalThis.fetch */
-    fetch: z.custom<typeof fetch>((value) => typeof value === 'function', 'must be a fetch function').optional(),
-  }),
+  config: simConfig,
   env: ['MODEL_API_URL', 'MODEL_API_KEY'],
   fromEnv: (variable) => {
     const baseUrl = variable('MODEL_API_URL');

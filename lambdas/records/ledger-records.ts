@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { ContentBlock, Usage } from './messages.js';
 import { MAX_TOKENS_PER_TURN } from '../shared/timing.js';
 import { GUARDS } from './guards.js';
@@ -65,7 +66,7 @@ export function approvalSkOf(approval: Pick<ApprovalRecord, 'turn' | 'call' | 'b
 }
 
 /** The schema of a run's budgets and settings (the `RunConfig` type). */
-export const RunConfig = z
+export const RunConfig = schemaOnFirstUse(() => z
   .object({
     /** Hard cap on agent steps (model turns + tool calls). */
     maxSteps: z.number().int().positive().default(400),
@@ -92,29 +93,29 @@ export const RunConfig = z
      */
     historyEventsBeforeHandoff: z.number().int().min(50).max(24_000).default(20_000),
   })
-  .strict();
+  .strict());
 /** A run's budgets and settings: the agent's defaults, what its starter asked for within the caps. */
-export type RunConfig = z.infer<typeof RunConfig>;
+export type RunConfig = z.infer<ReturnType<typeof RunConfig>>;
 
 /** The budgets a starter may ask for (a run request's `config`), each capped by the agent and the deployment. */
 export const CAPPED_BUDGETS = ['maxSteps', 'maxTokens', 'maxDollars', 'maxWallSeconds', 'maxTokensPerTurn'] as const;
 export type CappedBudget = (typeof CAPPED_BUDGETS)[number];
 
 /** The most a run's starter may ask for, per budget (`maxBudgets` of an agent or a deployment). */
-export const BudgetCaps = z
+export const BudgetCaps = schemaOnFirstUse(() => z
   .object({
     // The budgets' own bounds, without their defaults (a cap not set is no cap).
-    maxSteps: RunConfig.shape.maxSteps.unwrap().optional(),
-    maxTokens: RunConfig.shape.maxTokens.unwrap().optional(),
-    maxDollars: RunConfig.shape.maxDollars.unwrap().optional(),
-    maxWallSeconds: RunConfig.shape.maxWallSeconds.unwrap().optional(),
-    maxTokensPerTurn: RunConfig.shape.maxTokensPerTurn.unwrap().optional(),
+    maxSteps: RunConfig().shape.maxSteps.unwrap().optional(),
+    maxTokens: RunConfig().shape.maxTokens.unwrap().optional(),
+    maxDollars: RunConfig().shape.maxDollars.unwrap().optional(),
+    maxWallSeconds: RunConfig().shape.maxWallSeconds.unwrap().optional(),
+    maxTokensPerTurn: RunConfig().shape.maxTokensPerTurn.unwrap().optional(),
   })
-  .strict() satisfies z.ZodType<Partial<Record<CappedBudget, number>>>;
-export type BudgetCaps = z.infer<typeof BudgetCaps>;
+  .strict() satisfies z.ZodType<Partial<Record<CappedBudget, number>>>);
+export type BudgetCaps = z.infer<ReturnType<typeof BudgetCaps>>;
 
-export const RunStatus = z.enum(['running', 'succeeded', 'stopped', 'killed', 'failed']);
-export type RunStatus = z.infer<typeof RunStatus>;
+export const RunStatus = schemaOnFirstUse(() => z.enum(['running', 'succeeded', 'stopped', 'killed', 'failed']));
+export type RunStatus = z.infer<ReturnType<typeof RunStatus>>;
 
 export interface Counters {
   steps: number;
@@ -353,9 +354,9 @@ export interface TurnRecord {
    * sends the same prefix (which is what a prompt cache matches on).
    */
   notes?: string[];
-  content: z.infer<typeof ContentBlock>[];
+  content: z.infer<ReturnType<typeof ContentBlock>>[];
   stopReason: string;
-  usage: z.infer<typeof Usage>;
+  usage: z.infer<ReturnType<typeof Usage>>;
   costMicros: number;
   latencyMs: number;
   recordedAt: string;

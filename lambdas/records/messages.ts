@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 
 /**
  * The wire shape of a messages API (Anthropic Messages, the de facto shape of tool-using chat
@@ -7,14 +8,14 @@ import * as z from 'zod';
  */
 
 /** A text block: what the model said, or the user's prompt. */
-export const TextBlock = z.object({ type: z.literal('text'), text: z.string() });
+export const TextBlock = schemaOnFirstUse(() => z.object({ type: z.literal('text'), text: z.string() }));
 /** A tool call the model asks for: its id, the tool's name and the arguments. */
-export const ToolUseBlock = z.object({
+export const ToolUseBlock = schemaOnFirstUse(() => z.object({
   type: z.literal('tool_use'),
   id: z.string().min(1),
   name: z.string().min(1),
   input: z.record(z.string(), z.unknown()),
-});
+}));
 /**
  * The one key of a tool call's input when the model wrote its arguments as something other than a
  * JSON object (a Chat Completions `arguments` string that does not parse): what it wrote, kept as
@@ -38,73 +39,73 @@ export function unparsedOf(input: unknown): string | undefined {
 }
 
 /** A tool call's result, answered to the model in the next user message (`is_error` for a failure it may correct). */
-export const ToolResultBlock = z.object({
+export const ToolResultBlock = schemaOnFirstUse(() => z.object({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1),
   content: z.string(),
   is_error: z.boolean().optional(),
-});
+}));
 /** A text block: what the model said, or the user's prompt. */
-export type TextBlock = z.infer<typeof TextBlock>;
+export type TextBlock = z.infer<ReturnType<typeof TextBlock>>;
 /** A tool call the model asks for: its id, the tool's name and the arguments. */
-export type ToolUseBlock = z.infer<typeof ToolUseBlock>;
+export type ToolUseBlock = z.infer<ReturnType<typeof ToolUseBlock>>;
 /** A tool call's result, answered to the model in the next user message (`is_error` for a failure it may correct). */
-export type ToolResultBlock = z.infer<typeof ToolResultBlock>;
+export type ToolResultBlock = z.infer<ReturnType<typeof ToolResultBlock>>;
 
 /** One block of a message: text, a tool call or a tool result. */
-export const ContentBlock = z.discriminatedUnion('type', [TextBlock, ToolUseBlock, ToolResultBlock]);
+export const ContentBlock = schemaOnFirstUse(() => z.discriminatedUnion('type', [TextBlock(), ToolUseBlock(), ToolResultBlock()]));
 /** One block of a message: text, a tool call or a tool result. */
-export type ContentBlock = z.infer<typeof ContentBlock>;
+export type ContentBlock = z.infer<ReturnType<typeof ContentBlock>>;
 
 /** One message of the conversation: the user's (prompts, tool results) or the model's. */
-export const Message = z.object({
+export const Message = schemaOnFirstUse(() => z.object({
   role: z.enum(['user', 'assistant']),
-  content: z.union([z.string(), z.array(ContentBlock)]),
-});
+  content: z.union([z.string(), z.array(ContentBlock())]),
+}));
 /** One message of the conversation: the user's (prompts, tool results) or the model's. */
-export type Message = z.infer<typeof Message>;
+export type Message = z.infer<ReturnType<typeof Message>>;
 
 /** A tool as the model is told of it: its name, description and JSON Schema. */
-export const ToolSpec = z.object({
+export const ToolSpec = schemaOnFirstUse(() => z.object({
   name: z.string(),
   description: z.string(),
   input_schema: z.record(z.string(), z.unknown()),
-});
+}));
 
 /** One model call's request: the model, the output cap, the system prompt, the conversation and the tools. */
-export const MessageRequest = z.object({
+export const MessageRequest = schemaOnFirstUse(() => z.object({
   model: z.string().min(1),
   max_tokens: z.number().int().positive(),
   system: z.string().optional(),
-  messages: z.array(Message).min(1),
-  tools: z.array(ToolSpec).optional(),
-});
+  messages: z.array(Message()).min(1),
+  tools: z.array(ToolSpec()).optional(),
+}));
 /** One model call's request: the model, the output cap, the system prompt, the conversation and the tools. */
-export type MessageRequest = z.infer<typeof MessageRequest>;
+export type MessageRequest = z.infer<ReturnType<typeof MessageRequest>>;
 
 /** The tokens one model call read and wrote, as its provider counted them. */
-export const Usage = z.object({
+export const Usage = schemaOnFirstUse(() => z.object({
   input_tokens: z.number().int().nonnegative(),
   output_tokens: z.number().int().nonnegative(),
   cache_read_input_tokens: z.number().int().nonnegative().optional(),
   /** Input tokens written to the provider's prompt cache (priced above plain input). */
   cache_creation_input_tokens: z.number().int().nonnegative().optional(),
-});
+}));
 /** The tokens one model call read and wrote, as its provider counted them. */
-export type Usage = z.infer<typeof Usage>;
+export type Usage = z.infer<ReturnType<typeof Usage>>;
 
 /** One model call's answer: its content, why it stopped and what it used. */
-export const MessageResponse = z.object({
+export const MessageResponse = schemaOnFirstUse(() => z.object({
   id: z.string(),
   type: z.literal('message'),
   role: z.literal('assistant'),
   model: z.string(),
-  content: z.array(z.discriminatedUnion('type', [TextBlock, ToolUseBlock])),
+  content: z.array(z.discriminatedUnion('type', [TextBlock(), ToolUseBlock()])),
   stop_reason: z.enum(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence']),
-  usage: Usage,
-});
+  usage: Usage(),
+}));
 /** One model call's answer: its content, why it stopped and what it used. */
-export type MessageResponse = z.infer<typeof MessageResponse>;
+export type MessageResponse = z.infer<ReturnType<typeof MessageResponse>>;
 
 /** One model call. Implementations map provider faults to the error names of shared/errors.ts. */
 export interface ModelClient {

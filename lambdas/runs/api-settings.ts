@@ -14,8 +14,8 @@ const Directory = z.record(z.string().min(1), z.array(z.string().min(1)));
 export const AgentApiSettings = z
   .object({
     model: z.string().min(1).optional(),
-    prices: PriceOverrides.optional(),
-    maxBudgets: BudgetCaps.optional(),
+    prices: PriceOverrides().optional(),
+    maxBudgets: BudgetCaps().optional(),
     /** @default true */
     separationOfDuties: z.boolean().optional(),
     secondApproverAboveMinor: z.number().int().nonnegative().optional(),

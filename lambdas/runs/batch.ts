@@ -387,16 +387,16 @@ export function itemRuns(agent: AgentDefinition, batchId: string, items: unknown
 export function itemRunId(batchId: string, item: unknown, index: number, key: string | undefined): string {
   const named = key === undefined ? String(index) : (item as Record<string, unknown> | null)?.[key];
   if (key !== undefined && typeof named !== 'string' && typeof named !== 'number') throw new InvalidInputError(`items[${index}].${key}: the batch's key names each item's run, and this item has no string or number there`);
-  return parseOrThrow(RunId, `${batchId}-${String(named)}`, `items[${index}]${key === undefined ? '' : `.${key}`} (its run id)`);
+  return parseOrThrow(RunId(), `${batchId}-${String(named)}`, `items[${index}]${key === undefined ? '' : `.${key}`} (its run id)`);
 }
 
 const Caller = z.object({ id: z.string().min(1), via: z.string(), principal: z.string().optional() });
 
 /** StartItemRun's and CheckItemRun's event (infra/batch-state-machine.ts): a list's item names its run; a manifest's item is the object read, at its index. */
 export const BatchItemEvent = z.union([
-  z.object({ action: z.literal('start'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), runId: RunId, input: z.unknown(), caller: Caller }).strict(),
+  z.object({ action: z.literal('start'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), runId: RunId(), input: z.unknown(), caller: Caller }).strict(),
   z.object({ action: z.literal('start'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), item: z.unknown(), index: z.number().int().min(0), manifest: z.object({ itemKey: z.string().optional() }).passthrough(), caller: Caller }).strict(),
-  z.object({ action: z.literal('check'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), runId: RunId }).strict(),
+  z.object({ action: z.literal('check'), executionArn: z.string().optional(), batchId: BatchId, agent: z.string(), runId: RunId() }).strict(),
 ]);
 
 /** What an item step answers: its run, where it is, and whether the item is done with it. */

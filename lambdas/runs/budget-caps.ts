@@ -15,7 +15,7 @@ import { InvalidInputError } from '../shared/errors.js';
  *              = the agent's own b                                    if neither is
  */
 export function budgetCeilings(agent: Pick<AgentDefinition, 'budgets' | 'maxBudgets'>, deployment: BudgetCaps = {}): Record<CappedBudget, number> {
-  const own = RunConfig.parse({ ...agent.budgets });
+  const own = RunConfig().parse({ ...agent.budgets });
   return Object.fromEntries(
     CAPPED_BUDGETS.map((budget) => {
       const caps = [agent.maxBudgets?.[budget], deployment[budget]].filter((cap) => cap !== undefined);

@@ -24,7 +24,7 @@ export function newestFirst(a: RunPlace, b: RunPlace): number {
   return byCodeUnits(b.createdAt, a.createdAt) || b.runId.localeCompare(a.runId);
 }
 
-const Cursor = z.tuple([z.string().min(1).max(64), RunId]);
+const Cursor = z.tuple([z.string().min(1).max(64), RunId()]);
 
 /** Where a page ended, as the caller passes it back. */
 export function encodeCursor(run: RunPlace): string {

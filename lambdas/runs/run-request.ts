@@ -16,18 +16,18 @@ import { schemaOnFirstUse } from '../shared/on-first-use.js';
  */
 
 /** Why a run (or every run) was killed: recorded in the sealed ledger, so bounded like an approval's reason. */
-export const KillReason = z.string().max(500, 'at most 500 characters');
+export const KillReason = schemaOnFirstUse(() => z.string().max(500, 'at most 500 characters'));
 
-export const RunId = z.string().regex(RUN_ID_PATTERN, RUN_ID_RULE);
+export const RunId = schemaOnFirstUse(() => z.string().regex(RUN_ID_PATTERN, RUN_ID_RULE));
 
 /** A run started by a person or a script (`savepoint run`, `StartExecution`, the client). */
 export const RunRequest = schemaOnFirstUse(() =>
   z
     .object({
-      runId: RunId.optional(),
+      runId: RunId().optional(),
       /** The agent's input, validated by the agent's own `input` schema. */
       input: z.unknown(),
-      config: RunConfig.partial().strict().optional(),
+      config: RunConfig().partial().strict().optional(),
       /** The model of this run (`provider:model-id`), instead of the stack's or the agent's. */
       model: z.string().min(1).optional(),
       /** Resume even though the code changed since the run started (the operator's `--force`). */
@@ -51,7 +51,7 @@ export const RunRequest = schemaOnFirstUse(() =>
        * wait. Taken on the input's word: a false claim can only wake a wait early, and the woken
        * CallTool reads the child it derives itself (`childRunId`), never this one, and waits again.
        */
-      parent: z.object({ runId: RunId, turn: z.number().int().positive(), call: z.number().int().positive() }).strict().optional(),
+      parent: z.object({ runId: RunId(), turn: z.number().int().positive(), call: z.number().int().positive() }).strict().optional(),
     })
     .strict(),
 );
@@ -124,13 +124,13 @@ export function runRequestFromEvent(agent: AgentDefinition, event: unknown): Sta
  */
 export function namedRunId(event: unknown): string | undefined {
   if (typeof event !== 'object' || event === null || 'detail-type' in event) return undefined;
-  const runId = RunId.safeParse((event as { runId?: unknown }).runId);
+  const runId = RunId().safeParse((event as { runId?: unknown }).runId);
   return runId.success ? runId.data : undefined;
 }
 
 /** The run id of an input: the agent's own rule, or its name and a hash of the input. */
 export function runIdOf(agent: AgentDefinition, input: unknown): string {
-  return parseOrThrow(RunId, agent.runId?.(input) ?? defaultRunId(agent, input), `run id of agent ${agent.name}`);
+  return parseOrThrow(RunId(), agent.runId?.(input) ?? defaultRunId(agent, input), `run id of agent ${agent.name}`);
 }
 
 /**

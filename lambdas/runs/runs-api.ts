@@ -60,7 +60,7 @@ const LIST_READ_LIMIT = 1_000;
 export const StartRunV1Body = schemaOnFirstUse(() => StartRunBody().extend({ agent: z.string().min(1).max(200).optional() }).strict());
 export type StartRunV1Body = z.infer<ReturnType<typeof StartRunV1Body>>;
 
-export const CancelBody = z.object({ reason: KillReason.optional() }).strict();
+export const CancelBody = z.object({ reason: KillReason().optional() }).strict();
 
 export const ListQuery = z
   .object({
@@ -231,7 +231,7 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
 
   /** `seenLifecycle`: the lifecycle the caller last read (SEEN_LIFECYCLE_HEADER); the long-poll waits from there. */
   const get = async (rawRunId: string, rawQuery: unknown, remainingMs = Number.POSITIVE_INFINITY, rawSeenLifecycle?: string): Promise<RunResource> => {
-    const runId = parseOrThrow(RunId, rawRunId, 'runId');
+    const runId = parseOrThrow(RunId(), rawRunId, 'runId');
     const { wait = 0 } = parseOrThrow(GetQuery, rawQuery ?? {}, 'query');
     const seenLifecycle = rawSeenLifecycle === undefined ? undefined : parseOrThrow(SeenLifecycle, rawSeenLifecycle, SEEN_LIFECYCLE_HEADER);
     // Watched from before the first read: a write while it reads is not left to the next tick.
@@ -276,7 +276,7 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     // Idempotent on the run id, unless the caller names the execution it starts (the CLI's run and resume).
     if (rest.executionName === undefined) {
       const input = parseOrThrow(deps.agent.input, rest.input, `input of agent ${deps.agent.name}`);
-      const runId = parseOrThrow(RunId, rest.runId ?? runIdOf(deps.agent, input), 'runId');
+      const runId = parseOrThrow(RunId(), rest.runId ?? runIdOf(deps.agent, input), 'runId');
       const existing = await deps.ledger.getRun(runId);
       // A pruned run's id is refused here, as StartRun would refuse it, before an execution starts and fails.
       const pruned = existing ? undefined : await deps.ledger.prunedRun(runId);
@@ -368,7 +368,7 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
   };
 
   const cancel = async (caller: Identity, rawRunId: string, body: unknown): Promise<RunResource> => {
-    const runId = parseOrThrow(RunId, rawRunId, 'runId');
+    const runId = parseOrThrow(RunId(), rawRunId, 'runId');
     const { reason = '' } = parseOrThrow(CancelBody, body ?? {}, 'cancel request');
     // Whoever may start runs may cancel them, recorded as the person the deployment names (approvals/people.ts).
     const canceller = starterPerson(caller.principal ?? caller.id, caller.id, serving?.people ?? {});

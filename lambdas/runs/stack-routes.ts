@@ -37,7 +37,7 @@ export function createStackRunsRoutes(agents: ReadonlyMap<string, RunsApiDeps>, 
   const agentOf = (body: unknown) => (typeof body === 'object' && body !== null ? (body as { agent?: unknown }).agent : undefined);
   /** The routes of the agent whose run `rawRunId` is; a run of no agent served here is not found. */
   const holder = async (rawRunId: string): Promise<RunsRoutes> => {
-    const runId = parseOrThrow(RunId, rawRunId, 'runId');
+    const runId = parseOrThrow(RunId(), rawRunId, 'runId');
     const run = await runs.getRun(runId);
     const found = run && routes.get(run.agent);
     if (!found) throw new NotFoundError(`runId: no run ${runId}`);

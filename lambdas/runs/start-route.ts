@@ -74,7 +74,7 @@ export function createStartRoute(deps: StartRouteDeps) {
     if (!starter.ok) throw new StarterRefused(`caller: ${starter.message}`);
     const { stateMachineArn, executionName, ...request } = parseOrThrow(StartRunBody(), body, 'run request');
     const input = parseOrThrow(deps.agent.input, request.input, `input of agent ${deps.agent.name}`);
-    const runId = parseOrThrow(RunId, request.runId ?? runIdOf(deps.agent, input), 'runId');
+    const runId = parseOrThrow(RunId(), request.runId ?? runIdOf(deps.agent, input), 'runId');
     // A model StartRun would refuse for want of a price is refused here, before anything starts:
     // a 400 at once, not a 202 and a failed run. (A fork's model is its parent's unless it names one.)
     if (request.model !== undefined || request.fork === undefined) {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { parentKill } from '../tools/child-runs.js';
 import type { AgentDefinition } from '../define.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
@@ -19,7 +20,7 @@ import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 
 /** `history`: the bound of this execution's history at the last decision (at its start: StartRun's), and where the run went from there (lambdas/guards/history.ts). */
-export const BudgetCheckInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
+export const BudgetCheckInput = schemaOnFirstUse(() => z.object({ runId: z.string().min(1), history: HistoryBound().optional() }));
 
 export type BudgetDecision =
   /** `pending`: the last turn's tool calls that never completed (a resumed run) come first, in call order. */
@@ -122,7 +123,7 @@ export type Decided = BudgetDecision & { history?: HistoryBound };
  */
 export function createBudgetCheck(deps: DecisionDeps) {
   return async (input: unknown): Promise<Decided> => {
-    const parsed = parseOrThrow(BudgetCheckInput, input, 'BudgetCheck input');
+    const parsed = parseOrThrow(BudgetCheckInput(), input, 'BudgetCheck input');
     return withHistoryBound(await check(deps, parsed.runId), parsed.history, 'BudgetCheck');
   };
 }

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { inputTokensOf, type Message, type ToolResultBlock } from '../records/messages.js';
 import { toolNames, toolSpecs, type AgentDefinition } from '../define.js';
 import { modelBreaker, toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
@@ -28,7 +29,7 @@ import { handOn, type HandedStep } from './handed-step.js';
 import { RecentMap } from '../shared/recent-map.js';
 
 /** `history`: the execution's history bound at the last decision (StartRun's at the execution's start: lambdas/guards/history.ts). */
-export const CallModelInput = z.object({ runId: z.string().min(1), history: HistoryBound.optional() });
+export const CallModelInput = schemaOnFirstUse(() => z.object({ runId: z.string().min(1), history: HistoryBound().optional() }));
 
 /**
  * CallModel's answer: the decision it made before the call (steps/budget-check.ts), and, when that
@@ -207,7 +208,7 @@ export function withNotes(messages: Message[], notes: readonly string[]): void {
  */
 export function createCallModel(deps: CallModelDeps) {
   return async (input: unknown, signal?: AbortSignal): Promise<CallModelResult> => {
-    const { runId, history } = parseOrThrow(CallModelInput, input, 'CallModel input');
+    const { runId, history } = parseOrThrow(CallModelInput(), input, 'CallModel input');
     // One batched read for the decision and the call: the run, the kill flag, the breaker of the
     // agent's model (the model of most runs), and what is new in the conversation; the tools'
     // breaker too, in the same request, to hand on to the turn's calls (handed-step.ts).

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { noToolSecrets, type ToolSecrets } from '../tools/secrets.js';
 import { findTool, guaranteeOf, settleMsOf, toolTimeoutMs, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
@@ -26,7 +27,7 @@ import { reserveAmount } from '../tools/aggregates.js';
 import { childOutcome, startChild, type ChildStarter } from '../tools/child-runs.js';
 import type { TaskCallbacks } from '../shared/ports.js';
 
-export const CallToolInput = z.object({
+export const CallToolInput = schemaOnFirstUse(() => z.object({
   runId: z.string().min(1),
   turn: z.number().int().positive(),
   call: z.number().int().positive(),
@@ -40,12 +41,9 @@ export const CallToolInput = z.object({
   taskToken: z.string().min(1).optional(),
   /** What the child's wait ended with, once it has waited (read again from the child's record, never trusted). */
   child: z.unknown().optional(),
-  /**
-   * CallModel's result for the turn, which may hand the call what the turn's write left
-   * (handed-step.ts): the call then makes its checks on that, and reads nothing.
-   */
+  /** CallModel's result for the turn, which may hand the call what the turn's write left (handed-step.ts): its checks are then made on that, with no read. */
   made: z.unknown().optional(),
-});
+}));
 
 export interface CallToolResult {
   turn: number;
@@ -110,7 +108,7 @@ export function createCallTool(deps: CallToolDeps) {
   const handedAttempts = new HandedAttempts();
   const states = handedStates();
   return async (input: unknown, signal?: AbortSignal): Promise<CallToolResult | ChildWaitResult> => {
-    const parsed = parseOrThrow(CallToolInput, input, 'CallTool input');
+    const parsed = parseOrThrow(CallToolInput(), input, 'CallTool input');
     const { runId, turn, call, approval: waited, taskToken } = parsed;
     // Handed what the turn's write left (handed-step.ts), a first attempt with no wait behind it is checked on that and reads
     // nothing: a read is sent and recorded (one put of its own item), a write is claimed on the condition that the run item and
@@ -136,7 +134,7 @@ export function createCallTool(deps: CallToolDeps) {
    * to ask, a mistake to answer, a fork, a first write refused on its conditions), before anything
    * is sent or written.
    */
-  async function makeCall(input: z.infer<typeof CallToolInput>, read: StepRead, signal: AbortSignal | undefined, basis?: StepBasis): Promise<CallToolResult | ChildWaitResult | typeof READ_FIRST> {
+  async function makeCall(input: z.infer<ReturnType<typeof CallToolInput>>, read: StepRead, signal: AbortSignal | undefined, basis?: StepBasis): Promise<CallToolResult | ChildWaitResult | typeof READ_FIRST> {
     const { runId, turn, call, approval: waited, taskToken } = input;
     const run = read.run;
     if (!run) throw new InvalidInputError(`runId: no run ${runId} in the ledger`);

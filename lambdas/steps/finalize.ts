@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import type { AgentDefinition } from '../define.js';
 import type { BlobStore, FleetLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
 import { returnFleetLease } from '../guards/fleet.js';
@@ -9,7 +10,7 @@ import { causeMessage, ErrorNames } from '../shared/errors.js';
 import type { Clock } from '../shared/ports.js';
 
 /** Either the budget check's stop decision, or the error a `Catch` caught. */
-export const FinalizeInput = z.union([
+export const FinalizeInput = schemaOnFirstUse(() => z.union([
   z.object({
     runId: z.string().min(1),
     stop: z.object({ continue: z.literal(false), status: z.enum(['succeeded', 'stopped', 'killed']), reason: z.string() }),
@@ -20,7 +21,7 @@ export const FinalizeInput = z.union([
     /** The execution that failed (every Task's payload names it). */
     executionArn: z.string().optional(),
   }),
-]);
+]));
 
 export interface FinalizeResult {
   runId: string;
@@ -37,7 +38,7 @@ export interface FinalizeResult {
  */
 export function createFinalize(deps: { ledger: RunLedger & Pick<TurnLedger, 'listConversation'> & BlobStore & Pick<FleetLedger, 'returnFleetLease'>; clock: Clock; agent?: AgentDefinition }) {
   return async (input: unknown): Promise<FinalizeResult> => {
-    const parsed = parseOrThrow(FinalizeInput, input, 'Finalize input');
+    const parsed = parseOrThrow(FinalizeInput(), input, 'Finalize input');
     const now = deps.clock.now();
     // A failure of an execution that no longer drives the run (a migration took the run to another
     // execution, whose code this one refused to continue) is not the run's: it is left as it is.

@@ -1,6 +1,7 @@
 import { crossRunApproval } from '../tools/aggregates.js';
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import type { AgentDefinition } from '../define.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { BUDGET_FIELDS, EXTENDABLE_GUARDS, type ApprovalRecord, type ApprovalStatus, type RunRecord } from '../records/ledger-records.js';
@@ -17,7 +18,7 @@ import { deriveRecordedCall } from '../conversation/tool-calls.js';
  * the one recorded already) and tells the approvers; how it is decided: approvals/decision.ts.
  */
 
-export const RequestApprovalInput = z.union([
+export const RequestApprovalInput = schemaOnFirstUse(() => z.union([
   z.object({
     runId: z.string().min(1),
     turn: z.number().int().positive(),
@@ -29,11 +30,11 @@ export const RequestApprovalInput = z.union([
     extension: z.object({ guard: z.enum(EXTENDABLE_GUARDS), extension: z.number().int().positive(), limit: z.number().positive() }),
     taskToken: z.string().min(1),
   }),
-]);
+]));
 
 export function createRequestApproval(deps: ApprovalDeps & { agent: AgentDefinition }) {
   return async (input: unknown): Promise<{ approvalId: string; status: ApprovalStatus } | { approvalId: null; status: 'not needed' }> => {
-    const request = parseOrThrow(RequestApprovalInput, input, 'RequestApproval input');
+    const request = parseOrThrow(RequestApprovalInput(), input, 'RequestApproval input');
     const run = await loadRun(deps.ledger, request.runId);
     const now = deps.clock.now();
     const subject = 'extension' in request ? budgetSubject(run, request.extension) : await toolSubject(deps.agent, deps.ledger, run, request.turn, request.call);

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import { agentFingerprint, type AgentDefinition } from '../define.js';
 import type { BlobStore, ExecutionRunLedger, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import { RunConfig, ZERO_COUNTERS, type BudgetCaps, type MigrationRecord, type RunRecord, type ToolCallRecord } from '../records/ledger-records.js';
@@ -19,24 +20,24 @@ import type { DecisionMac } from '../approvals/decision-mac.js';
  * StartRun makes no Step Functions call to learn it (DescribeStateMachineForExecution refills 1/s
  * per account, and a start throttled before its run record exists would be lost).
  */
-export const DefinitionFacts = z.object({
+export const DefinitionFacts = schemaOnFirstUse(() => z.object({
   /** The definition's identity as deployed: part of what a resume must match. */
   hash: z.string().min(1),
   /** The execution's own timeout (the definition's `TimeoutSeconds`). */
   executionTimeoutSeconds: z.number().int().positive().optional(),
   /** The shortest timeout of the states that wait for a decision (the approval backstop). */
   approvalWaitSeconds: z.number().int().positive().optional(),
-});
-export type DefinitionFacts = z.infer<typeof DefinitionFacts>;
+}));
+export type DefinitionFacts = z.infer<ReturnType<typeof DefinitionFacts>>;
 import { requestShape } from '../runs/request-shape.js';
 import { copyPrefix, editedPrefix, finishCopy, forkPrefix, forkRunIdTaken, forkRunRecord, type ForkRequest } from '../runs/fork.js';
 import { budgetCeilings, overBudgetRequest } from '../runs/budget-caps.js';
 
-export const StartRunInput = z.object({
+export const StartRunInput = schemaOnFirstUse(() => z.object({
   event: z.unknown(),
   executionArn: z.string().min(1),
-  definition: DefinitionFacts,
-});
+  definition: DefinitionFacts(),
+}));
 
 /**
  * `history`: where this execution's history bound starts (lambdas/guards/history.ts), for the
@@ -69,7 +70,7 @@ export interface StartRunDeps {
  */
 export function createStartRun(deps: StartRunDeps) {
   return async (input: unknown): Promise<StartRunResult> => {
-    const { event, executionArn, definition } = parseOrThrow(StartRunInput, input, 'StartRun input');
+    const { event, executionArn, definition } = parseOrThrow(StartRunInput(), input, 'StartRun input');
     const { agent } = deps;
     const request = runRequestFromEvent(agent, event);
     // An input that does not name its run (the schedule's event; a request leaving the id to the
@@ -87,7 +88,7 @@ export function createStartRun(deps: StartRunDeps) {
     for (const spec of [model, ...(agent.fallbackModel ? [agent.fallbackModel] : [])]) priceFor(spec, prices);
     const fingerprint = agentFingerprint({ ...agent, model }, deps.codeVersion, prices.version);
     const definitionHash = definition.hash;
-    const config = parseOrThrow(RunConfig, { ...agent.budgets, ...request.config }, 'run config');
+    const config = parseOrThrow(RunConfig(), { ...agent.budgets, ...request.config }, 'run config');
     // Refused before anything is written: a run whose approvals could not be decided in time.
     const problems = configProblems(config, definition);
     if (problems.length > 0) throw new InvalidInputError(`config.${problems.join('; config.')}`);

@@ -105,7 +105,7 @@ export function assertToolsFitTemplate(agent: Pick<AgentDefinition, 'name' | 'to
   for (const { functionLogicalId } of Object.values(extractStateMachine(template, { ...(stateMachineLogicalId && { stateMachineLogicalId }) }).tasks)) {
     const environment = template.Resources?.[functionLogicalId]?.Properties?.['Environment'] as { Variables?: Record<string, unknown> } | undefined;
     if (environment?.Variables?.['TOOL_TIMEOUT_MS'] === undefined) continue;
-    assertToolsFitTimeout(agent, parseOrThrow(ToolTimeoutEnvironment, environment.Variables, `Lambda function ${functionLogicalId}: Environment.Variables`).TOOL_TIMEOUT_MS);
+    assertToolsFitTimeout(agent, parseOrThrow(ToolTimeoutEnvironment(), environment.Variables, `Lambda function ${functionLogicalId}: Environment.Variables`).TOOL_TIMEOUT_MS);
   }
 }
 

@@ -107,7 +107,7 @@ function handle(request: WireRequest, options: AnthropicServerOptions, cache: Br
   const blocks = promptBlocks(body);
   const breakpoints = blocks.filter((b) => b.breakpoint).length;
   if (breakpoints > MAX_BREAKPOINTS) return error(400, 'invalid_request_error', `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`);
-  const translated = MessageRequest.safeParse(toInternal(body));
+  const translated = MessageRequest().safeParse(toInternal(body));
   if (!translated.success) return error(400, 'invalid_request_error', translated.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   const internal = translated.data;
   const problem = conversationProblem(internal);

@@ -103,7 +103,7 @@ async function handle(
   if (typeof blocks === 'string') return error(400, 'ValidationException', blocks);
   const points = blocks.filter((b) => b.breakpoint).length;
   if (points > MAX_CACHE_POINTS) return error(400, 'ValidationException', `The number of cache points (${points}) exceeds the maximum of ${MAX_CACHE_POINTS}.`);
-  const translated = MessageRequest.safeParse(toInternal(body, modelId));
+  const translated = MessageRequest().safeParse(toInternal(body, modelId));
   if (!translated.success) return error(400, 'ValidationException', translated.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   const problem = conversationProblem(translated.data);
   if (problem !== undefined) return error(400, 'ValidationException', problem);

@@ -202,7 +202,7 @@ function toInternal(body: WireBody): MessageRequest | string {
     if (previous?.role === role && Array.isArray(previous.content)) previous.content.push(...blocks);
     else messages.push({ role, content: blocks });
   }
-  const parsed = MessageRequest.safeParse({
+  const parsed = MessageRequest().safeParse({
     model: body.model,
     max_tokens: body.max_completion_tokens ?? body.max_tokens,
     ...(system.length === 0 ? {} : { system: system.join('\n') }),

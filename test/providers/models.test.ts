@@ -139,7 +139,7 @@ describe('maxTokensPerTurn, capped at what fits the longest model timeout', () =
 
   it('is refused in a run\'s config above the cap', async () => {
     const { RunConfig } = await import('../../lambdas/records/ledger-records.js');
-    expect(RunConfig.safeParse({ maxTokensPerTurn: 64_000 }).success).toBe(false);
-    expect(RunConfig.parse({ maxTokensPerTurn: 31_466 }).maxTokensPerTurn).toBe(31_466);
+    expect(RunConfig().safeParse({ maxTokensPerTurn: 64_000 }).success).toBe(false);
+    expect(RunConfig().parse({ maxTokensPerTurn: 31_466 }).maxTokensPerTurn).toBe(31_466);
   });
 });

@@ -30,9 +30,9 @@ describe('a new provider, from its descriptor and its client alone', () => {
 
   it('is configured from its own variables, its part checked strictly, and its key read from its secret', async () => {
     const env = { ACME_API_KEY: ' ', ACME_BASE_URL: 'http://127.0.0.1:9/v1', ACME_API_KEY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:1:secret:acme' };
-    const fromEnv = table.config.parse(Object.fromEntries(table.descriptors.flatMap((d) => (d.name === 'acme' ? [[d.name, d.fromEnv((name) => env[name as keyof typeof env]?.trim() || undefined)]] : []))));
+    const fromEnv = table.config().parse(Object.fromEntries(table.descriptors.flatMap((d) => (d.name === 'acme' ? [[d.name, d.fromEnv((name) => env[name as keyof typeof env]?.trim() || undefined)]] : []))));
     expect(fromEnv).toEqual({ acme: { apiKey: undefined, baseUrl: 'http://127.0.0.1:9/v1' } });
-    expect(() => table.config.parse({ acme: { apiKey: 'k', baseURL: 'x' } })).toThrow(/baseURL/);
+    expect(() => table.config().parse({ acme: { apiKey: 'k', baseURL: 'x' } })).toThrow(/baseURL/);
     const ids = secretIdsFromEnv(env, table);
     expect(ids).toEqual({ anthropic: undefined, openai: undefined, acme: env.ACME_API_KEY_SECRET_ARN });
     expect(await withSecretKeys(fromEnv, ids, async (id) => `key of ${id}\n`, table)).toEqual({ acme: { apiKey: `key of ${env.ACME_API_KEY_SECRET_ARN}`, baseUrl: 'http://127.0.0.1:9/v1' } });

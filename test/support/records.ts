@@ -25,7 +25,7 @@ export function runRecord(overrides: Partial<RunRecord> = {}): RunRecord {
     input: {},
     prompt: 'p',
     model: 'm',
-    config: RunConfig.parse({}),
+    config: RunConfig().parse({}),
     fingerprint: 'f',
     priceTableVersion: 'v',
     status: 'running',

@@ -13,7 +13,7 @@ import { runRecord } from '../support/records.js';
  */
 describe('the GUARDS table', () => {
   it('has one row per budget, each on a run-config field with a default, all extendable with the loop detector', () => {
-    const defaults = RunConfig.parse({});
+    const defaults = RunConfig().parse({});
     expect(GUARDS.map((row) => row.guard)).toEqual(['steps', 'tokens', 'dollars', 'wallClock']);
     for (const row of GUARDS) expect(defaults[row.field], row.field).toBeGreaterThan(0);
     expect(BUDGET_FIELDS).toEqual({ steps: 'maxSteps', tokens: 'maxTokens', dollars: 'maxDollars', wallClock: 'maxWallSeconds' });
@@ -21,7 +21,7 @@ describe('the GUARDS table', () => {
   });
 
   it('shows each budget as the stop reasons, the CLI report and telemetry always have', () => {
-    const run = runRecord({ steps: 7, inputTokens: 100, outputTokens: 20, costMicros: 32_100, createdAt: '2026-11-01T00:00:00.000Z', config: RunConfig.parse({ maxSteps: 7, maxTokens: 120, maxDollars: 0.03, maxWallSeconds: 60 }) });
+    const run = runRecord({ steps: 7, inputTokens: 100, outputTokens: 20, costMicros: 32_100, createdAt: '2026-11-01T00:00:00.000Z', config: RunConfig().parse({ maxSteps: 7, maxTokens: 120, maxDollars: 0.03, maxWallSeconds: 60 }) });
     const figures = guardFigures(run, new Date('2026-11-01T00:00:30.000Z'));
     expect(GUARDS.map((row) => `${row.label}: ${row.report(figures[row.figure])}`)).toEqual(['steps: 7 / 7', 'tokens: 120 / 120 (max 2048 per turn)', 'dollars: 0.0321 / 0.03', 'wall clock: 30 s / 60 s']);
     expect(budgetTrip(run, new Date('2026-11-01T00:00:30.000Z'))).toEqual({ guard: 'steps', reason: 'budget exceeded: steps 7 / 7' });

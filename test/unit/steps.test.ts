@@ -19,7 +19,7 @@ const baseRun: RunRecord = runRecord({
   input: { date: '2026-11-28' },
   prompt: 'Reconcile the refund requests of 2026-11-28.',
   model: 'savepoint-sim-1',
-  config: RunConfig.parse({ maxSteps: 10, maxTokens: 1000 }),
+  config: RunConfig().parse({ maxSteps: 10, maxTokens: 1000 }),
   executionArn: 'arn:e1',
 });
 
@@ -248,6 +248,6 @@ describe("the agent's budgets", () => {
     const agent = { ...refundReconciler, budgets: { maxSteps: 20, maxDollars: 1 } };
     const request = runRequestFromEvent(agent, { input: { date: '2026-11-28' }, config: { maxDollars: 2 } });
     expect(request.config).toEqual({ maxDollars: 2 });
-    expect(RunConfig.parse({ ...agent.budgets, ...request.config })).toMatchObject({ maxSteps: 20, maxDollars: 2, maxTokens: 600_000 });
+    expect(RunConfig().parse({ ...agent.budgets, ...request.config })).toMatchObject({ maxSteps: 20, maxDollars: 2, maxTokens: 600_000 });
   });
 });

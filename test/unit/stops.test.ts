@@ -50,7 +50,7 @@ describe('defineTool and defineAgent: the settings of what stops a run', () => {
 
 describe('the pre-call reservation', () => {
   const price = DEFAULT_PRICE_TABLE.models['sim:savepoint-sim-1']!;
-  const run = (counters: Partial<RunRecord>, config: Partial<RunConfig> = {}) => ({ ...ZERO_COUNTERS, ...counters, config: RunConfig.parse(config) }) as RunRecord;
+  const run = (counters: Partial<RunRecord>, config: Partial<RunConfig> = {}) => ({ ...ZERO_COUNTERS, ...counters, config: RunConfig().parse(config) }) as RunRecord;
 
   it('bounds input by the request bytes plus framing and notes, at the dearest input price, and output by max_tokens', () => {
     const reservation = reservationFor(10_000, 2_048, [price]);
@@ -95,7 +95,7 @@ describe('the request bytes a reservation counts', () => {
     const calls: ToolCallRecord[] = turns.flatMap((turn) =>
       [1, 2].map((call) => ({ kind: 'tool', runId: 'r', turn: turn.turn, call, toolCallId: 't', name: 'look', args: {}, effect: 'read', idempotencyKey: 'k', status: 'completed', leaseUntil: '', attempts: 1, outcome: call === 1 ? 'ok' : 'error', result: JSON.stringify({ text: '"🙂"\n'.repeat(50 * call) }) }) as ToolCallRecord),
     );
-    const run = { ...ZERO_COUNTERS, runId: 'r', prompt: 'Do "it".', model: 'sim:savepoint-sim-1', config: RunConfig.parse({}) } as RunRecord;
+    const run = { ...ZERO_COUNTERS, runId: 'r', prompt: 'Do "it".', model: 'sim:savepoint-sim-1', config: RunConfig().parse({}) } as RunRecord;
     const messages = conversation(run, turns, calls, toolNames(subject));
     const sent = Buffer.byteLength(JSON.stringify({ system: subject.system, messages, tools: toolSpecs(subject) }));
     const counted = requestBytes(subject, run, turns, calls);

@@ -1,5 +1,11 @@
 import * as z from 'zod';
+import { schemaOnFirstUse } from '../../../lambdas/shared/on-first-use.js';
 import { defineProvider, lazyClient } from '../../../lambdas/models/provider.js';
+
+/** The provider's part of the configuration (its descriptor's `config`). */
+const acmeConfig = schemaOnFirstUse(() =>
+  z.strictObject({ apiKey: z.string().min(1).optional(), baseUrl: z.string().min(1).optional() }),
+);
 
 /**
  * The descriptor of a new provider, "Acme" (an OpenAI-compatible endpoint): with its client
@@ -9,7 +15,7 @@ import { defineProvider, lazyClient } from '../../../lambdas/models/provider.js'
 export const acmeProvider = defineProvider({
   name: 'acme',
   otelName: 'acme',
-  config: z.strictObject({ apiKey: z.string().min(1).optional(), baseUrl: z.string().min(1).optional() }),
+  config: acmeConfig,
   env: ['ACME_API_KEY', 'ACME_BASE_URL'],
   fromEnv: (variable) => ({ apiKey: variable('ACME_API_KEY'), baseUrl: variable('ACME_BASE_URL') }),
   secret: { variable: 'ACME_API_KEY_SECRET_ARN', constructId: 'AcmeApiKey' },
