@@ -96,5 +96,12 @@ describe("a serve of several agents: the second agent's run", () => {
     expect(existsSync(join(stateDir, 'mail.jsonl'))).toBe(false);
     const status = await savepoint(['--state-dir', stateDir, 'status', 'waiting', '--json']);
     expect(JSON.parse(status.stdout)).toMatchObject({ runId: 'waiting', agent: SECOND_AGENT, status: 'succeeded' });
+
+    // A new run of that agent, with no engine running, goes to its directory too, where serve drives its runs.
+    const fresh = await savepoint(['--state-dir', stateDir, 'run', '--agent', SECOND_AGENT, '--input', input('support@acme.example'), '--run-id', 'fresh', '--approve', 'approve', '--json']);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(fresh.stderr).toContain(`savepoint: starting the local stack in ${join(stateDir, 'agents', SECOND_AGENT)}`);
+    expect(JSON.parse(fresh.stdout)).toMatchObject({ runId: 'fresh', agent: SECOND_AGENT, status: 'succeeded' });
+    expect(existsSync(join(stateDir, 'mail.jsonl'))).toBe(false);
   }, 120_000);
 });
