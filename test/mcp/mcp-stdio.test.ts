@@ -29,7 +29,14 @@ describe('savepoint mcp over stdio', () => {
 
     const mcp = new Client({ name: 'savepoint-stdio-test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
     let asked = 0;
-    mcp.setRequestHandler(ElicitRequestSchema, async () => (asked++, { action: 'accept', content: { decision: 'approve' } }));
+    // Once the first task is done, a question is held, never answered: the second task, which two
+    // approvals stand between and its end, cannot finish before its cancel however slow the cancel is.
+    let answering = true;
+    mcp.setRequestHandler(ElicitRequestSchema, async (_request, extra) => {
+      if (!answering) return new Promise<never>((_resolve, reject) => extra.signal.addEventListener('abort', () => reject(extra.signal.reason)));
+      asked += 1;
+      return { action: 'accept', content: { decision: 'approve' } };
+    });
     const transport = new StdioClientTransport({ command: process.execPath, args: [bin, '--state-dir', stateDir, 'mcp', '--agent', 'refund-reconciler'], stderr: 'pipe' });
     let stderr = '';
     transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
@@ -52,6 +59,7 @@ describe('savepoint mcp over stdio', () => {
     const refunds = providerJournal(stateDir).filter((entry) => entry.kind === 'refund').map((entry) => entry.record.refundRequestId);
     expect(new Set(refunds).size).toBe(refunds.length);
 
+    answering = false;
     const second = await call(day.date);
     expect((await mcp.experimental.tasks.cancelTask(second.task.taskId)).status).toBe('cancelled');
     const client = await connect({ stateDir });
