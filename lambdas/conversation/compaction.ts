@@ -69,6 +69,13 @@ export function compactedView(run: Pick<RunRecord, 'prompt'>, turns: TurnRecord[
   };
 }
 
+/** The lowest turn number among `turns` (a view's: after a compaction, the recent ones), Infinity when there are none: what a pass over a run's calls compares first, to skip the turns not shown. */
+export function firstTurnOf(turns: readonly Pick<TurnRecord, 'turn'>[]): number {
+  let first = Infinity;
+  for (const turn of turns) if (turn.turn < first) first = turn.turn;
+  return first;
+}
+
 /**
  * The decision's question (steps/budget-check.ts): compact before turn `nextTurn`? When the last turn (not a compaction)
  * sent at least `share` of the window, and there are turns older than the recent ones not yet

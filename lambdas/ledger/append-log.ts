@@ -73,12 +73,14 @@ export class AppendLog<T> {
     const chunkBytes = options.chunkBytes ?? 1 << 20;
     const fd = openSync(path, 'r');
     try {
-      const buffer = Buffer.alloc(chunkBytes);
+      let offset = options.from ?? 0;
+      // No larger than what there is to read (a small log is read again and again: each open, each
+      // refresh of its index), but at least a page: the file may have grown since.
+      const buffer = Buffer.alloc(Math.min(chunkBytes, Math.max(fstatSync(fd).size - offset, 4096)));
       let carry: Buffer[] = [];
       let count = 0;
-      let offset = options.from ?? 0;
       let position = offset;
-      for (let read: number; (read = readSync(fd, buffer, 0, chunkBytes, position)) > 0; position += read) {
+      for (let read: number; (read = readSync(fd, buffer, 0, buffer.length, position)) > 0; position += read) {
         let start = 0;
         for (let end = buffer.indexOf(0x0a, 0); end >= 0 && end < read; end = buffer.indexOf(0x0a, start)) {
           const piece = buffer.subarray(start, end);

@@ -42,6 +42,10 @@ export class LockHeldError extends Error {
  * /proc (macOS), or for a lock an older savepoint wrote, a reused pid can still make a stale lock
  * look live: the error names the file to delete.
  */
+/** This process's start (processStartOf), read from /proc once: it never changes while the process lives, and a ledger opened again and again (a replay's, a test's) read it each time. */
+let ownStart: { value: string | undefined } | undefined;
+const ownProcessStart = (): string | undefined => (ownStart ??= { value: processStartOf(process.pid) }).value;
+
 export class LockFile {
   private constructor(
     readonly path: string,
@@ -50,7 +54,7 @@ export class LockFile {
 
   /** Takes the lock, naming `command` in it (the savepoint command this process runs); a LockHeldError when another live process holds it. */
   static acquire(path: string, onNote: (note: string) => void = () => {}, command?: string): LockFile {
-    const processStart = processStartOf(process.pid);
+    const processStart = ownProcessStart();
     const said = { ...(command !== undefined && { command, startedAt: new Date().toISOString() }), ...(processStart !== undefined && { processStart }) };
     const text = Object.keys(said).length === 0 ? `${process.pid}\n` : `${process.pid}\n${JSON.stringify(said)}\n`;
     for (let attempt = 0; attempt < 3; attempt++) {

@@ -18,7 +18,7 @@ import { parseModelSpec } from '../models/spec.js';
 import { InvalidInputError, ModelRetryAfterError, ModelThrottledError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
-import { compactedView } from '../conversation/compaction.js';
+import { compactedView, firstTurnOf } from '../conversation/compaction.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberTurn, toolUses, type ConversationStep } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
@@ -87,9 +87,13 @@ export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCal
   // Context compaction (compaction.ts): after one, the prompt and summary open, then the recent turns.
   const view = compactedView(run, turns);
   // Calls by turn and position (the first of each): one pass over them, not one per tool use (a
-  // run holds hundreds), with no key text made per call (every turn renders them all again).
+  // run holds hundreds), with no key text made per call (every turn renders them all again). Only
+  // the shown turns' are looked up: a compacted run's older calls (thousands) are passed over with
+  // one comparison each, not put in maps a turn renders nothing from.
   const byPosition = new Map<number, Map<number, ToolCallRecord>>();
+  const firstShown = firstTurnOf(view.turns);
   for (const record of calls) {
+    if (record.turn < firstShown) continue;
     let ofTurn = byPosition.get(record.turn);
     if (ofTurn === undefined) byPosition.set(record.turn, (ofTurn = new Map()));
     if (!ofTurn.has(record.call)) ofTurn.set(record.call, record);

@@ -54,6 +54,12 @@ export class BreakpointCache {
   readonly #stored: RecentMap<string, true>;
   readonly #minTokens: number;
   readonly #lookback: number;
+  /**
+   * The last request's blocks and the hash of each prefix: the next request begins with the same
+   * blocks (a run's turn N+1 sends turn N's prompt again, every run the same tools and system
+   * prompt), whose prefixes' hashes are then taken from here instead of hashed again.
+   */
+  #last: { texts: readonly string[]; hashes: readonly string[] } = { texts: [], hashes: [] };
 
   constructor(
     options: {
@@ -81,12 +87,17 @@ export class BreakpointCache {
     const tokens: number[] = [];
     let chars = 0;
     let previous = '';
-    for (const block of blocks) {
-      previous = createHash('sha256').update(previous).update('\0').update(block.text).digest('hex');
+    // Whether every block so far is the last request's: then so is the prefix's hash.
+    let same = true;
+    const before = this.#last;
+    for (const [i, block] of blocks.entries()) {
+      same &&= before.texts[i] === block.text;
+      previous = same ? before.hashes[i]! : createHash('sha256').update(previous).update('\0').update(block.text).digest('hex');
       chars += block.text.length;
       hashes.push(previous);
       tokens.push(estimateTokens(chars));
     }
+    this.#last = { texts: blocks.map((block) => block.text), hashes };
     const total = tokens.at(-1) ?? 0;
     const breakpoints = blocks.flatMap((block, i) => (block.breakpoint ? [i] : []));
 

@@ -11,7 +11,8 @@ import { SFNClient, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
-import { agentView, synthesizeFleet } from '../../bench/deploy.js';
+import { agentView } from '../../bench/deploy.js';
+import { fleetOnce } from '../support/fleet-once.js';
 import { statusChangeRules } from '../../local/aws/event-bus.js';
 import { localAwsConfig } from '../../local/services/aws-config.js';
 import type { CfnTemplateJson } from '../../local/template/asl.js';
@@ -27,7 +28,7 @@ afterEach(async () => {
 
 let views: CfnTemplateJson[];
 beforeAll(async () => {
-  const fleet = await synthesizeFleet(2, false);
+  const fleet = await fleetOnce(2, false);
   views = [agentView(fleet, 'Agent0') as CfnTemplateJson, agentView(fleet, 'Agent1') as CfnTemplateJson];
 }, 120_000);
 

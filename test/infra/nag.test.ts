@@ -4,7 +4,7 @@ import type { IConstruct } from 'constructs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_AGENTS, exampleStack } from '../../infra/example.js';
 import { SavepointStack } from '../../infra/stack.js';
 
@@ -41,22 +41,23 @@ function acknowledgments(scope: IConstruct): { path: string; id: string; reason:
     );
 }
 
-let exampleAcks: { path: string; id: string; reason: string }[] | undefined;
-/** The example app's acknowledgments: a list read off its construct tree, built once for the tests that only read it. */
-function exampleAcknowledgments(): { path: string; id: string; reason: string }[] {
-  if (!exampleAcks) {
-    const example = app();
-    exampleStack(example);
-    exampleAcks = acknowledgments(example);
-  }
-  return structuredClone(exampleAcks);
-}
+/**
+ * The example app and its acknowledgments (a list read off its construct tree): built once for the
+ * file (its construction is a third of a second of CPU). The acknowledgments are read before any
+ * test runs; the first test then synthesizes the app, the one test that does anything with it.
+ */
+let example: App;
+let exampleAcks: { path: string; id: string; reason: string }[];
+beforeAll(() => {
+  example = app();
+  exampleStack(example);
+  exampleAcks = acknowledgments(example);
+});
+const exampleAcknowledgments = () => structuredClone(exampleAcks);
 
 // Whole-app synthesis with both packs is CPU-bound: on a 2-core machine at load 14 the first test took 94 s, past the 60 s default.
 describe('cdk-nag (AwsSolutions and Serverless packs)', { timeout: 240_000 }, () => {
   it('finds nothing unacknowledged in the example app, and its synthesis passes the validation plugins and CloudFormation validation', () => {
-    const example = app();
-    exampleStack(example);
     expect(unacknowledged(example)).toEqual([]);
     Validations.of(example).addPlugins(new AwsSolutionsChecks(example), new ServerlessChecks(example));
     expect(() => example.synth()).not.toThrow();

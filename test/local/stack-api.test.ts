@@ -1,7 +1,7 @@
 /**
  * Issue 34, "a shared control plane per stack": one API serves every agent of a stack. Two agents
  * of one deployed template (the refund reconciler as `agent-0` and `agent-1`, bench/deploy.ts
- * synthesizeFleet), each on the twin's engine with its own state machine, over one ledger, served
+ * synthesizeFleet, made once a run: test/support/fleet-once.ts), each on the twin's engine with its own state machine, over one ledger, served
  * through the stack's one API over loopback (local/runtime/stack-api.ts: the runs routes, the
  * approval callback and the run event stream of the stack's shared functions). The twin's IAM is
  * on, one for the whole template (local/aws/iam/index.ts `twinIam` `shared`): every function acts
@@ -11,7 +11,7 @@
 import { SFNClient, StartExecutionCommand, StopExecutionCommand, DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
-import { synthesizeFleet } from '../../bench/deploy.js';
+import { fleetOnce } from '../support/fleet-once.js';
 import { followEvents } from '../../client/events.js';
 import { Steps } from '../../lambdas/shared/steps.js';
 import { INTEGRATION_PERMISSION_REFUSAL } from '../../local/aws/iam/api-gateway.js';
@@ -29,7 +29,7 @@ let b: Harness;
 let api: Awaited<ReturnType<typeof startStackApi>>;
 
 beforeAll(async () => {
-  const fleet = await synthesizeFleet(2, false);
+  const fleet = await fleetOnce(2, false);
   template = fleet.parent as CfnTemplateJson;
   const agent = (index: number) => ({ ...refundReconciler, name: `agent-${index}` }) as never;
   // One template, both agents, one IAM: the second agent's stack shares the first's ledger and IAM.
