@@ -25,6 +25,10 @@ export class LockHeldError extends Error {
   }
 }
 
+/** This process's start (processStartOf), read from /proc once: it never changes while the process lives, and a ledger opened again and again (a replay's, a test's) read it each time. */
+let ownStart: { value: string | undefined } | undefined;
+const ownProcessStart = (): string | undefined => (ownStart ??= { value: processStartOf(process.pid) }).value;
+
 /**
  * An exclusive lock on a state directory: only one process may open it.
  *
@@ -42,10 +46,6 @@ export class LockHeldError extends Error {
  * /proc (macOS), or for a lock an older savepoint wrote, a reused pid can still make a stale lock
  * look live: the error names the file to delete.
  */
-/** This process's start (processStartOf), read from /proc once: it never changes while the process lives, and a ledger opened again and again (a replay's, a test's) read it each time. */
-let ownStart: { value: string | undefined } | undefined;
-const ownProcessStart = (): string | undefined => (ownStart ??= { value: processStartOf(process.pid) }).value;
-
 export class LockFile {
   private constructor(
     readonly path: string,
