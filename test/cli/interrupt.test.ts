@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleDay } from '../support/refund-harness.js';
 import { runCommand } from '../../cli/run.js';
-import { ledgerOf, savepoint, workspace } from '../support/cli-process.js';
+import { ledgerOf, savepoint, smallDay, workspace } from '../support/cli-process.js';
 
 /**
  * A Ctrl-C soon after the start says one true thing: the run is saved (it exists: resume it), or
@@ -48,7 +48,7 @@ describe('an early Ctrl-C', () => {
   });
 
   it('of a run in memory (--memory) says that it ends with the process: nothing is saved to resume', async () => {
-    const { stateDir, args } = await workspace('memory', sampleDay);
+    const { stateDir, args } = await workspace('memory', smallDay); // its first approval at its first request
     dirs.push(dirname(stateDir));
     // Interrupted while it waits for its first approval: mid-run, whatever the machine's speed.
     const child = spawn(process.execPath, [bin, ...args('run', '--memory', '--approve', 'wait', '--approval-timeout', '600')], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -67,7 +67,7 @@ describe('an early Ctrl-C', () => {
   });
 
   it('is resumed with the approval wait the run started with, which the resume banner states', async () => {
-    const { stateDir, args } = await workspace('banner', sampleDay);
+    const { stateDir, args } = await workspace('banner', smallDay); // its first approval at its first request
     dirs.push(dirname(stateDir));
     const child = spawn(process.execPath, [bin, ...args('run', '--approve', 'wait', '--approval-timeout', '600')], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

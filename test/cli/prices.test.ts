@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { savepoint } from '../support/cli-process.js';
+import { savepoint, smallDay } from '../support/cli-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'savepoint-prices-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -13,7 +13,11 @@ function file(name: string, text: string): string {
   return path;
 }
 
-const run = ['run', '--agent', 'refund-reconciler', '--memory', '--json', '--approve', 'approve'];
+/**
+ * A run of the refund reconciler, on a day of six refund requests (smallDay), not the sample day's 25:
+ * the same turns of each kind, each priced by the same table, for less CPU.
+ */
+const run = ['run', '--agent', 'refund-reconciler', '--memory', '--json', '--approve', 'approve', '--world-data', file('day.json', JSON.stringify(smallDay))];
 /** The simulator's built-in price (Sonnet-class: 3 / 15 / 3.75 / 0.3), ten times over. */
 const TENFOLD = { 'sim:savepoint-sim-1': { inputPerMTok: 30, outputPerMTok: 150, cacheWritePerMTok: 37.5, cacheReadPerMTok: 3 } };
 

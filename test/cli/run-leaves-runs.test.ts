@@ -1,8 +1,7 @@
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../client/index.js';
-import { ledgerOf, leftBehind, savepoint, startUntil, workspace } from '../support/cli-process.js';
-import { sampleDay } from '../support/refund-harness.js';
+import { ledgerOf, leftBehind, savepoint, smallDay, startUntil, workspace } from '../support/cli-process.js';
 
 /**
  * `savepoint run` is one-shot: it ends with its own run. A run an application started through its
@@ -13,14 +12,15 @@ const { children, dirs } = leftBehind();
 
 describe('savepoint run with a run started through its runs API', () => {
   it('says, as it ends, which runs it leaves unfinished and what resumes them', async () => {
-    const { stateDir, args } = await workspace('run-leaves', sampleDay);
+    // A day of six refund requests (smallDay): the run's approvals decided to its end.
+    const { stateDir, args } = await workspace('run-leaves', smallDay);
     dirs.push(dirname(stateDir));
     const { reached, output, exited } = startUntil(args('run', '--run-id', 'own-run', '--approve', 'wait', '--approval-timeout', '600'), children);
     await reached;
 
     const client = await connect({ stateDir });
     // A run that stops at its first budget check to ask a person for more: it waits while `run` ends.
-    await client.start({ input: { date: sampleDay.date }, runId: 'app-run', config: { maxSteps: 1, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 600 } });
+    await client.start({ input: { date: smallDay.date }, runId: 'app-run', config: { maxSteps: 1, onBudgetExceeded: 'ask', approvalTimeoutSeconds: 600 } });
     expect(await client.wait('app-run', { untilInput: true })).toMatchObject({ lifecycle: 'input_required' });
     // The command's engine goes with it: a wait then has nothing to ask (connect's client would wait
     // for a serve to come back), so it ends when the command does.
@@ -37,7 +37,7 @@ describe('savepoint run with a run started through its runs API', () => {
   }, 180_000);
 
   it('ends with its run when a run its watchdog resumed waits for a person, and leaves that run waiting', async () => {
-    const { stateDir, args } = await workspace('run-leaves-waiting', sampleDay);
+    const { stateDir, args } = await workspace('run-leaves-waiting', smallDay);
     dirs.push(dirname(stateDir));
     // A run whose process dies (SIGKILL) while it waits for a person, with a day to decide.
     const first = startUntil(args('run', '--run-id', 'waiter', '--approve', 'wait', '--approval-timeout', '86400'), children);

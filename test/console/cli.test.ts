@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cachedTemplate } from '../../local/template/cache.js';
+import { smallDay } from '../support/cli-process.js';
 
 /**
  * `savepoint run` serves the console in its process and prints its address; `savepoint console`
@@ -18,11 +19,17 @@ const root = mkdtempSync(join(tmpdir(), 'savepoint-console-'));
 const stateDir = join(root, 'state');
 const env = { ...process.env, SAVEPOINT_AGENT: 'refund-reconciler' };
 let template: string;
+/**
+ * The day of each state directory's first run, which the directory keeps for the commands after it:
+ * six refund requests, two of them large (smallDay), not the sample day's 25.
+ */
+const day = join(root, 'day.json');
 const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
   template = join(root, 'template.json');
   writeFileSync(template, JSON.stringify(await cachedTemplate('refund-reconciler')));
+  writeFileSync(day, JSON.stringify(smallDay));
 });
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');
@@ -62,7 +69,7 @@ const CONSOLE_LINE = /savepoint: console (http:\/\/127\.0\.0\.1:\d+)\/#token=([\
 
 describe('savepoint console', () => {
   it('is served by `savepoint run`, printed by `savepoint console` while the engine runs, and served by itself afterwards', async () => {
-    const run = background('run', '--template', template, '--approve', 'wait', '--approval-timeout', '3600');
+    const run = background('run', '--template', template, '--world-data', day, '--approve', 'wait', '--approval-timeout', '3600');
     const [, origin, token] = await run.saw(CONSOLE_LINE);
     // The run waits for a person: the console lists it.
     await run.saw(/⏸ {2}approval apv_/);
@@ -107,7 +114,7 @@ describe('savepoint console', () => {
   it('decides through an engine started after it: the waiting run gets the decision and goes on', async () => {
     const dir = join(root, 'engine-later');
     // A ledger for the console to open, from a run that stops before it asks anyone.
-    const first = await exec(process.execPath, [bin, '--state-dir', dir, 'run', '--run-id', 'first', '--template', template, '--max-steps', '3'], { env }).catch((error: { stdout: string }) => error);
+    const first = await exec(process.execPath, [bin, '--state-dir', dir, 'run', '--run-id', 'first', '--template', template, '--world-data', day, '--max-steps', '3'], { env }).catch((error: { stdout: string }) => error);
     expect(first.stdout).toMatch(/^run first .*: stopped/m);
     const standalone = backgroundIn(dir, 'console');
     const [, origin, token] = await standalone.saw(CONSOLE_LINE);

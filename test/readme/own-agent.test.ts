@@ -41,16 +41,15 @@ const app = join(work, 'app');
 afterAll(() => rm(work, { recursive: true, force: true }), 300_000);
 
 /**
- * `npx <words>` as npx runs them, without npm's own start-up (about half a second of CPU a call,
- * and this file makes dozens): `npx savepoint …` is the bin npx resolves in the app
- * (node_modules/.bin/savepoint), run by this Node; `npx tsx <file>` is the file under tsx's loader.
- * The CLI reads none of the variables npm sets. That npx itself resolves the installed CLI is the
- * README command's test ("runs the README's command as written"), the serve test's (which
- * spawns npx) and the `npx cdk synth`, `npx tsc` and `npx vitest` tests', which run npx.
+ * `npx savepoint …` as npx runs it, without npm's own start-up (npm exec's process: about a quarter
+ * of a second of CPU a call, and this file makes dozens): the bin npx resolves in the app
+ * (node_modules/.bin/savepoint), run by this Node. The CLI reads none of the variables npm sets.
+ * That npx itself resolves the installed CLI is the README command's test ("runs the README's
+ * command as written"), the serve test's (which spawns npx) and the `npx cdk synth` and `npx vitest`
+ * tests', which run npx as the guides write them.
  */
 function npxBin([command, ...args]: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeout: number }) {
   if (command === 'savepoint') return exec(process.execPath, [join(app, 'node_modules/.bin/savepoint'), ...args], options);
-  if (command === 'tsx') return exec(process.execPath, ['--import', 'tsx', ...args], options);
   throw new Error(`npx ${command}: run it with npx itself`);
 }
 
@@ -91,14 +90,28 @@ const templateOnly = (out: string) => ({ ...unvalidated(), CDK_OUTDIR: out, CDK_
 
 /** The README's apps synthesized for their templates alone (templateOnly), each as `npx tsx <name>-app.ts` writes it into <name>.out. */
 const TEMPLATE_APPS = ['models', 'traced', 'settings', 'approvals'] as const;
-/** Imports each app in turn, its CDK_OUTDIR set first: an App reads it as it is made, and synthesizes as the process ends. */
+/** The README's app with the refund example the package ships as its agent (refund-app.ts): an app whose synth must fail. */
+const FAILING_APP = 'refund';
+/**
+ * Imports each app in turn, its CDK_OUTDIR set first: an App reads it as it is made, and
+ * synthesizes as the process ends. Then the app that must fail (its first word), without
+ * CDK_OUTDIR (an App it made before it threw is not synthesized as the process ends), and prints
+ * what its import threw: `<name>: <message>`, or `<name>: synthesized`.
+ */
 const SYNTH_APPS = `
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-for (const name of process.argv.slice(1)) {
+const appUrl = (name) => pathToFileURL(join(process.cwd(), name + '-app.ts')).href;
+const [failing, ...names] = process.argv.slice(1);
+for (const name of names) {
   process.env.CDK_OUTDIR = join(process.cwd(), name + '.out');
-  await import(pathToFileURL(join(process.cwd(), name + '-app.ts')).href);
+  await import(appUrl(name));
 }
+delete process.env.CDK_OUTDIR;
+await import(appUrl(failing)).then(
+  () => console.log(failing + ': synthesized'),
+  (error) => console.log(failing + ': ' + error.message),
+);
 `;
 /**
  * Imports each file it is given in turn, each to its end (its top-level awaits), and prints `<file> ran`
@@ -113,17 +126,28 @@ for (const file of process.argv.slice(1)) {
   console.log(file + ' ran');
 }
 `;
-let templateApps: Promise<unknown> | undefined;
+let templateApps: Promise<{ stdout: string }> | undefined;
 /**
- * The out directory of one of TEMPLATE_APPS: all four synthesized by one process under tsx (the
- * first test that reads one starts it; the others wait for it), not one process each, which
- * loaded tsx and the CDK four times (about 7 s of CPU).
+ * What the process that synthesizes the README's apps printed: TEMPLATE_APPS and FAILING_APP, all
+ * under one tsx (the first test that reads one starts it; the others wait for it), not one
+ * process each, which loaded tsx and the CDK five times (about 1.2 s of CPU a process).
  */
+function synthesizedApps(): Promise<{ stdout: string }> {
+  templateApps ??= exec(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SYNTH_APPS, FAILING_APP, ...TEMPLATE_APPS], { cwd: app, env: templateOnly(''), timeout: 240_000 });
+  return templateApps;
+}
+
+/** The out directory of one of TEMPLATE_APPS (synthesizedApps). */
 async function synthesizedApp(name: (typeof TEMPLATE_APPS)[number]): Promise<string> {
-  templateApps ??= exec(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SYNTH_APPS, ...TEMPLATE_APPS], { cwd: app, env: templateOnly(''), timeout: 240_000 });
-  await templateApps;
+  await synthesizedApps();
   return join(app, `${name}.out`);
 }
+
+/** refund-app.ts: the README's app, its agent the refund example the package ships (its deps read PAYMENTS_API_URL), the stack setting none. */
+const refundApp = (readmeApp: string) =>
+  readmeApp
+    .replace("import agent from './my-agent.js';", "import agent from './node_modules/savepoint/agents/refund-reconciler/agent.js';")
+    .replace("entry: 'my-agent.ts'", "entry: 'node_modules/savepoint/agents/refund-reconciler/agent.ts'");
 
 /** The `sources` of a source map, which carries no `sourcesContent`: the deployed maps hold positions and names only (infra/step-bundle.ts). */
 function mapSources(path: string): string[] {
@@ -193,6 +217,8 @@ describe('savepoint from npm pack, in a package outside the repository', { shuff
       300_000,
     );
     for (const [name, code] of Object.entries(readmeFiles())) writeFileSync(join(app, name), code);
+    // The app the failing synth imports (FAILING_APP), written before any test starts the synthesis.
+    writeFileSync(join(app, `${FAILING_APP}-app.ts`), refundApp(readmeFiles()['app.ts']!));
     // The README's cdk.json, as it shows it: it runs the README's app.
     const cdkJson = readmeInline(/with a `cdk\.json` of `(\{[^`]*\})`/, 'cdk.json');
     expect((JSON.parse(cdkJson) as { app: string }).app.split(' ').at(-1)).toBe('app.ts');
@@ -254,7 +280,8 @@ describe('savepoint from npm pack, in a package outside the repository', { shuff
   }, 180_000);
 
   it.concurrent('type-checks a strict TypeScript consumer against the .d.ts files (module NodeNext, libraries checked too)', async () => {
-    const checked = await exec('npx', ['tsc', '-p', '.'], { cwd: app, timeout: 300_000 }).then(
+    // The compiler the app installed (no guide names a command for it: its bin, not npx).
+    const checked = await exec(process.execPath, [join(app, 'node_modules/.bin/tsc'), '-p', '.'], { cwd: app, timeout: 300_000 }).then(
       () => 'no errors',
       (error: { stdout?: string }) => error.stdout ?? String(error),
     );
@@ -479,20 +506,12 @@ describe('savepoint from npm pack, in a package outside the repository', { shuff
   }, 240_000);
 
   it("fails synth, as Operating on AWS says, for the refund example from the package given as the README's app gives its agent, with no PAYMENTS_API_URL: naming the variable and the prop", async () => {
-    // The README's app, its agent the example the package ships (its deps read PAYMENTS_API_URL), the stack setting none.
+    // The README's app, its agent the example the package ships (its deps read PAYMENTS_API_URL), the stack setting none:
+    // refund-app.ts (refundApp), imported after the apps above by the process that synthesizes them.
     const readmeApp = readmeFiles()['app.ts']!;
     expect(readmeApp).toContain('agent, entry:');
-    writeFileSync(
-      join(app, 'refund-app.ts'),
-      readmeApp
-        .replace("import agent from './my-agent.js';", "import agent from './node_modules/savepoint/agents/refund-reconciler/agent.js';")
-        .replace("entry: 'my-agent.ts'", "entry: 'node_modules/savepoint/agents/refund-reconciler/agent.ts'"),
-    );
-    const env = templateOnly(join(app, 'refund.out'));
-    const failed = await npxBin(['tsx', 'refund-app.ts'], { cwd: app, env, timeout: 180_000 }).then(
-      () => 'synthesized',
-      (error: { stderr?: string }) => error.stderr ?? '',
-    );
+    expect(readFileSync(join(app, `${FAILING_APP}-app.ts`), 'utf8')).toContain("entry: 'node_modules/savepoint/agents/refund-reconciler/agent.ts'");
+    const failed = (await synthesizedApps()).stdout.split('\n').find((line) => line.startsWith(`${FAILING_APP}: `));
     expect(failed).toContain('agent refund-reconciler reads PAYMENTS_API_URL (its env), which its functions would not get: set it in the environment prop');
   }, 240_000);
 

@@ -4,11 +4,21 @@ import { afterAll } from 'vitest';
 import { join } from 'node:path';
 import { openLedger } from '../../cli/state.js';
 import type { Day } from '../../agents/refund-reconciler/domain.js';
+import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
 import type { ToolCallRecord } from '../../lambdas/records/ledger-records.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { scratchDir } from './scratch.js';
 
 const bin = new URL('../../bin/savepoint.js', import.meta.url).pathname;
+
+/**
+ * A day of the sample day's date with six refund requests, two of them large (two approvals), the
+ * first request one of them: for a CLI test whose run's figures are not the point (a fork's links,
+ * a kill or an interrupt at the first approval, a run decided to its end, a run priced twice): the
+ * kinds of turns and tool calls the sample day's 25 requests make, for less CPU (a `savepoint run`
+ * of it to its end about two thirds of the sample day's).
+ */
+export const smallDay = makeSampleDay(7, { plain: 2, already_refunded: 1, mismatch: 1, large: 2 });
 
 export interface Exit {
   code: number | null;

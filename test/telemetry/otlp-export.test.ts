@@ -10,7 +10,7 @@ import { guaranteeOf } from '../../lambdas/define.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { executionChain } from '../../lambdas/guards/history.js';
 import { callSpanId, runSpanId, spanIdOf, traceIdOf, turnSpanId } from '../../lambdas/telemetry/spans.js';
-import { savepoint, workspace } from '../support/cli-process.js';
+import { savepoint, smallDay, workspace } from '../support/cli-process.js';
 import { startOtlpReceiver, type ReceivedPoint, type ReceivedSpan, type Receiver } from '../support/otlp-receiver.js';
 
 /**
@@ -273,8 +273,9 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
 
   it("a fork's trace links to the parent's turn it was forked after, the parent's back to the fork, live and rebuilt alike", async () => {
     // A parent of its own: a fork adds its lineage to the parent's record (and so a link to the
-    // parent's root), which the other tests' traces of the sample day's run would then show.
-    const parent = await workspace('otel-fork-parent', sampleDay, { traced: true });
+    // parent's root), which the other tests' traces of the sample day's run would then show. Of a
+    // smaller day than the sample day (smallDay): the same links, at turn 4 of a run of more turns.
+    const parent = await workspace('otel-fork-parent', smallDay, { traced: true });
     receiver.clear();
     const ran = await savepoint(parent.args('run', '--json', '--approve', 'approve'), { env: otel() });
     expect(ran.code, ran.stderr).toBe(0);
