@@ -7,8 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { connect, runsClient, type Run, type RunsClient } from '../../client/index.js';
 import { servedAt } from '../../client/connect.js';
-import { leftBehind, savepoint, startUntil, workspace } from '../support/cli-process.js';
-import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+import { leftBehind, savepoint, smallDay, startUntil, workspace } from '../support/cli-process.js';
 import { startServe } from '../support/serve-process.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 
@@ -23,7 +22,7 @@ const { children, dirs } = leftBehind();
  * The refund reconciler's day: six refund requests, two of them large (the approvals a person
  * decides), not the sample day’s 25: the same serving, waiting and resuming, for less CPU (the file: 6.9–7.3 s against 7.9–9.5 s, two sittings on 2026-12-05).
  */
-const day = makeSampleDay(7, { plain: 2, already_refunded: 1, mismatch: 1, large: 2 });
+const day = smallDay;
 
 const serve = (args: string[]) => startServe(args, children);
 /** The module serve runs (`--agent refund-reconciler`), and another agent's, each as a path. */

@@ -8,8 +8,7 @@ import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/t
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../client/index.js';
-import { leftBehind, providerJournal, savepoint, SAVEPOINT_BIN, workspace } from '../support/cli-process.js';
-import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
+import { leftBehind, providerJournal, savepoint, SAVEPOINT_BIN, smallDay, workspace } from '../support/cli-process.js';
 import { startServe } from '../support/serve-process.js';
 
 /**
@@ -18,7 +17,7 @@ import { startServe } from '../support/serve-process.js';
  */
 const bin = SAVEPOINT_BIN;
 /** Six refund requests, two of them large (the two approvals the user answers), not the sample day's 25: the same task and the same events, for less CPU (the file: 1.3–1.6 s against 1.4–1.9 s, two sittings on 2026-12-05). */
-const day = makeSampleDay(7, { plain: 2, already_refunded: 1, mismatch: 1, large: 2 });
+const day = smallDay;
 const { children, dirs } = leftBehind();
 
 describe('savepoint mcp over stdio', () => {

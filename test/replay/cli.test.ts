@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
-import { providerJournal, savepoint } from '../support/cli-process.js';
+import { providerJournal, savepoint, smallDay } from '../support/cli-process.js';
 
 // The commands as a user runs them, each its own process, on one state directory.
 describe('savepoint replay and fork, through the CLI', () => {
@@ -18,7 +17,7 @@ describe('savepoint replay and fork, through the CLI', () => {
    * and forked the same way, for less CPU (the file: 3.8–4.6 s against 5.2–5.6 s, two sittings on 2026-12-05).
    */
   const day = join(root, 'day.json');
-  writeFileSync(day, JSON.stringify(makeSampleDay(7, { plain: 2, already_refunded: 1, mismatch: 1, large: 2 })));
+  writeFileSync(day, JSON.stringify(smallDay));
 
   it('replays a run identically, names a changed system prompt, and forks it without paying again', async () => {
     expect((await cli('run', '--agent', 'refund-reconciler', '--world-data', day, '--approve', 'approve', '--run-id', 'day1')).code).toBe(0);
