@@ -36,7 +36,7 @@ import { signalCame, StoppedBySignal, watchStopSignals, type StopSignal, type St
 import { UsageError } from './errors.js';
 import { checkTracingEnv } from './tracing-env.js';
 import { terminalQuestions, type TerminalQuestions } from './terminal-questions.js';
-import { agentDirsOf, chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
+import { agentHomeOf, chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
 import { noRunError } from './target.js';
 import { startLocalConsole } from '../console/local.js';
 import { counted } from '../lambdas/shared/text.js';
@@ -130,7 +130,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   const { agent, module } = await loadAgent(options.agent);
   // A new run of an agent that a serve of several keeps beneath the state directory (agents/<name>/)
   // goes to that agent's directory, as serve's start would: its ledger, engine and world are there.
-  const stateDir = requestedDir && !options.resume ? (agentDirsOf(requestedDir).find((part) => part.agent === agent.name)?.dir ?? requestedDir) : requestedDir;
+  const stateDir = requestedDir && !options.resume ? agentHomeOf(requestedDir, agent.name) : requestedDir;
   assertRunsLocally(agent, { ...(options.model && { model: options.model }) });
   const worldData = worldDataOf(stateDir, options.worldData);
   // A bad data file or input is refused before anything is made or kept (the state directory, its

@@ -199,6 +199,14 @@ export function agentDirsOf(stateDir: string): { agent: string; dir: string }[] 
 }
 
 /**
+ * Where `agent`'s runs, engine and world are kept in a state directory: its agents/<name>/ when a
+ * serve of several made one for it (holding a ledger), else the state directory itself.
+ */
+export function agentHomeOf(stateDir: string, agent: string): string {
+  return agentDirsOf(stateDir).find((part) => part.agent === agent)?.dir ?? stateDir;
+}
+
+/**
  * The ledgers of every agent of the state directory as one (local/state/agent-ledgers.ts): its own,
  * and each agents/<name>/'s that `savepoint serve --agent a --agent b` keeps, each through its
  * running engine or opened here as `openLedger` opens one. What a command that reads the state

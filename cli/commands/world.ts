@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { ownStateDir } from '../owner.js';
 import { AGENT_HELP, defaultAgent, err, out, printJson, stateDir } from '../program.js';
-import { agentDirsOf, ledgerKindOf, rememberedAgents, runningEngine, worldDataOf } from '../state.js';
+import { agentHomeOf, ledgerKindOf, rememberedAgents, runningEngine, worldDataOf } from '../state.js';
 import { agentFor, recordedAgent } from '../target.js';
 
 /** `savepoint world`: what the agent's simulated world holds. */
@@ -28,7 +28,7 @@ export function registerWorldCommand(program: Command): void {
       if (!existsSync(stateDir())) throw new UsageError(`no state directory ${stateDir()}: run \`savepoint run\` first, without --memory (a --memory run keeps nothing to show), or pass --state-dir`);
       // `serve` of several agents keeps each agent's world after the first beside its ledger, in agents/<name>/:
       // read at the top, it is an empty world of the agent (and a new journal left there).
-      const dir = agentDirsOf(stateDir()).find((part) => part.agent === agent.name)?.dir ?? stateDir();
+      const dir = agentHomeOf(stateDir(), agent.name);
       // Nothing ran in a directory without a ledger: opening its world there would only make its journals.
       if (!ledgerKindOf(dir)) throw new UsageError(`no ledger in ${dir}: nothing ran there, so its world is empty; run \`savepoint run\` first, or pass --state-dir`);
       const ownership = await ownStateDir(dir, 'world');
