@@ -26,7 +26,7 @@ import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './prun
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 import type { LedgerSealer } from './seal.js';
 import { handedKey, type EngineVersions } from './handed-versions.js';
-import { StorageLedger, type ItemWrite } from './storage-ledger.js';
+import { newestRuns, StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { DYNAMODB_BATCH_WRITE_MAX_ITEMS } from '../shared/limits.js';
 
@@ -230,8 +230,9 @@ export class DynamoDbLedger extends StorageLedger {
   }
 
   protected async scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
-    // A scan is fine for the handful of runs a ledger holds per day; a `byKind` index is the
-    // upgrade path when it is not.
+    // A scan reads the table in its keys' hash order, not by age: the newest `limit` runs are known
+    // only once every page is read (stopping at `limit` runs listed whichever came first). Memory stays bounded by keeping the newest as it goes. Every agent's runs, so no
+    // keyed index serves it: a reader that knows the agent lists its runs by `runsByAgent` (listRunsOf).
     const runs: RunRecord[] = [];
     let start: Record<string, AttributeValue> | undefined;
     do {
@@ -249,8 +250,9 @@ export class DynamoDbLedger extends StorageLedger {
         const run = this.trusted(sealer, item, options);
         if (run) runs.push(strip(run) as unknown as RunRecord);
       }
+      if (runs.length > 2 * limit) runs.splice(0, runs.length, ...newestRuns(runs, limit));
       start = page.LastEvaluatedKey;
-    } while (start && runs.length < limit);
+    } while (start);
     return runs;
   }
 

@@ -86,8 +86,10 @@ export interface RunLedger {
   /** When `savepoint prune` removed the run of this id (createRun refuses the id from then on); undefined when it did not. */
   prunedRun(runId: string): Promise<{ prunedAt: string } | undefined>;
   /**
-   * The newest runs. A run whose record fails verification is named to `onDamaged` and left out, or
-   * its `Ledger.IntegrityError` thrown without it (as `listRunningRuns`).
+   * The newest `limit` runs of every agent, newest first (runs of the same instant by run id). On
+   * DynamoDB a scan of the whole table, whatever the limit: a scan reads by key hash, not by age.
+   * A run whose record fails verification is named to `onDamaged` and left out, or its
+   * `Ledger.IntegrityError` thrown without it (as `listRunningRuns`).
    */
   listRuns(limit?: number, options?: DamagedRunOptions): Promise<RunRecord[]>;
   /**

@@ -292,15 +292,15 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly getRun: Ledger['getRun'] = (runId) => this.record(runKey(runId));
   readonly listRuns: Ledger['listRuns'] = async (limit = 100, options = {}) => {
     this.guard?.({ scan: true });
-    return newestFirst(await this.scanRuns(limit, options)).slice(0, limit);
+    return newestRuns(await this.scanRuns(limit, options), limit);
   };
   readonly listRunsOf: Ledger['listRunsOf'] = async (agent, limit = 100, options = {}) => {
     this.guard?.({ query: { index: LedgerIndexes.runsByAgent, partition: agent } });
-    return newestFirst(await this.queryRunsOf(agent, limit, options)).slice(0, limit);
+    return newestRuns(await this.queryRunsOf(agent, limit, options), limit);
   };
   readonly listRunningRuns: Ledger['listRunningRuns'] = async (options = {}) => {
     this.guard?.({ query: INDEX_QUERIES.runningRuns });
-    return newestFirst((await this.queryRunning(options)).filter((run) => run.status === 'running'));
+    return newestRuns((await this.queryRunning(options)).filter((run) => run.status === 'running'));
   };
   readonly attachExecution: Ledger['attachExecution'] = (runId, executionArn, now, options = {}) =>
     this.update(runKey(runId), (current) => protocol.attachExecution(current, runId, executionArn, now, options));
@@ -539,8 +539,12 @@ type PairOptions = {
 };
 
 
-function newestFirst(runs: RunRecord[]): RunRecord[] {
-  return runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt));
+/**
+ * The newest `limit` of `runs`, newest first: by creation time, then runs of the same instant by
+ * run id, as the embedded ledger orders them (a scan's order, DynamoDB's, is not a tie-break).
+ */
+export function newestRuns(runs: RunRecord[], limit = runs.length): RunRecord[] {
+  return runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt) || byCodeUnits(a.runId, b.runId)).slice(0, limit);
 }
 
 /**

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
 import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { describeLedgerContract } from './ledger.contract.js';
-import { at, call, run } from './fixtures.js';
+import { at, call, run, turn } from './fixtures.js';
 import { documentClient } from '../support/document-client.js';
 
 // The DynamoDB ledger on dynalite (in memory) with the real SDK: the conditional writes that deploy.
@@ -105,5 +105,30 @@ describe('DynamoDB on dynalite: a write that meets a transaction in flight', () 
     expect([first.recorded, second.recorded]).toEqual([true, true]);
     expect(waits.length).toBeGreaterThan(0);
     expect(await new DynamoDbLedger(slow.client, name, sealer).getRun('r1')).toMatchObject({ steps: 2, toolCalls: 2 });
+  });
+});
+
+// A Scan reads at most 1 MB of items a page, in the order of its keys' hashes, not by age
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Scan.html#Scan.Pagination): the
+// newest runs are known only once every page is read.
+describe('DynamoDB on dynalite: the runs of a table a scan reads in several pages', () => {
+  it('lists the newest runs up to the limit, whichever page holds them', async () => {
+    const name = `pages-${++tables}`;
+    await ensureTable(dynamo.client, table(name));
+    const ledger = new DynamoDbLedger(dynamo.client, name, ephemeralSealer());
+    // 12 runs, each with a turn of 300 kB: more than three pages of a scan.
+    for (let index = 1; index <= 12; index += 1) {
+      await ledger.createRun(run(`r${index}`, { createdAt: at(index).toISOString() }));
+      await ledger.recordTurn(turn(1, 'x'.repeat(300_000), `r${index}`));
+    }
+    let pages = 0;
+    for (let start: Record<string, unknown> | undefined, first = true; first || start; first = false, pages += 1) {
+      start = (await doc.send(new ScanCommand({ TableName: name, Select: 'COUNT', ...(start && { ExclusiveStartKey: start }) }))).LastEvaluatedKey;
+    }
+    expect(pages).toBeGreaterThan(3);
+    const ids = (runs: { runId: string }[]) => runs.map((listed) => listed.runId);
+    expect(ids(await ledger.listRuns(3))).toEqual(['r12', 'r11', 'r10']);
+    expect(ids(await ledger.listRuns(1))).toEqual(['r12']);
+    expect(ids(await ledger.listRuns())).toEqual(['r12', 'r11', 'r10', 'r9', 'r8', 'r7', 'r6', 'r5', 'r4', 'r3', 'r2', 'r1']);
   });
 });
