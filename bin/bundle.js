@@ -78,6 +78,14 @@ export function defaultCacheDir(root = ROOT) {
 }
 
 /**
+ * Node's compile cache of the CLI and of every agent it loads: `compile/` in the install's bundle
+ * cache (bin/savepoint.js keepCompiledCode enables it there, before this module loads).
+ */
+export function compileCacheDir(root = ROOT) {
+  return join(defaultCacheDir(root), 'compile');
+}
+
+/**
  * The CLI bundle of the sources under `root`, built now unless a bundle of the same sources is
  * cached: `{ dir, entries }` with the absolute path of each entry's output file.
  */
@@ -87,6 +95,7 @@ export async function cliBundle({ root = ROOT, cacheDir = defaultCacheDir(root) 
   const inlined = INLINED_PACKAGES.filter((name) => packageDir(name, root));
   const dir = await cached({
     cacheDir,
+    compileCache: compileCacheDir(root),
     prefix: 'cli',
     // What the sources compile with; the root too: the bundle holds absolute file URLs.
     identity: [FORMAT, esbuildVersion(root), root, ...['package.json', 'tsconfig.json'].map((file) => readOr(join(root, file)) ?? '')],
@@ -387,6 +396,7 @@ async function agentBundleIn(cacheDir, modulePath, cli, root) {
   const publicFiles = cli && new Map(Object.entries(entriesOf(root)).map(([name, entry]) => [join(root, entry), cli.entries[name]]));
   const dir = await cached({
     cacheDir,
+    compileCache: compileCacheDir(root),
     prefix: 'agent',
     identity: [FORMAT, esbuildVersion(root), modulePath, cli?.dir ?? readOr(join(root, 'package.json'))],
     build: (outdir, recorder) =>
@@ -496,7 +506,7 @@ function sourcesRecorder(inputs, keepNamesUnder, rewrite = async (path, contents
  * damaged and is built again. Builds go to a temporary directory renamed into place: a process
  * building at the same time as another only wastes its work.
  */
-async function cached({ cacheDir, prefix, identity, build, keepNamesUnder = () => [] }) {
+async function cached({ cacheDir, compileCache, prefix, identity, build, keepNamesUnder = () => [] }) {
   const index = join(cacheDir, `index-${prefix}-${digest(identity.join('\0'))}.json`);
   const known = readIndex(index);
   if (known) {
@@ -524,7 +534,7 @@ async function cached({ cacheDir, prefix, identity, build, keepNamesUnder = () =
     writeFileSync(join(draft, 'manifest.json'), JSON.stringify({ files: manifestOf(draft) }));
     install(draft, dir);
     writeAtomically(index, JSON.stringify({ key, files: files.map((file) => [file, read.get(file).stamp]) }));
-    prune(cacheDir, prefix, dir);
+    prune(cacheDir, prefix, dir, compileCache);
     return dir;
   } finally {
     rmSync(draft, { recursive: true, force: true });
@@ -641,8 +651,12 @@ function stampsAreThese(stamped) {
  * the others that were older than an hour (beyond the three newest), each built again at its next
  * start. A day: a process started from an older build (a `savepoint serve`) may still import its
  * lazy chunks and read its source maps.
+ * A build removed empties Node's compile cache (`compileCache`) too: Node keeps each file's compiled
+ * code under its path and never removes an entry (its docs leave stale entries to the directory's
+ * owner), and every build's files have paths of their own, so the code of every build ever made
+ * stayed (hundreds of MB after a few hundred builds). Emptied, each command compiles once again.
  */
-function prune(cacheDir, prefix, current) {
+function prune(cacheDir, prefix, current, compileCache) {
   const KEEP = 3;
   const HOUR = 3_600_000;
   const UNUSED = 24 * HOUR;
@@ -658,7 +672,9 @@ function prune(cacheDir, prefix, current) {
       .sort((a, b) => a.unusedFor - b.unusedFor);
     const damaged = builds.filter(({ dir }) => dir.includes('.damaged-'));
     const older = builds.filter(({ dir }) => !dir.includes('.damaged-')).slice(KEEP - 1);
-    for (const { dir } of [...damaged, ...older.filter(({ unusedFor }) => unusedFor > UNUSED)]) rmSync(dir, { recursive: true, force: true });
+    const removed = [...damaged, ...older.filter(({ unusedFor }) => unusedFor > UNUSED)];
+    for (const { dir } of removed) rmSync(dir, { recursive: true, force: true });
+    if (removed.length > 0 && compileCache) rmSync(compileCache, { recursive: true, force: true });
     for (const index of names.filter((name) => name.startsWith(`index-${prefix}-`)).map((name) => join(cacheDir, name))) {
       const known = readIndex(index);
       if (now - statSync(index).mtimeMs > HOUR && !(known && existsSync(join(cacheDir, `${prefix}-${known.key}`)))) rmSync(index, { force: true });

@@ -113,6 +113,7 @@ function resolvable(name) {
  * cannot be built runs them so with the cache on: it was on for the check).
  */
 function keepCompiledCode() {
+  // bin/bundle.js compileCacheDir (not imported yet: its own code is cached too), which empties it when a build goes.
   const cache = process.env.SAVEPOINT_BUNDLE_CACHE ? `${process.env.SAVEPOINT_BUNDLE_CACHE}/compile` : fileURLToPath(new URL('../node_modules/.cache/savepoint/compile', import.meta.url));
   if (!module.enableCompileCache) return;
   // Before the cache is on: Node keeps the code of each set of V8 flags in a directory of its own.

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentBundle, cliBundle, ENTRIES, isIntact } from '../../bin/bundle.js';
@@ -103,6 +103,10 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     for (const file of agents) first.push(await buildOf(file));
     expect(new Set(first).size).toBe(5);
     for (const dir of first) lastUsed(dir, 2);
+    // Node's compile cache of the builds (bin/savepoint.js enables it there): an entry of each.
+    const compiled = join(cache, 'compile', `v${process.versions.node}-x64-0-0`);
+    mkdirSync(compiled, { recursive: true });
+    for (const dir of first) writeFileSync(join(compiled, basename(dir)), 'code');
 
     // An edit of one agent, two hours after the others were used: its build is made again; the other four stay, and are used as they are.
     writeFileSync(agents[0]!, "export const name: string = 'a, edited';\n");
@@ -110,6 +114,8 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     expect(edited).not.toBe(first[0]);
     expect(first.map((dir) => existsSync(dir))).toEqual([true, true, true, true, true]);
     for (const index of [1, 2, 3, 4]) expect(await buildOf(agents[index]!)).toBe(first[index]);
+    // No build went: the compiled code stays.
+    expect(readdirSync(compiled)).toHaveLength(5);
 
     // A day on: the first build of a, and b's and c's, unused since; d, e and a's new one used now.
     for (const dir of [first[0]!, first[1]!, first[2]!]) lastUsed(dir, 25);
@@ -117,6 +123,8 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     const editedAgain = await buildOf(agents[3]!);
     expect([edited, first[3]!, first[4]!, editedAgain].map((dir) => existsSync(dir))).toEqual([true, true, true, true]);
     expect([first[0]!, first[1]!, first[2]!].map((dir) => existsSync(dir))).toEqual([false, false, false]);
+    // Builds went: Node's compile cache is emptied with them (Node removes no entry of its own), and made again by the next starts.
+    expect(existsSync(join(cache, 'compile'))).toBe(false);
     // And b, whose build went, is built again when it is used.
     expect(existsSync(join(await buildOf(agents[1]!), 'agent.js'))).toBe(true);
   });
