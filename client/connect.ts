@@ -332,6 +332,21 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /**
+ * A run id the runs API would refuse is refused here, as the API refuses it (400, naming `runId`):
+ * sent, `''` or `.` would name another path (`/runs/`, the listing, whose answer read as a run
+ * failed with a TypeError), and an id no run can have would look like a run that is not there.
+ */
+function checkRunId(runId: string): void {
+  if (!RUN_ID_PATTERN.test(runId)) throw new RunsApiError(400, `invalid runId: ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
+}
+
+/** A run's path in the runs API. */
+function runPath(runId: string): string {
+  checkRunId(runId);
+  return `/runs/${encodeURIComponent(runId)}`;
+}
+
+/**
  * The client of the runs API at `endpoint` (what `connect` returns). With its `locate`, a request
  * the endpoint does not answer (refused, reset) is sent once more to where `locate` finds the API
  * now (`connect({ stateDir })`: a serve that restarted).
@@ -372,7 +387,6 @@ export function runsClient(first: RunsEndpoint): RunsClient {
     }
     return { status: response.status, body: answer as T };
   };
-  const runPath = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
   /** `seen`: the lifecycle the caller last read, which a long-poll waits from (it may have moved on since). */
   const get = async (runId: string, wait?: number, signal?: AbortSignal, seen?: Lifecycle): Promise<Run | undefined> => {
     const answer = await call<Run>('GET', `${runPath(runId)}${wait ? `?wait=${wait}` : ''}`, undefined, [404], signal, seen ? { [SEEN_LIFECYCLE_HEADER]: seen } : {});
@@ -421,7 +435,7 @@ export function runsClient(first: RunsEndpoint): RunsClient {
     async approvals(runId) {
       // The approval API lists every run's: a run id no run can have would filter them all away,
       // and look like a run with nothing waiting, so it is refused as the runs API refuses it.
-      if (runId !== undefined && !RUN_ID_PATTERN.test(runId)) throw new RunsApiError(400, `invalid runId: ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
+      if (runId !== undefined) checkRunId(runId);
       const { approvals } = (await call<{ approvals: Approval[] }>('GET', '/approvals')).body;
       return runId === undefined ? approvals : approvals.filter((approval) => approval.runId === runId);
     },

@@ -385,6 +385,15 @@ describe('one owner per state directory, and stop signals that save the run', ()
     expect(JSON.parse(payments.stdout).refunds).toHaveLength(before.split('\n').filter(Boolean).filter((line) => line.includes('"kind":"refund"')).length);
     expect(readFileSync(journal, 'utf8')).toBe(before);
   });
+
+  it('status of a run id no run can have ("", ".") exits 2 naming runId, not a TypeError from the listing its path would name', async () => {
+    const { dir } = copyOfSaved('odd-run-ids');
+    for (const odd of ['', '.']) {
+      const status = await savepoint(...dir, 'status', odd);
+      expect(status.code, status.stderr).toBe(2);
+      expect(status.stderr).toBe(`savepoint: invalid runId: expected 1-80 letters, digits, "-" or "_" (it names the execution), got ${JSON.stringify(odd)}\n`);
+    }
+  });
 });
 
 /** prlimit (util-linux), which CI installs (.ci/run): without it the file-size test skips itself. */
