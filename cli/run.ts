@@ -25,6 +25,8 @@ import { summarizeHistory } from '../local/engine/local-engine.js';
 import { historyLog } from '../local/engine/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
 import { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
+import { agentStateMachineOf, type CfnResource, type CfnTemplateJson } from '../local/template/asl.js';
+import { isRecord } from '../lambdas/shared/json.js';
 import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
 import { asTyped, describe as describeError, listenRefused, parseOptions } from './errors.js';
 import { deploymentPrices, priceFor, priceTable, type PriceOverrides, type PriceTable } from '../lambdas/models/prices.js';
@@ -36,7 +38,7 @@ import { signalCame, StoppedBySignal, watchStopSignals, type StopSignal, type St
 import { UsageError } from './errors.js';
 import { checkTracingEnv } from './tracing-env.js';
 import { terminalQuestions, type TerminalQuestions } from './terminal-questions.js';
-import { agentHomeOf, chooseLedger, ledgerKindOf, loadTemplate, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
+import { agentHomeOf, chooseLedger, ledgerKindOf, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
 import { noRunError } from './target.js';
 import { startLocalConsole } from '../console/local.js';
 import { counted } from '../lambdas/shared/text.js';
@@ -174,7 +176,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   // Without --crash-seed, each engine after a crash draws other boundaries than the one before it
   // (the same seed would end every restarted engine after as many boundaries as the first).
   const crashLog = stateDir && join(stateDir, 'crashes.jsonl');
-  const template = options.template ? loadTemplate(options.template) : undefined;
+  const template = options.template ? templateFile(options.template, agent.name) : undefined;
   const stackOptions: LocalStackOptions = {
     agent,
     ...(prices && { prices }),
@@ -627,6 +629,25 @@ function jsonFile(option: string, path: string): unknown {
   } catch (error) {
     throw new UsageError(`${option} ${path}: not valid JSON (${(error as Error).message})`);
   }
+}
+
+/**
+ * `--template <file>`: a synthesized CloudFormation template, as `cdk synth` writes it, holding the
+ * agent's state machine: checked before the state directory is made (the stack, once started, would
+ * find the same and fail with exit 1, the directory made by then); a file that is not such a
+ * template (JSON that is not a template, or a template without it) is refused, naming the file.
+ */
+export function templateFile(path: string, agentName: string): CfnTemplateJson {
+  const template = jsonFile('--template', path);
+  const resources = isRecord(template) ? template['Resources'] : undefined;
+  if (!isRecord(resources) || !Object.values(resources).every(isRecord)) throw new UsageError(`--template ${path}: not a CloudFormation template (no "Resources" object of resources)`);
+  try {
+    // The state machine the stack will run, found as it finds it.
+    agentStateMachineOf(resources as Record<string, CfnResource>, agentName);
+  } catch (error) {
+    throw new UsageError(`--template ${path}: ${(error as Error).message}`);
+  }
+  return template as CfnTemplateJson;
 }
 
 /**

@@ -18,9 +18,9 @@ import { describe as describeError, listenRefused, parseOptions, UsageError } fr
 import { terminalSafe } from './format.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { checkTracingEnv } from './tracing-env.js';
-import { fleetBudgetFile, pricesFile } from './run.js';
+import { fleetBudgetFile, pricesFile, templateFile } from './run.js';
 import { watchStopSignals, type StopSignal, runCleanups } from './signals.js';
-import { agentDir, chooseLedger, loadTemplate, publishEngine, rememberAgentModule, worldDataOf } from './state.js';
+import { agentDir, chooseLedger, publishEngine, rememberAgentModule, worldDataOf } from './state.js';
 import { commandHint } from './command-hint.js';
 
 export const ServeOptions = z.object({
@@ -74,7 +74,7 @@ export async function serveCommand(raw: Record<string, unknown>, io: { out: (lin
   // The first agent's world serves --world-data and runs --template (the others their own).
   if (options.worldData) loaded[0]!.agent.dev?.checkData?.(options.worldData);
   await checkTracingEnv();
-  const template = options.template ? loadTemplate(options.template) : undefined;
+  const template = options.template ? templateFile(options.template, loaded[0]!.agent.name) : undefined;
 
   const signals = watchStopSignals();
   const cleanups: (() => Promise<void> | void)[] = [() => signals.dispose()];

@@ -4,7 +4,6 @@ import { z } from 'zod';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { LockHeldError } from '../lambdas/ledger/lock-file.js';
 import { localAwsConfig } from '../local/services/aws-config.js';
-import type { CfnTemplateJson } from '../local/template/asl.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/state/ledger-files.js';
 import { requirePeer } from '../local/packages/optional-peers.js';
 import { PRIVATE_FILE_MODE } from '../local/state/private-state.js';
@@ -410,13 +409,4 @@ export function worldDataOf(stateDir: string | undefined, explicit: string | und
   const kept = stateDir && join(stateDir, 'world-data.json');
   const path = explicit ?? (kept && existsSync(kept) ? kept : undefined);
   return { path, keep: () => kept && path && path !== kept && copyFileSync(path, kept) };
-}
-
-/** A synthesized CloudFormation template, as `cdk synth` writes it; a file that is not one is a usage error naming it. */
-export function loadTemplate(path: string): CfnTemplateJson {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as CfnTemplateJson;
-  } catch (error) {
-    throw new UsageError(`cannot read the template ${path}: ${describe(error)}`);
-  }
 }

@@ -173,6 +173,27 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
     expect(existsSync(stateDir)).toBe(false);
   });
 
+  // JSON that is not a template was run (null: ignored, the stack synthesized instead) or failed
+  // once the stack started (exit 1, the state directory made): refused before, naming the file.
+  it.each([
+    ['JSON null', 'template-null.json', 'null', /^savepoint: --template \S+template-null\.json: not a CloudFormation template \(no "Resources" object of resources\)$/m],
+    ['an object with no resources', 'template-empty.json', '{}', /^savepoint: --template \S+template-empty\.json: not a CloudFormation template \(no "Resources" object of resources\)$/m],
+    [
+      'a template with no state machine',
+      'template-no-machine.json',
+      '{"Resources":{"Queue":{"Type":"AWS::SQS::Queue"}}}',
+      /^savepoint: --template \S+template-no-machine\.json: The template has no AWS::StepFunctions::StateMachine resource$/m,
+    ],
+  ])('a --template file that is not a template of the agent: %s', async (_case, name, content, message) => {
+    const file = dayFile(name, content);
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const result = await savepoint('--state-dir', stateDir, 'run', '--template', file);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(message);
+    oneSentence(result.stderr);
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
   it("keeps the state directory's day when a later --day is invalid", async () => {
     const stateDir = join(root, 'kept-day');
     mkdirSync(stateDir);
