@@ -12,6 +12,21 @@ import { InvalidInputError } from '../lambdas/shared/errors.js';
  */
 
 /**
+ * The region the SDK's configuration gives the client (the one passed, else AWS_REGION or the
+ * profile's), resolved before any request: the SDK's own error ("Region is missing", or "Region not
+ * accepted" for one that is not a region's name) names nothing the caller set, and is the caller's
+ * to fix, as credentials it cannot find are.
+ */
+async function regionOf(cfn: CloudFormationClient): Promise<string> {
+  try {
+    return await cfn.config.region();
+  } catch (error) {
+    const said = error instanceof Error ? error.message : String(error);
+    throw new InvalidInputError(`region: the AWS SDK found no usable region (${said}): pass one (--region <region>), or set AWS_REGION or a region in your AWS profile`, { cause: error });
+  }
+}
+
+/**
  * A deployed stack, found by its CloudFormation outputs: each `DurableAgent` describes its
  * outputs as `savepoint:<agent>:<output>` (infra/durable-agent.ts). The clients are the real SDK
  * clients with the caller's credentials; their endpoints follow the SDK's own configuration
@@ -33,6 +48,7 @@ const OUTPUT = /^savepoint:([a-z][a-z0-9-]*):(StateMachineArn|StateMachineAliasA
 export async function describeDeployment(options: { stackName: string; region?: string; agent?: string; /** Any agent served by the stack's one API will do (its runs API serves them all). */ anyOnSharedApi?: boolean }): Promise<Deployment> {
   const cfn = new CloudFormationClient({ ...(options.region && { region: options.region }) });
   try {
+    const region = await regionOf(cfn);
     const { Stacks } = await cfn.send(new DescribeStacksCommand({ StackName: options.stackName }));
     const stack = Stacks?.[0];
     if (!stack) throw new InvalidInputError(`stack: no stack ${options.stackName}`);
@@ -54,7 +70,7 @@ export async function describeDeployment(options: { stackName: string; region?: 
     if (!outputs?.['StateMachineArn'] || !outputs['LedgerTableName']) throw new InvalidInputError(`agent: stack ${options.stackName} runs no agent ${agentName} (it runs ${names.join(', ') || 'none'})`);
     return {
       stackName: options.stackName,
-      region: await cfn.config.region(),
+      region,
       agentName,
       // New runs start on the alias (the newest published version); live ones keep theirs.
       stateMachineArn: outputs['StateMachineAliasArn'] ?? outputs['StateMachineArn'],

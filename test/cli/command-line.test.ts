@@ -67,6 +67,25 @@ describe('the command line', () => {
     }
   }, 60_000);
 
+  it('says, with --stack and no usable AWS region, that the SDK found none and how to give one (exit 2)', async () => {
+    // No region anywhere the SDK looks (the environment, a profile, the instance's metadata), then one that is no region's name.
+    const home = mkdtempSync(join(tmpdir(), 'savepoint-no-region-'));
+    try {
+      const noAws = Object.fromEntries(Object.keys(process.env).filter((name) => name.startsWith('AWS_')).map((name) => [name, undefined]));
+      const env = { ...noAws, AWS_EC2_METADATA_DISABLED: 'true', HOME: home };
+      const said = /^savepoint: region: the AWS SDK found no usable region \((.+)\): pass one \(--region <region>\), or set AWS_REGION or a region in your AWS profile\n$/;
+      const missing = await savepoint(['runs', '--stack', 'Agents'], { env });
+      expect(missing.code, missing.stderr).toBe(2);
+      expect(missing.stderr).toMatch(said);
+      const malformed = await savepoint(['runs', '--stack', 'Agents', '--region', 'eu west 1'], { env });
+      expect(malformed.code, malformed.stderr).toBe(2);
+      expect(malformed.stderr).toMatch(said);
+      expect(malformed.stderr).toMatch(/eu west 1/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it("prints its version with --version, and exits 0", async () => {
     expect(await savepoint(['--version'])).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
   });

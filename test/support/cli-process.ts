@@ -32,7 +32,7 @@ export interface Exit {
  * with SIGKILL once its progress shows that agent step: a moment of the run, not of the clock
  * (a delay after start would miss a run that finishes sooner on a fast machine).
  */
-export function savepoint(args: string[], options: { killAtStep?: number; env?: Record<string, string> } = {}): Promise<Exit> {
+export function savepoint(args: string[], options: { killAtStep?: number; /** Over this process's; a variable set to undefined is left out. */ env?: Record<string, string | undefined> } = {}): Promise<Exit> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(options.env && { env: { ...process.env, ...options.env } }) });
     let stdout = '';
