@@ -140,6 +140,10 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   if (options.worldData) agent.dev?.checkData?.(options.worldData);
   const input = options.input === undefined ? undefined : runInput(options.input, undefined, agent.name);
   if (input !== undefined) parseOrThrow(agent.input, input, `input of agent ${agent.name}`);
+  // No input, and no world to suggest one (its `defaultInput`, known once it has started): refused
+  // here, not after the stack and its state directory were made — unless a run id is given, which
+  // may name a run the state directory holds (its input is that run's).
+  if (input === undefined && !agent.dev?.world && options.runId === undefined) throw inputNeeded(agent.name);
   // Too large on its own for the execution it would start (the runs API refuses what the request around it adds).
   const tooLarge = input !== undefined && (executionInputTooLarge(JSON.stringify({ input }), '--input') ?? newRunTooLarge(agent, input, '--input'));
   if (tooLarge) throw new UsageError(tooLarge);
@@ -559,7 +563,7 @@ function isModelSpec(spec: string): boolean {
 /** `--input`: JSON text, or the path of a JSON file; without it, the input the agent's world suggests. */
 export function runInput(option: string | undefined, fallback: unknown, agentName: string): unknown {
   if (option === undefined) {
-    if (fallback === undefined) throw new InvalidInputError(`input: agent ${agentName} needs an input: --input <json|file>`);
+    if (fallback === undefined) throw inputNeeded(agentName);
     return fallback;
   }
   // JSON text as it is: an object, a list, a string; a scalar (`5`, `true`) when no file has that name.
@@ -571,6 +575,8 @@ export function runInput(option: string | undefined, fallback: unknown, agentNam
     throw new InvalidInputError(`input: not valid JSON (${(error as Error).message})`);
   }
 }
+
+const inputNeeded = (agentName: string) => new InvalidInputError(`input: agent ${agentName} needs an input: --input <json|file>`);
 
 /** Whether `text` is a JSON number, `true`, `false` or `null`. */
 function scalarJson(text: string): boolean {

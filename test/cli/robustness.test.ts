@@ -162,6 +162,17 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
     expect(existsSync(stateDir)).toBe(false);
   });
 
+  // An agent without a world has no input to fall back on (the world's `defaultInput`): refused
+  // before the stack starts, not once it had made the state directory and printed its console.
+  it('no --input for an agent whose world suggests none, named before anything is made', async () => {
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const result = await savepoint('--state-dir', stateDir, 'run', '--agent', new URL('fixtures/held-note.ts', import.meta.url).pathname);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/^savepoint: input: agent held-note needs an input: --input <json\|file>$/m);
+    oneSentence(result.stderr);
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
   // The refund reconciler sets no maxBudgets: its own budgets are the most a run may ask for
   // (lambdas/runs/budget-caps.ts), named as typed, before the engine starts.
   it('a budget above what a run of the agent may ask for, named as typed', async () => {
