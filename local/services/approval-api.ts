@@ -184,7 +184,8 @@ export class RefusedRequest extends Error {
   }
 }
 
-function parseUrl(raw: string | undefined): URL {
+/** A request's target as a URL; one that is none (`//[`) is the caller's mistake, refused 400 (RefusedRequest), never a 500. */
+export function parseUrl(raw: string | undefined): URL {
   try {
     return new URL(raw ?? '/', 'http://localhost');
   } catch {
@@ -192,7 +193,8 @@ function parseUrl(raw: string | undefined): URL {
   }
 }
 
-function decodePathSegment(segment: string, field = 'approvalId'): string {
+/** A path segment, decoded; a malformed percent-encoding is refused 400 (RefusedRequest) naming `field`. */
+export function decodePathSegment(segment: string, field = 'approvalId'): string {
   try {
     return decodeURIComponent(segment);
   } catch {
