@@ -164,7 +164,8 @@ export function apiRoute(pathname: string, page: boolean, servesRuns: boolean): 
   const route = match[1] as ApiRoute['route'];
   // `/v1/decide/../approvals` parses to /approvals: without the credential, only the page is served.
   if (page && route !== 'decide') throw new RefusedRequest(403, MISSING_CREDENTIAL);
-  const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
+  // Named as each route names its id (apiGatewayEvent's path parameter): a run's is no approval's.
+  const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2], route === 'runs' ? 'runId' : route === 'batches' ? 'batchId' : 'approvalId');
   if (route === 'decide' && approvalId === undefined) throw new RefusedRequest(404, `no route ${pathname}`);
   const cancel = match[3] !== undefined;
   // The runs API's handler serves batches too (lambdas/runs/batch.ts; a deployed stack has no such route yet, and its resource policy refuses it).
