@@ -8,6 +8,7 @@ import { ListQuery, type RunSummary } from '../lambdas/runs/runs-api.js';
 import { SEEN_LIFECYCLE_HEADER } from '../lambdas/runs/lifecycle.js';
 import { decodeCursor, mergeRunPages } from '../lambdas/runs/run-pages.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, credentialChecker } from '../local/services/loopback-credential.js';
+import { decodePathSegment, parseUrl, RefusedRequest } from '../local/services/approval-api.js';
 
 /** One agent's engine behind the front door: its runs and approval APIs, with their credential. */
 export interface AgentApis {
@@ -48,7 +49,8 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
   const pathAfterCredential = credentialChecker(credential);
   let agents: readonly AgentApis[] = [];
   const server = createLoopbackServer((request, response) => {
-    route(request, response).catch((error: unknown) => answer(response, 500, String(error)));
+    // A target or an id it cannot parse is the caller's mistake (its 4xx, as each engine answers it); anything else is ours.
+    route(request, response).catch((error: unknown) => (error instanceof RefusedRequest ? answer(response, error.status, error.message) : answer(response, 500, String(error))));
   });
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -65,7 +67,7 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
       request.resume();
       return answer(response, 403, MISSING_CREDENTIAL);
     }
-    const url = new URL(authorized, 'http://front.invalid');
+    const url = parseUrl(authorized);
     const body = await readBoundedBody(request, MAX_BODY);
     if (body === undefined) return answer(response, 413, `body: larger than the ${MAX_BODY} bytes a run request may have`);
     const method = request.method ?? 'GET';
@@ -97,14 +99,16 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
     }
     const batch = BATCH.exec(url.pathname);
     if (batch) {
+      const batchId = decodePathSegment(batch[1]!, 'batchId');
       const owner = await holder(agents, (agent) => `${batchesOf(agent)}/${batch[1]}`);
-      if (!owner) return answer(response, 404, `batchId: no batch ${decodeURIComponent(batch[1]!)}`);
+      if (!owner) return answer(response, 404, `batchId: no batch ${batchId}`);
       return forward(`${batchesOf(owner)}/${batch[1]}${url.search}`);
     }
     const run = RUN.exec(url.pathname);
     if (run) {
+      const runId = decodePathSegment(run[1]!, 'runId');
       const owner = await holder(agents, (agent) => `${agent.runs}/${run[1]}`);
-      if (!owner) return answer(response, 404, `runId: no run ${decodeURIComponent(run[1]!)}`);
+      if (!owner) return answer(response, 404, `runId: no run ${runId}`);
       return forward(`${owner.runs}/${run[1]}${run[2] ?? ''}${url.search}`);
     }
     if (/^\/v1\/approvals\/?$/.test(url.pathname) && method === 'GET') {
@@ -113,8 +117,9 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
     }
     const approval = APPROVAL.exec(url.pathname);
     if (approval) {
+      const approvalId = decodePathSegment(approval[1]!, 'approvalId');
       const owner = await holder(agents, (agent) => `${agent.approvals}/${approval[1]}`);
-      if (!owner) return answer(response, 404, `no approval ${decodeURIComponent(approval[1]!)}`);
+      if (!owner) return answer(response, 404, `no approval ${approvalId}`);
       return forward(`${owner.approvals}/${approval[1]}${url.search}`);
     }
     return answer(response, 404, `no route ${url.pathname}`);

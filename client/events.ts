@@ -117,6 +117,11 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
     } catch (error) {
       problem = idle ? connection.signal.reason : error;
     }
+    // 204: the run is over and `last` was its last event (an `after` the caller kept): nothing more will come.
+    if (response?.status === 204) {
+      release();
+      return;
+    }
     // Refused (no such run 404, a resume point the run does not have 400, the credential 401/403): not retried.
     if (response && response.status >= 400 && response.status < 500) {
       const refusal = new RunsApiError(response.status, await refusalOf(response));

@@ -16,8 +16,9 @@ const CONSOLE_PATH = /^\/(?:$|app\.js$|style\.css$|api\/)/;
 export function consoleProxy(consoleOrigin: string, servedAt: () => number) {
   const target = new URL(consoleOrigin);
   return (request: IncomingMessage, response: ServerResponse): boolean => {
-    const path = new URL(request.url ?? '/', 'http://console.invalid').pathname;
-    if (!CONSOLE_PATH.test(path)) return false;
+    // A target that is no URL (`//[`) is none of the console's paths: refused as the port refuses any other.
+    const path = URL.parse(request.url ?? '/', 'http://console.invalid')?.pathname;
+    if (path === undefined || !CONSOLE_PATH.test(path)) return false;
     const port = servedAt();
     const own = loopbackHosts(port);
     if (!own.has(request.headers.host ?? '')) {

@@ -1,5 +1,5 @@
 import type { Clock } from '../shared/ports.js';
-import { eventsAfter, UnknownEventId } from '../runs/events.js';
+import { eventsAfter, isFinal, UnknownEventId, type RunEvent } from '../runs/events.js';
 import { streamRunEvents, type EventSink, type RunFeeds, type StreamLimits } from '../runs/event-feed.js';
 
 /**
@@ -13,12 +13,15 @@ import { streamRunEvents, type EventSink, type RunFeeds, type StreamLimits } fro
  *                                                   and it wins over `after` (it is the newer point)
  *   → 200 text/event-stream: `id:`/`event:`/`data:` frames, `: heartbeat` comments while idle,
  *     closed after `run.finished`
+ *   → 204 a resume point that is the run's last event (`z.run`): nothing more will come
  *   → 404 no such run · 400 a resume point that is not an event of the run (nothing is streamed)
  */
 
-/** What the transport gives the route: a refusal in the API's JSON shape, or the opened stream. */
+/** What the transport gives the route: a refusal in the API's JSON shape, a 204, or the opened stream. */
 export interface StreamResponse {
   refuse(status: 400 | 404, message: string): void;
+  /** Answers 204 No Content: the stream asked for has nothing left to send, ever (SSE's "do not reconnect"). */
+  nothingMore(): void;
   /** Sends 200 with the event-stream headers; what is written to the sink goes out as it is written. */
   open(headers: Record<string, string>): EventSink;
   /** Calls `stop` when the client goes away. */
@@ -47,12 +50,17 @@ export function createRunEventsRoute(deps: { feeds: RunFeeds; clock: Clock; limi
     const field = fromHeader ? 'Last-Event-ID' : 'after';
     const events = await deps.feeds.current(request.runId, cursor);
     if (!events) return response.refuse(404, `runId: no run ${JSON.stringify(request.runId.slice(0, 120))}`);
+    let rest: RunEvent[];
     try {
-      eventsAfter(events, cursor, field);
+      rest = eventsAfter(events, cursor, field);
     } catch (error) {
       if (error instanceof UnknownEventId) return response.refuse(400, error.message);
       throw error;
     }
+    // Resumed after the run's last event: the stream would open and wait, beating, for an event
+    // that never comes. An EventSource asks exactly this when it reconnects after the stream ended
+    // (`Last-Event-ID: z.run`), and the SSE specification's answer that stops it reconnecting is 204.
+    if (rest.length === 0 && isFinal(events.at(-1))) return response.nothingMore();
     const sink = response.open(EVENT_STREAM_HEADERS);
     response.onClose(streamRunEvents({ feeds: deps.feeds, clock: deps.clock }, request.runId, cursor, sink, deps.limits));
   };

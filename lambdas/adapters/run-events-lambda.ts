@@ -38,9 +38,10 @@ export function runEventsRequestOf(event: Pick<APIGatewayProxyEvent, 'pathParame
 }
 
 /**
- * Serves one request on `responseStream`: a refusal (404, 400) as the API's JSON, or the opened
- * event stream; resolves once the response has ended (the final event, a limit, or the client gone),
- * so that the invocation lasts as long as its stream and no longer.
+ * Serves one request on `responseStream`: a refusal (404, 400) as the API's JSON, a 204 (nothing
+ * after the run's last event), or the opened event stream; resolves once the response has ended
+ * (the final event, a limit, or the client gone), so that the invocation lasts as long as its
+ * stream and no longer.
  */
 export function serveRunEvents(route: RunEventsRoute, streaming: LambdaStreaming['HttpResponseStream'], event: APIGatewayProxyEvent, responseStream: Writable): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -59,6 +60,9 @@ export function serveRunEvents(route: RunEventsRoute, streaming: LambdaStreaming
       refuse(status, message) {
         const body = streaming.from(responseStream, { statusCode: status, headers: { 'content-type': 'application/json' } });
         body.end(JSON.stringify({ message }));
+      },
+      nothingMore() {
+        streaming.from(responseStream, { statusCode: 204, headers: {} }).end();
       },
       open(headers) {
         const body = streaming.from(responseStream, { statusCode: 200, headers });

@@ -164,7 +164,8 @@ export function apiRoute(pathname: string, page: boolean, servesRuns: boolean): 
   const route = match[1] as ApiRoute['route'];
   // `/v1/decide/../approvals` parses to /approvals: without the credential, only the page is served.
   if (page && route !== 'decide') throw new RefusedRequest(403, MISSING_CREDENTIAL);
-  const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2]);
+  // Named as each route names its id (apiGatewayEvent's path parameter): a run's is no approval's.
+  const approvalId = match[2] === undefined ? undefined : decodePathSegment(match[2], route === 'runs' ? 'runId' : route === 'batches' ? 'batchId' : 'approvalId');
   if (route === 'decide' && approvalId === undefined) throw new RefusedRequest(404, `no route ${pathname}`);
   const cancel = match[3] !== undefined;
   // The runs API's handler serves batches too (lambdas/runs/batch.ts; a deployed stack has no such route yet, and its resource policy refuses it).
@@ -184,7 +185,8 @@ export class RefusedRequest extends Error {
   }
 }
 
-function parseUrl(raw: string | undefined): URL {
+/** A request's target as a URL; one that is none (`//[`) is the caller's mistake, refused 400 (RefusedRequest), never a 500. */
+export function parseUrl(raw: string | undefined): URL {
   try {
     return new URL(raw ?? '/', 'http://localhost');
   } catch {
@@ -192,7 +194,8 @@ function parseUrl(raw: string | undefined): URL {
   }
 }
 
-function decodePathSegment(segment: string, field = 'approvalId'): string {
+/** A path segment, decoded; a malformed percent-encoding is refused 400 (RefusedRequest) naming `field`. */
+export function decodePathSegment(segment: string, field = 'approvalId'): string {
   try {
     return decodeURIComponent(segment);
   } catch {

@@ -16,6 +16,9 @@ export function nodeStreamResponse(request: IncomingMessage, response: ServerRes
     refuse(status, message) {
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ message }));
     },
+    nothingMore() {
+      response.writeHead(204).end();
+    },
     open(headers) {
       // A response that holds its socket (not one queued behind another on a kept-alive connection)
       // is written on it directly after its first write, which takes the headers out on it.

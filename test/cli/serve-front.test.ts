@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startFrontDoor } from '../../cli/serve-front.js';
+import { consoleProxy } from '../../console/proxy.js';
 
 /**
  * The front door of a serve of several agents (cli/serve-front.ts) listens before their engines
@@ -39,6 +40,40 @@ describe('the front door of several engines', () => {
       const unnamed = await fetch(front.runsUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"input": {}}' });
       expect(unnamed.status).toBe(400);
       expect(await unnamed.json()).toEqual({ message: 'agent: this serve runs notes, triage: name one' });
+    } finally {
+      await front.close();
+    }
+  });
+
+  it.each([
+    ['a run id with a malformed escape', '/v1/runs/%ZZ', /^runId: malformed percent-encoding in the path: "%ZZ"$/],
+    ["a run's events with a malformed run id", '/v1/runs/%E0%A4%A/events', /^runId: malformed percent-encoding/],
+    ['a cancel with a malformed run id', '/v1/runs/%/cancel', /^runId: malformed percent-encoding/],
+    ['a batch id with a malformed escape', '/v1/batches/%ZZ', /^batchId: malformed percent-encoding/],
+    ['an approval id with a malformed escape', '/v1/approvals/%ZZ', /^approvalId: malformed percent-encoding/],
+    ['a target that is no URL', '//[', /^path: not a valid request target/],
+  ])('refuses %s with 400 naming it, not a 500 with the exception, and asks no engine', async (_, path, message) => {
+    const front = await startFrontDoor();
+    // Engines nobody reaches: a request that got to one would fail (500), not be refused.
+    const nowhere = (name: string) => ({ name, runs: `http://127.0.0.1:9/${name}/v1/runs`, approvals: `http://127.0.0.1:9/${name}/v1/approvals` });
+    front.serve([nowhere('notes'), nowhere('triage')]);
+    try {
+      const answered = await fetch(`${front.runsUrl.replace(/\/v1\/runs$/, '')}${path}`, { method: path.endsWith('/cancel') ? 'POST' : 'GET' });
+      expect(answered.status).toBe(400);
+      expect(await answered.json()).toEqual({ message: expect.stringMatching(message) });
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('refuses a target that is no URL without the credential as any other (403): the console behind the port takes it as none of its paths', async () => {
+    // The console serve puts behind its port (console/proxy.ts), at an address nobody reaches: it is never asked.
+    const front = await startFrontDoor({ fallback: consoleProxy('http://127.0.0.1:9', () => front.port) });
+    front.serve([{ name: 'notes', runs: 'http://127.0.0.1:9/notes/v1/runs', approvals: 'http://127.0.0.1:9/notes/v1/approvals' }]);
+    try {
+      const answered = await fetch(`http://127.0.0.1:${front.port}//[`);
+      expect(answered.status).toBe(403);
+      expect(await answered.json()).toEqual({ message: expect.stringMatching(/^credential: missing or wrong/) });
     } finally {
       await front.close();
     }

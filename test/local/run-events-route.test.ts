@@ -207,6 +207,22 @@ describe('GET /v1/runs/{id}/events', () => {
     expect(((await response.json()) as { message: string }).message).toMatch(message);
   });
 
+  it("answers a resume after the run's last event with 204 (SSE's \"do not reconnect\"), not a stream that beats forever; the client ends there", async () => {
+    const { origin, steps } = await served();
+    await steps.create();
+    await steps.turn(1, 0);
+    await steps.finish();
+    // What an EventSource sends when it reconnects after the stream ended, and an `after` an app kept.
+    for (const [path, headers] of [['/v1/runs/r1/events', { 'last-event-id': 'z.run' }], ['/v1/runs/r1/events?after=z.run', {}]] as const) {
+      const response = await fetch(`${origin}/${CREDENTIAL}${path}`, { headers, signal: AbortSignal.timeout(5_000) });
+      expect(response.status, path).toBe(204);
+      expect(await response.text()).toBe('');
+    }
+    const got: RunEvent[] = [];
+    for await (const event of followEvents({ url: origin, credential: CREDENTIAL }, 'r1', { after: 'z.run', maxAttempts: 0 })) got.push(event);
+    expect(got).toEqual([]);
+  });
+
   it.each([
     ['no credential', (origin: string) => `${origin}/v1/runs/r1/events`],
     ['a wrong credential', (origin: string) => `${origin}/${'w'.repeat(43)}/v1/runs/r1/events`],
