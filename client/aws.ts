@@ -22,7 +22,7 @@ export function deploymentClient(deployment: Deployment, agent?: AgentDefinition
     const secretId = deployment.sealSecretArn;
     if (!secretId) throw new InvalidInputError(`stack: ${deployment.stackName} has no LedgerSealSecretArn output (deployed before the ledger was sealed): deploy it again`);
     return secretSealer(secretId, (await secrets.send(new GetSecretValueCommand({ SecretId: secretId }))).SecretString);
-  });
+  }, undefined, deployment.ledgerAgents);
   const decide = deployment.approvalApiUrl ? signedApprovalDecider(deployment.approvalApiUrl, deployment.region, sfn.config.credentials) : undefined;
   // Runs start through the runs API when the stack has one: its caller, as IAM verified it, is the run's starter.
   const startRun = deployment.approvalApiUrl ? runsApiStarter(runsUrlOf(deployment.approvalApiUrl), signedFetch(deployment.approvalApiUrl, deployment.region, sfn.config.credentials)) : undefined;

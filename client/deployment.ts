@@ -41,6 +41,8 @@ export interface Deployment {
   approvalApiUrl?: string;
   /** The secret holding the ledger's seal key (read with the caller's credentials, to verify records). */
   sealSecretArn?: string;
+  /** The stack's agents whose runs its ledger table holds (its outputs name the same table): what a list of every agent's runs reads, by each one's index. */
+  ledgerAgents?: string[];
 }
 
 const OUTPUT = /^savepoint:([a-z][a-z0-9-]*):(StateMachineArn|StateMachineAliasArn|LedgerTableName|LedgerSealSecretArn|ApprovalApiUrl)$/;
@@ -77,6 +79,7 @@ export async function describeDeployment(options: { stackName: string; region?: 
       tableName: outputs['LedgerTableName'],
       ...(outputs['ApprovalApiUrl'] && { approvalApiUrl: outputs['ApprovalApiUrl'] }),
       ...(outputs['LedgerSealSecretArn'] && { sealSecretArn: outputs['LedgerSealSecretArn'] }),
+      ledgerAgents: names.filter((name) => agents.get(name)?.['LedgerTableName'] === outputs['LedgerTableName']),
     };
   } catch (error) {
     if (error instanceof Error && error.name === 'ValidationError') throw new InvalidInputError(`stack: ${error.message}`, { cause: error });

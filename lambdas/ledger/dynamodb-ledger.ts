@@ -81,6 +81,14 @@ export class DynamoDbLedger extends StorageLedger {
      * (`put`, `putItems`). @default setTimeout
      */
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    /**
+     * The agents whose runs the table holds, when the caller knows them (a deployed stack's, from its
+     * outputs): `listRuns` then reads each one's newest runs by the `runsByAgent` index and only the
+     * newest `limit` run items, not the whole table by a scan (what a console polling a table of
+     * months of runs every 2 s would read). The runs of an agent left out are not listed.
+     * @default unknown: a scan of the whole table
+     */
+    private readonly agents?: readonly string[],
   ) {
     super();
   }
@@ -229,10 +237,16 @@ export class DynamoDbLedger extends StorageLedger {
     });
   }
 
-  protected async scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
+  protected async newestRunRecords(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
+    if (this.agents) {
+      for (const agent of this.agents) this.guarded({ query: { index: LedgerIndexes.runsByAgent, partition: agent } });
+      const listed = (await Promise.all(this.agents.map((agent) => this.newestOf(agent, limit)))).flat();
+      return this.readRuns(newestRuns(listed, limit).map(({ runId }) => runId), options);
+    }
     // A scan reads the table in its keys' hash order, not by age: the newest `limit` runs are known
-    // only once every page is read (stopping at `limit` runs listed whichever came first). Memory stays bounded by keeping the newest as it goes. Every agent's runs, so no
-    // keyed index serves it: a reader that knows the agent lists its runs by `runsByAgent` (listRunsOf).
+    // only once every page is read (stopping at `limit` runs listed whichever came first). Memory
+    // stays bounded by keeping the newest as it goes.
+    this.guarded({ scan: true });
     const runs: RunRecord[] = [];
     let start: Record<string, AttributeValue> | undefined;
     do {
@@ -257,27 +271,40 @@ export class DynamoDbLedger extends StorageLedger {
   }
 
   protected async queryRunsOf(agent: string, limit: number, options: DamagedRunOptions & { notAfter?: string }): Promise<RunRecord[]> {
-    // Newest first from the index (it projects the run id only: a run item changes at every step),
-    // each run then read itself, consistently (the index is eventually consistent).
-    const ids: string[] = [];
+    const runs = await this.readRuns((await this.newestOf(agent, limit, options.notAfter)).map(({ runId }) => runId), options);
+    return runs.filter((run) => run.agent === agent);
+  }
+
+  /**
+   * The newest `limit` runs of `agent` (created at `notAfter` or before), newest first, from the
+   * `runsByAgent` index: ids and creation times only (it projects the run id: a run item changes at
+   * every step), each an index key.
+   */
+  private async newestOf(agent: string, limit: number, notAfter?: string): Promise<{ runId: string; createdAt: string }[]> {
+    const listed: { runId: string; createdAt: string }[] = [];
     let start: Record<string, AttributeValue> | undefined;
     do {
       const page = await this.client.send(
         new QueryCommand({
           TableName: this.tableName,
           IndexName: LedgerIndexes.runsByAgent,
-          KeyConditionExpression: options.notAfter === undefined ? 'runAgent = :agent' : 'runAgent = :agent AND createdAt <= :notAfter',
-          ExpressionAttributeValues: attributes({ ':agent': agent, ...(options.notAfter !== undefined && { ':notAfter': options.notAfter }) }),
+          KeyConditionExpression: notAfter === undefined ? 'runAgent = :agent' : 'runAgent = :agent AND createdAt <= :notAfter',
+          ExpressionAttributeValues: attributes({ ':agent': agent, ...(notAfter !== undefined && { ':notAfter': notAfter }) }),
           ScanIndexForward: false,
-          Limit: Math.min(limit - ids.length, 1000),
+          Limit: Math.min(limit - listed.length, 1000),
           ExclusiveStartKey: start,
         }),
       );
-      for (const item of (page.Items ?? []).map(fromAttributes)) ids.push(String(item['runId']));
+      for (const item of (page.Items ?? []).map(fromAttributes)) listed.push({ runId: String(item['runId']), createdAt: String(item['createdAt']) });
       start = page.LastEvaluatedKey;
-    } while (start && ids.length < limit);
+    } while (start && listed.length < limit);
+    return listed;
+  }
+
+  /** The runs of these ids, each read itself, consistently (an index is eventually consistent); one gone since is left out, a damaged one named. */
+  private async readRuns(runIds: readonly string[], options: DamagedRunOptions): Promise<RunRecord[]> {
     const runs = await Promise.all(
-      ids.map(async (runId) => {
+      runIds.map(async (runId) => {
         try {
           return await this.getRun(runId);
         } catch (error) {
@@ -285,7 +312,7 @@ export class DynamoDbLedger extends StorageLedger {
         }
       }),
     );
-    return runs.filter((run): run is RunRecord => run !== undefined && run.agent === agent);
+    return runs.filter((run): run is RunRecord => run !== undefined);
   }
 
   protected async queryRunning(options: DamagedRunOptions): Promise<RunRecord[]> {

@@ -291,7 +291,8 @@ export class EmbeddedLedger extends TieredStore {
   // The newest `limit` runs by the creation time each run partition keeps (the order listRuns
   // sorts in): only their run records are read. A record read back from disk that fails its
   // checks is named to `onDamaged` (or thrown without it).
-  protected async scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
+  protected async newestRunRecords(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
+    this.guarded({ scan: true });
     return runRecords(this.newestRuns(limit), options);
   }
 

@@ -80,8 +80,11 @@ export abstract class StorageLedger implements Ledger, Pruning {
    * verified: one that does not verify is named to `onDamaged` and left out, or throws without it.
    */
   protected abstract queryPartition(pk: string, fromSk?: string, onDamaged?: (error: LedgerIntegrityError) => void): Maybe<Stored[]>;
-  /** Every run record (at least the newest `limit`), damaged ones named to `onDamaged`. */
-  protected abstract scanRuns(limit: number, options: DamagedRunOptions): Promise<RunRecord[]>;
+  /**
+   * At least the newest `limit` run records of every agent, damaged ones named to `onDamaged`; the
+   * engine guards the storage calls it makes for them (a scan, or its index's queries).
+   */
+  protected abstract newestRunRecords(limit: number, options: DamagedRunOptions): Promise<RunRecord[]>;
   /** The run records whose status is `running`, damaged ones named to `onDamaged`. */
   protected abstract queryRunning(options: DamagedRunOptions): Promise<RunRecord[]>;
   /** The newest `limit` runs of `agent` (DynamoDB: the `runsByAgent` index). */
@@ -290,10 +293,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
     }
   };
   readonly getRun: Ledger['getRun'] = (runId) => this.record(runKey(runId));
-  readonly listRuns: Ledger['listRuns'] = async (limit = 100, options = {}) => {
-    this.guard?.({ scan: true });
-    return newestRuns(await this.scanRuns(limit, options), limit);
-  };
+  readonly listRuns: Ledger['listRuns'] = async (limit = 100, options = {}) => newestRuns(await this.newestRunRecords(limit, options), limit);
   readonly listRunsOf: Ledger['listRunsOf'] = async (agent, limit = 100, options = {}) => {
     this.guard?.({ query: { index: LedgerIndexes.runsByAgent, partition: agent } });
     return newestRuns(await this.queryRunsOf(agent, limit, options), limit);
@@ -543,7 +543,7 @@ type PairOptions = {
  * The newest `limit` of `runs`, newest first: by creation time, then runs of the same instant by
  * run id, as the embedded ledger orders them (a scan's order, DynamoDB's, is not a tie-break).
  */
-export function newestRuns(runs: RunRecord[], limit = runs.length): RunRecord[] {
+export function newestRuns<T extends Pick<RunRecord, 'createdAt' | 'runId'>>(runs: T[], limit = runs.length): T[] {
   return runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt) || byCodeUnits(a.runId, b.runId)).slice(0, limit);
 }
 

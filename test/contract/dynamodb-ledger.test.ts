@@ -131,4 +131,26 @@ describe('DynamoDB on dynalite: the runs of a table a scan reads in several page
     expect(ids(await ledger.listRuns(1))).toEqual(['r12']);
     expect(ids(await ledger.listRuns())).toEqual(['r12', 'r11', 'r10', 'r9', 'r8', 'r7', 'r6', 'r5', 'r4', 'r3', 'r2', 'r1']);
   });
+
+  it("lists them by each agent's index, not a scan, when the table's agents are known, and reads only the runs it lists", async () => {
+    const name = `agents-${++tables}`;
+    await ensureTable(dynamo.client, table(name));
+    const sealer = ephemeralSealer();
+    const writer = new DynamoDbLedger(dynamo.client, name, sealer);
+    // Two agents' runs, interleaved in time, each with a turn of 300 kB (several pages of a scan).
+    for (let index = 1; index <= 8; index += 1) {
+      await writer.createRun(run(`r${index}`, { agent: index % 2 === 0 ? 'even' : 'odd', createdAt: at(index).toISOString() }));
+      await writer.recordTurn(turn(1, 'x'.repeat(300_000), `r${index}`));
+    }
+    const sent: string[] = [];
+    const counted = { send: (command: { constructor: { name: string } }) => (sent.push(command.constructor.name), dynamo.client.send(command as never)) } as unknown as typeof dynamo.client;
+    const reader = new DynamoDbLedger(counted, name, sealer, undefined, ['odd', 'even']);
+    const ids = (runs: { runId: string }[]) => runs.map((listed) => listed.runId);
+    expect(ids(await reader.listRuns(3))).toEqual(['r8', 'r7', 'r6']);
+    expect(sent.filter((command) => command === 'ScanCommand')).toEqual([]);
+    expect(sent.filter((command) => command === 'QueryCommand')).toHaveLength(2);
+    expect(sent.filter((command) => command === 'GetItemCommand')).toHaveLength(3);
+    // The same list as the scan gives (every agent's runs are the table's).
+    expect(ids(await reader.listRuns())).toEqual(ids(await writer.listRuns()));
+  });
 });
