@@ -184,6 +184,30 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
     expect(existsSync(stateDir)).toBe(false);
   });
 
+  // A number option is decimal digits (an amount: with a fraction), refused otherwise naming the option
+  // as typed: read by JavaScript's Number(), `0x10` ran as 16, `1e2` as 100 and `5.0` as 5.
+  it.each([
+    ['--max-steps', '0x10', 'a whole number in decimal digits'],
+    ['--max-steps', '1e2', 'a whole number in decimal digits'],
+    ['--max-steps', '5.0', 'a whole number in decimal digits'],
+    ['--max-dollars', '0x1', 'a number in decimal digits \\(e\\.g\\. 2\\.5\\)'],
+  ])('a number option in another notation (%s %s), named as typed, before anything is made', async (option, value, expected) => {
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const result = await savepoint('--state-dir', stateDir, 'run', '--template', template, option, value);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^savepoint: invalid options: ${option}: expected ${expected}, not "${value.replace('.', '\\.')}"$`, 'm'));
+    oneSentence(result.stderr);
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
+  it("fork's --at in another notation (0x1), named, before the parent is read", async () => {
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const result = await savepoint('--state-dir', stateDir, 'fork', 'some-run', '--at', '0x1', '--yes');
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toBe('savepoint: invalid options: --at: expected a whole number in decimal digits, not "0x1"\n');
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
   // JSON that is not a template was run (null: ignored, the stack synthesized instead) or failed
   // once the stack started (exit 1, the state directory made): refused before, naming the file.
   it.each([
