@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { z } from 'zod';
 import { problemsOf } from '../lambdas/shared/validation.js';
 /**
@@ -45,8 +46,31 @@ export function listenRefused(error: unknown, where: { port?: number | undefined
   }
 }
 
-/** An option as the user types it, from commander's name of it: `maxDollars` → `--max-dollars`. */
-export const asTyped = (name: string): string => `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+/**
+ * The options of the command being run that took their value from an environment variable
+ * (commander's `Option.env`: the value's source is 'env'), by commander's name, with the variable:
+ * a message about such a value names the variable the user set, not a flag they never typed.
+ * Noted as the command's action starts (cli/program.ts).
+ */
+const fromEnvironment = new Map<string, string>();
+
+/** Notes which of `command`'s options took their value from an environment variable (`asTyped` names it). */
+export function noteEnvironmentOptions(command: Command): void {
+  fromEnvironment.clear();
+  for (const option of command.options) {
+    const name = option.attributeName();
+    if (option.envVar !== undefined && command.getOptionValueSource(name) === 'env') fromEnvironment.set(name, option.envVar);
+  }
+}
+
+/**
+ * An option as the user gave it, from commander's name of it: `maxDollars` → `--max-dollars`; or,
+ * when its value came from an environment variable, that variable: `$SAVEPOINT_APPROVAL_TIMEOUT`.
+ */
+export const asTyped = (name: string): string => {
+  const variable = fromEnvironment.get(name);
+  return variable === undefined ? `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}` : `$${variable}`;
+};
 
 /**
  * A number option's text, for the schemas `parseOptions` reads. Not `z.coerce.number()`, which is

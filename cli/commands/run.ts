@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { engineOptions } from '../options.js';
+import { defaultFromEnv, engineOptions } from '../options.js';
 import { parseOptions, UsageError } from '../errors.js';
 import { deployed, err, nextCommand, out, printJson, printReport, stateDir } from '../program.js';
 import { exitCodeOfSignal, signalCame, watchStopSignals, type StopSignals } from '../signals.js';
@@ -33,7 +33,7 @@ export function registerRunCommand(program: Command): void {
     .addOption(engineOptions.failRate())
     .addOption(engineOptions.seed())
     .addOption(engineOptions.approve())
-    .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time (default: $SAVEPOINT_APPROVAL_TIMEOUT, else 1 unattended, 300 in a terminal)', process.env['SAVEPOINT_APPROVAL_TIMEOUT'] || undefined)
+    .addOption(defaultFromEnv(new Option('--approval-timeout <seconds>', 'escalate approvals not decided within this time (default: $SAVEPOINT_APPROVAL_TIMEOUT, else 1 unattended, 300 in a terminal)'), 'SAVEPOINT_APPROVAL_TIMEOUT'))
     .option('--max-steps <n>', 'step budget: model turns + tool calls (default 400)')
     .option('--max-tokens <n>', 'token budget, input + output over the run (default 600000)')
     .option('--max-tokens-per-turn <n>', 'max_tokens of every model call (default 2048)')

@@ -200,6 +200,14 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
     expect(existsSync(stateDir)).toBe(false);
   });
 
+  // The user set the variable and typed no --approval-timeout: the message names what they set.
+  it('a bad $SAVEPOINT_APPROVAL_TIMEOUT, named as the variable, before anything is made', async () => {
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const run = exec(process.execPath, [bin, '--state-dir', stateDir, 'run', '--template', template], { timeout: 90_000, env: { ...env, SAVEPOINT_APPROVAL_TIMEOUT: 'abc' } });
+    await expect(run).rejects.toMatchObject({ code: 2, stderr: 'savepoint: invalid options: $SAVEPOINT_APPROVAL_TIMEOUT: expected a whole number in decimal digits, not "abc"\n' });
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
   it("fork's --at in another notation (0x1), named, before the parent is read", async () => {
     const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
     const result = await savepoint('--state-dir', stateDir, 'fork', 'some-run', '--at', '0x1', '--yes');
