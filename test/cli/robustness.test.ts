@@ -458,6 +458,15 @@ describe('one owner per state directory, and stop signals that save the run', ()
       expect(status.stderr).toBe(`savepoint: invalid runId: expected 1-80 letters, digits, "-" or "_" (it names the execution), got ${JSON.stringify(odd)}\n`);
     }
   });
+
+  it('replay, trace and migrate of a run id no run can have ("", "a b") exit 2 naming runId, as status does, not "no run  in …"', async () => {
+    const { dir } = copyOfSaved('odd-run-ids-of-the-ledger');
+    for (const [command, odd, ...rest] of [['replay', ''], ['trace', 'a b'], ['migrate', '', '--to', '2']]) {
+      const exit = await savepoint(...dir, command!, odd!, ...rest);
+      expect(exit.code, exit.stderr).toBe(2);
+      expect(exit.stderr).toBe(`savepoint: invalid runId: expected 1-80 letters, digits, "-" or "_" (it names the execution), got ${JSON.stringify(odd)}\n`);
+    }
+  });
 });
 
 /** prlimit (util-linux), which CI installs (.ci/run): without it the file-size test skips itself. */
