@@ -25,7 +25,7 @@ import { summarizeHistory } from '../local/engine/local-engine.js';
 import { historyLog } from '../local/engine/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
 import { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
-import { agentStateMachineOf, type CfnResource, type CfnTemplateJson } from '../local/template/asl.js';
+import { agentStateMachineOf, extractStateMachine, type CfnResource, type CfnTemplateJson } from '../local/template/asl.js';
 import { isRecord } from '../lambdas/shared/json.js';
 import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
 import { amountOption, asTyped, describe as describeError, listenRefused, parseOptions, wholeNumberOption } from './errors.js';
@@ -656,8 +656,10 @@ export function templateFile(path: string, agentName: string): CfnTemplateJson {
   const resources = isRecord(template) ? template['Resources'] : undefined;
   if (!isRecord(resources) || !Object.values(resources).every(isRecord)) throw new UsageError(`--template ${path}: not a CloudFormation template (no "Resources" object of resources)`);
   try {
-    // The state machine the stack will run, found as it finds it.
-    agentStateMachineOf(resources as Record<string, CfnResource>, agentName);
+    // The state machine the stack will run, found as it finds it, and its definition read as it reads
+    // it: one it cannot read (none, not JSON) failed once the stack had made the state directory (exit 1).
+    const machine = agentStateMachineOf(resources as Record<string, CfnResource>, agentName);
+    extractStateMachine(template as CfnTemplateJson, { stateMachineLogicalId: machine });
   } catch (error) {
     throw new UsageError(`--template ${path}: ${(error as Error).message}`);
   }

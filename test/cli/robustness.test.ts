@@ -227,6 +227,12 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
       '{"Resources":{"Queue":{"Type":"AWS::SQS::Queue"}}}',
       /^savepoint: --template \S+template-no-machine\.json: The template has no AWS::StepFunctions::StateMachine resource$/m,
     ],
+    [
+      'a state machine with no definition',
+      'template-no-definition.json',
+      '{"Resources":{"Machine":{"Type":"AWS::StepFunctions::StateMachine","Properties":{}}}}',
+      /^savepoint: --template \S+template-no-definition\.json: state machine Machine has neither DefinitionString nor Definition \(DefinitionS3Location is not supported\)$/m,
+    ],
   ])('a --template file that is not a template of the agent: %s', async (_case, name, content, message) => {
     const file = dayFile(name, content);
     const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
