@@ -473,6 +473,13 @@ describe('one owner per state directory, and stop signals that save the run', ()
       expect(exit.stderr).toBe(`savepoint: invalid runId: expected 1-80 letters, digits, "-" or "_" (it names the execution), got ${JSON.stringify(odd)}\n`);
     }
   });
+
+  it('run --ledger dynalite on a state directory of the embedded ledger is refused naming both, in English', async () => {
+    const { dir } = copyOfSaved('other-ledger-kind');
+    const run = await savepoint(...dir, 'run', '--template', template, '--ledger', 'dynalite');
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/^savepoint: the state directory \S+other-ledger-kind holds an embedded ledger: pass --ledger embedded, or another --state-dir for a dynalite one$/m);
+  });
 });
 
 /** prlimit (util-linux), which CI installs (.ci/run): without it the file-size test skips itself. */
