@@ -8,7 +8,7 @@ import { byCodeUnits } from '../lambdas/shared/text.js';
 import { agentModulePath, isAgentPath, loadAgent } from '../local/runtime/agents.js';
 import type { AslDefinition, CfnTemplateJson } from '../local/template/asl.js';
 import { LEDGER_PATHS } from '../local/state/ledger-files.js';
-import { listenRefused, parseOptions, UsageError } from './errors.js';
+import { listenRefused, parseOptions, UsageError, wholeNumberOption } from './errors.js';
 import { agentDirsOf, openEveryAgent, runningEngine } from './state.js';
 import { localLedgerDecisions } from './target.js';
 import { watchStopSignals } from './signals.js';
@@ -18,7 +18,7 @@ export const ConsoleOptions = schemaOnFirstUse(() =>
   z
     .object({
       stateDir: z.string().min(1),
-      port: z.coerce.number().int().min(0).max(65535).default(0),
+      port: wholeNumberOption(z.number().max(65535)).default(0),
       /** Anything but loopback serves the console read-only. */
       host: z.string().min(1).default('127.0.0.1'),
       agent: z.string().min(1).optional(),

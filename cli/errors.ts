@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import type { Command } from 'commander';
+import { z } from 'zod';
 import { problemsOf } from '../lambdas/shared/validation.js';
 /**
  * A mistake in what the user asked for — a bad option or file, a state directory that cannot be
@@ -45,8 +46,50 @@ export function listenRefused(error: unknown, where: { port?: number | undefined
   }
 }
 
-/** An option as the user types it, from commander's name of it: `maxDollars` → `--max-dollars`. */
-export const asTyped = (name: string): string => `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+/**
+ * The options of the command being run that took their value from an environment variable
+ * (commander's `Option.env`: the value's source is 'env'), by commander's name, with the variable:
+ * a message about such a value names the variable the user set, not a flag they never typed.
+ * Noted as the command's action starts (cli/program.ts).
+ */
+const fromEnvironment = new Map<string, string>();
+
+/** Notes which of `command`'s options took their value from an environment variable (`asTyped` names it). */
+export function noteEnvironmentOptions(command: Command): void {
+  fromEnvironment.clear();
+  for (const option of command.options) {
+    const name = option.attributeName();
+    if (option.envVar !== undefined && command.getOptionValueSource(name) === 'env') fromEnvironment.set(name, option.envVar);
+  }
+}
+
+/**
+ * An option as the user gave it, from commander's name of it: `maxDollars` → `--max-dollars`; or,
+ * when its value came from an environment variable, that variable: `$SAVEPOINT_APPROVAL_TIMEOUT`.
+ */
+export const asTyped = (name: string): string => {
+  const variable = fromEnvironment.get(name);
+  return variable === undefined ? `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}` : `$${variable}`;
+};
+
+/**
+ * A number option's text, for the schemas `parseOptions` reads. Not `z.coerce.number()`, which is
+ * JavaScript's `Number()`: it took `0x10` as 16, `1e2` as 100, ` 5` as 5, `5.0` as a whole 5 and
+ * `''` as 0, so a slip ran with a budget, a port or a seed nobody wrote. A count, a port or a seed
+ * is a whole number: decimal digits only. An amount (dollars, a probability) may have a fraction:
+ * digits with one point. Anything else is refused, naming the option and the text.
+ */
+const numberText = (pattern: RegExp, expected: string) =>
+  z
+    .string()
+    .regex(pattern, { error: (issue) => `expected ${expected}, not ${JSON.stringify(issue.input)}` })
+    .transform(Number);
+
+/** A whole-number option (`--max-steps 16`): decimal digits, then `bounds` (e.g. `z.number().positive()`). */
+export const wholeNumberOption = (bounds: z.ZodNumber = z.number()) => numberText(/^\d+$/, 'a whole number in decimal digits').pipe(bounds.int());
+
+/** An amount option (`--max-dollars 2.50`, `--fail-rate .1`): decimal digits with at most one point, then `bounds`. */
+export const amountOption = (bounds: z.ZodNumber = z.number()) => numberText(/^(?:\d+(?:\.\d+)?|\.\d+)$/, 'a number in decimal digits (e.g. 2.5)').pipe(bounds);
 
 /**
  * A command's options (by commander's camelCase names) parsed by `schema`, or a UsageError that

@@ -10,6 +10,15 @@ import { AGENT_HELP, defaultAgent } from './program.js';
 type Brief = { readonly brief?: boolean };
 const asForRun = (description: string, { brief }: Brief) => (brief ? 'as for run' : description);
 
+/**
+ * `option`, its default the value of the environment variable `variable` (an empty one is unset, as
+ * `$SAVEPOINT_AGENT` is). Through commander's `env`, which records where the value came from: a bad
+ * one is named as the variable the user set, not as the flag they did not type (cli/errors.ts `asTyped`).
+ */
+export function defaultFromEnv(option: Option, variable: string): Option {
+  return process.env[variable] ? option.env(variable) : option;
+}
+
 export const engineOptions = {
   agent: () => new Option('--agent <name|path>', AGENT_HELP).default(defaultAgent),
   failRate: () => new Option('--fail-rate <p>', 'inject transient failures into model and provider requests, probability per request').default('0'),

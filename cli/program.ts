@@ -5,6 +5,7 @@ import type { RunReport } from '../lambdas/runs/report.js';
 import { formatReport, terminalSafe, type ExecutionFigures } from './format.js';
 import { commandHint, resumeWords } from './command-hint.js';
 import { DEFAULT_STATE_DIR } from './state.js';
+import { noteEnvironmentOptions } from './errors.js';
 
 /** The root command and what every command shares: its global options and where it writes. */
 
@@ -36,7 +37,9 @@ export const program = new Command('savepoint')
   // A mistake in the command line is a usage error: exit 2, as for invalid input (cli/savepoint.ts),
   // with a hint instead of the whole help. The subcommands inherit both.
   .exitOverride()
-  .showHelpAfterError('(add --help for the usage)');
+  .showHelpAfterError('(add --help for the usage)')
+  // Which options the command took from environment variables: a message about one names the variable.
+  .hook('preAction', (_, command) => noteEnvironmentOptions(command));
 
 /**
  * Ends the process now, with its process.exitCode, once each stream has written what it was given

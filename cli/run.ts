@@ -25,10 +25,10 @@ import { summarizeHistory } from '../local/engine/local-engine.js';
 import { historyLog } from '../local/engine/history-log.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../local/runtime/local-stack.js';
 import { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
-import { agentStateMachineOf, type CfnResource, type CfnTemplateJson } from '../local/template/asl.js';
+import { agentStateMachineOf, extractStateMachine, type CfnResource, type CfnTemplateJson } from '../local/template/asl.js';
 import { isRecord } from '../lambdas/shared/json.js';
 import { executionFigures, formatReport, terminalSafe, type ExecutionFigures } from './format.js';
-import { asTyped, describe as describeError, listenRefused, parseOptions } from './errors.js';
+import { amountOption, asTyped, describe as describeError, listenRefused, parseOptions, wholeNumberOption } from './errors.js';
 import { deploymentPrices, priceFor, priceTable, type PriceOverrides, type PriceTable } from '../lambdas/models/prices.js';
 import { modelConfigFromEnv } from '../lambdas/models/config.js';
 import { modelRegistry } from '../lambdas/models/registry.js';
@@ -45,6 +45,20 @@ import { counted } from '../lambdas/shared/text.js';
 import { commandHint, resumeWords } from './command-hint.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
+
+/**
+ * The budgets a new run is given on the command line (its RunConfig), as typed: a local run's, and
+ * those of a run handed to `savepoint serve` (cli/commands/run.ts), parsed by the same rules.
+ */
+export const BudgetOptions = z.object({
+  approvalTimeout: wholeNumberOption(z.number().positive().max(7 * 24 * 3600)).optional(),
+  maxSteps: wholeNumberOption(z.number().positive()).optional(),
+  maxTokens: wholeNumberOption(z.number().positive()).optional(),
+  maxTokensPerTurn: wholeNumberOption(z.number().positive()).optional(),
+  maxDollars: amountOption(z.number().positive()).optional(),
+  maxWallSeconds: wholeNumberOption(z.number().positive()).optional(),
+  onBudgetExceeded: z.enum(['stop', 'ask']).optional(),
+});
 
 export const RunOptions = z
   .object({
@@ -65,20 +79,14 @@ export const RunOptions = z
     force: z.boolean().default(false),
     /** `savepoint fork`: start the run as a fork of another (lambdas/runs/fork.ts). */
     fork: ForkRequest().optional(),
-    failRate: z.coerce.number().min(0).max(0.5),
-    seed: z.coerce.number().int().nonnegative(),
+    failRate: amountOption(z.number().min(0).max(0.5)),
+    seed: wholeNumberOption(),
     crashAt: CrashAt.optional(),
-    crashRate: z.coerce.number().min(0).max(1).default(0),
-    crashSeed: z.coerce.number().int().nonnegative().optional(),
-    maxRecoveries: z.coerce.number().int().positive().max(100).optional(),
+    crashRate: amountOption(z.number().min(0).max(1)).default(0),
+    crashSeed: wholeNumberOption().optional(),
+    maxRecoveries: wholeNumberOption(z.number().positive().max(100)).optional(),
     approve: ApprovalMode.optional(),
-    approvalTimeout: z.coerce.number().int().positive().max(7 * 24 * 3600).optional(),
-    maxSteps: z.coerce.number().int().positive().optional(),
-    maxTokens: z.coerce.number().int().positive().optional(),
-    maxTokensPerTurn: z.coerce.number().int().positive().optional(),
-    maxDollars: z.coerce.number().positive().optional(),
-    maxWallSeconds: z.coerce.number().int().positive().optional(),
-    onBudgetExceeded: z.enum(['stop', 'ask']).optional(),
+    ...BudgetOptions.shape,
     stateDir: z.string().min(1),
     memory: z.boolean(),
     /** The ledger: embedded (the default) or the DynamoDB ledger on dynalite. */
@@ -94,7 +102,7 @@ export const RunOptions = z
     fleetBudget: z.string().min(1).optional(),
     json: z.boolean(),
     /** The port of the console this run serves (console/). @default any free port */
-    consolePort: z.coerce.number().int().min(0).max(65535).optional(),
+    consolePort: wholeNumberOption(z.number().max(65535)).optional(),
   })
   .refine((options) => !options.memory || (options.crashAt === undefined && options.crashRate === 0), {
     path: ['crashAt'],
@@ -648,8 +656,10 @@ export function templateFile(path: string, agentName: string): CfnTemplateJson {
   const resources = isRecord(template) ? template['Resources'] : undefined;
   if (!isRecord(resources) || !Object.values(resources).every(isRecord)) throw new UsageError(`--template ${path}: not a CloudFormation template (no "Resources" object of resources)`);
   try {
-    // The state machine the stack will run, found as it finds it.
-    agentStateMachineOf(resources as Record<string, CfnResource>, agentName);
+    // The state machine the stack will run, found as it finds it, and its definition read as it reads
+    // it: one it cannot read (none, not JSON) failed once the stack had made the state directory (exit 1).
+    const machine = agentStateMachineOf(resources as Record<string, CfnResource>, agentName);
+    extractStateMachine(template as CfnTemplateJson, { stateMachineLogicalId: machine });
   } catch (error) {
     throw new UsageError(`--template ${path}: ${(error as Error).message}`);
   }

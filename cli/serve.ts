@@ -14,7 +14,7 @@ import type { CfnTemplateJson } from '../local/template/asl.js';
 import type { PriceOverrides } from '../lambdas/models/prices.js';
 import type { LocalFleetBudget } from '../local/runtime/fleet-budget.js';
 import { startLocalConsole } from '../console/local.js';
-import { describe as describeError, listenRefused, parseOptions, UsageError } from './errors.js';
+import { amountOption, describe as describeError, listenRefused, parseOptions, UsageError, wholeNumberOption } from './errors.js';
 import { terminalSafe } from './format.js';
 import { checkStateDir, ownStateDir } from './owner.js';
 import { checkTracingEnv } from './tracing-env.js';
@@ -28,15 +28,15 @@ export const ServeOptions = z.object({
   agent: z.array(z.string().min(1)).min(1, 'name the agent to serve: --agent <name|path> (or $SAVEPOINT_AGENT)'),
   stateDir: z.string().min(1),
   /** The loopback port of the runs API, the approval API and the console. @default any free port */
-  port: z.coerce.number().int().min(0).max(65535).optional(),
+  port: wholeNumberOption(z.number().max(65535)).optional(),
   ledger: z.enum(['embedded', 'dynalite']).optional(),
   durability: z.enum(['sync', 'async']).optional(),
   worldData: z.string().min(1).optional(),
   template: z.string().min(1).optional(),
   prices: z.string().min(1).optional(),
   fleetBudget: z.string().min(1).optional(),
-  failRate: z.coerce.number().min(0).max(0.5).default(0),
-  seed: z.coerce.number().int().nonnegative().default(1),
+  failRate: amountOption(z.number().min(0).max(0.5)).default(0),
+  seed: wholeNumberOption().default(1),
 });
 export type ServeOptions = z.infer<typeof ServeOptions>;
 

@@ -389,7 +389,8 @@ export function ledgerKindOf(stateDir: string): LedgerKind | undefined {
 export function chooseLedger(stateDir: string | undefined, asked: LedgerKind | undefined): LedgerKind {
   const held = stateDir === undefined ? undefined : ledgerKindOf(stateDir);
   if (asked && held && asked !== held) {
-    throw new UsageError(`the state directory ${stateDir} holds a ${held} ledger: pass --ledger ${held}, or another --state-dir for a ${asked} one`);
+    const a = (kind: LedgerKind) => `${kind === 'embedded' ? 'an' : 'a'} ${kind}`;
+    throw new UsageError(`the state directory ${stateDir} holds ${a(held)} ledger: pass --ledger ${held}, or another --state-dir for ${a(asked)} one`);
   }
   const kind = asked ?? held ?? 'embedded';
   // Before the state directory is made: the emulator is loaded only once the stack starts.

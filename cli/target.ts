@@ -346,6 +346,14 @@ export async function pruneRecordsIn({ ledger, parts }: OpenLedgers): Promise<Pr
  * @default the command line's state directory or stack
  */
 export async function noRunError(runId: string, opened?: OpenLedgers, place = where()): Promise<UsageError> {
+  // An id no run can have ('', '.', 'a b') is said as the client refuses it, naming runId: not as a
+  // run that is not there ("no run  in …").
+  const { checkRunId } = await import('../client/connect.js');
+  try {
+    checkRunId(runId);
+  } catch (error) {
+    return new UsageError((error as Error).message);
+  }
   // Only to say more than "no run": a ledger that cannot be opened now leaves the answer as it was.
   const prunes = opened ? await pruneRecordsIn(opened) : await withLedgerOnly('status', undefined, runId, pruneRecordsIn).catch(() => []);
   const prune = prunes.find((record) => record.runIds.includes(runId));

@@ -336,7 +336,7 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
  * sent, `''` or `.` would name another path (`/runs/`, the listing, whose answer read as a run
  * failed with a TypeError), and an id no run can have would look like a run that is not there.
  */
-function checkRunId(runId: string): void {
+export function checkRunId(runId: string): void {
   if (!RUN_ID_PATTERN.test(runId)) throw new RunsApiError(400, `invalid runId: ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
 }
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { isAgentPath, loadAgent } from '../../local/runtime/agents.js';
 import { AGENT_HELP, defaultAgent, deployed, err, nextCommand, out, printJson, stateDir } from '../program.js';
 import { exitCodeOfSignal, signalCame, watchStopSignals, type StopSignal, type StopSignals } from '../signals.js';
-import { describe, parseOptions, UsageError } from '../errors.js';
+import { describe, parseOptions, UsageError, wholeNumberOption } from '../errors.js';
 import { isRefusal } from '../../client/runs-api-error.js';
 import { counted } from '../../lambdas/shared/text.js';
 import type { RunsClient } from '../../client/connect.js';
@@ -15,7 +15,7 @@ const BatchOptions = z.object({
   items: z.string().min(1).optional(),
   manifest: z.string().regex(/^s3:\/\/[^/]+\/.+$/, 'expected s3://<bucket>/<key>').optional(),
   format: z.enum(['json', 'csv']).optional(),
-  concurrency: z.coerce.number().int().min(1).optional(),
+  concurrency: wholeNumberOption(z.number().min(1)).optional(),
   batchId: z.string().min(1).optional(),
   key: z.string().min(1).optional(),
   wait: z.boolean(),

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
+import { z } from 'zod';
 import type { ForkRequest } from '../../lambdas/runs/fork.js';
 import { modelSpecOf } from '../../lambdas/runs/run-request.js';
 import { parseOrThrow } from '../../lambdas/shared/validation.js';
-import { UsageError } from '../errors.js';
+import { parseOptions, UsageError, wholeNumberOption } from '../errors.js';
 import { engineOptions } from '../options.js';
 import { deployed, err, out, printJson, printReport, stateDir } from '../program.js';
 import { agentFor, holderDir, noRunError, recordedAgent, servingEngine, where, withClient } from '../target.js';
@@ -39,8 +40,7 @@ export function registerForkCommand(program: Command): void {
     .addOption(engineOptions.crashSeed({ brief: true }))
     .addOption(engineOptions.wait())
     .action(async (parentId: string, options: { at: string; runId?: string; effects: 'reuse' | 'dry'; freshBudget: boolean; yes: boolean; agent?: string; input?: string; model?: string; result?: string[] } & Record<string, unknown>) => {
-      const at = Number(options.at);
-      if (!Number.isInteger(at) || at < 1) throw new UsageError(`--at: a turn number (1 or more), not ${options.at}`);
+      const { at } = parseOptions(z.object({ at: wholeNumberOption(z.number().min(1, { error: (issue) => `expected a turn number (1 or more), not ${String(issue.input)}` })) }), options);
       const results = (options.result ?? []).map((spec) => editedResult(spec));
       const { editedPrefix, forkChanges, forkPrefix, hazardReport, ForkRequest } = await import('../../lambdas/runs/fork.js');
       const fork = parseOrThrow(ForkRequest(), { from: parentId, at, effects: options.effects, ...(options.freshBudget && { freshBudget: true }), ...(results.length > 0 && { results }) }, 'fork');

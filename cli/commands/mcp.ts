@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
+import { z } from 'zod';
 import { defaultAgent, err, stateDir } from '../program.js';
-import { UsageError } from '../errors.js';
+import { parseOptions, UsageError, wholeNumberOption } from '../errors.js';
 
 /** `--agent`, repeated: each occurrence adds one. */
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
@@ -27,8 +28,7 @@ separation of duties apply). An MCP host's configuration:
       // None named: every agent the engine runs (cli/mcp.ts).
       const agents = options.agent ?? (defaultAgent ? [defaultAgent] : []);
       if (options.port !== undefined && !options.http) throw new UsageError('--port: only with --http');
-      const port = options.port === undefined ? undefined : Number(options.port);
-      if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) throw new UsageError(`--port: a port number, not ${options.port}`);
+      const { port } = parseOptions(z.object({ port: wholeNumberOption(z.number().max(65535)).optional() }), options);
       const { mcpCommand } = await import('../mcp.js');
       await mcpCommand({ agents, stateDir: stateDir(), http: options.http === true, ...(port !== undefined && { port }) }, { err });
     });

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { engineOptions } from '../options.js';
-import { UsageError } from '../errors.js';
+import { defaultFromEnv, engineOptions } from '../options.js';
+import { parseOptions, UsageError } from '../errors.js';
 import { deployed, err, nextCommand, out, printJson, printReport, stateDir } from '../program.js';
 import { exitCodeOfSignal, signalCame, watchStopSignals, type StopSignals } from '../signals.js';
 import type { Run, RunsClient } from '../../client/index.js';
@@ -33,7 +33,7 @@ export function registerRunCommand(program: Command): void {
     .addOption(engineOptions.failRate())
     .addOption(engineOptions.seed())
     .addOption(engineOptions.approve())
-    .option('--approval-timeout <seconds>', 'escalate approvals not decided within this time (default: $SAVEPOINT_APPROVAL_TIMEOUT, else 1 unattended, 300 in a terminal)', process.env['SAVEPOINT_APPROVAL_TIMEOUT'] || undefined)
+    .addOption(defaultFromEnv(new Option('--approval-timeout <seconds>', 'escalate approvals not decided within this time (default: $SAVEPOINT_APPROVAL_TIMEOUT, else 1 unattended, 300 in a terminal)'), 'SAVEPOINT_APPROVAL_TIMEOUT'))
     .option('--max-steps <n>', 'step budget: model turns + tool calls (default 400)')
     .option('--max-tokens <n>', 'token budget, input + output over the run (default 600000)')
     .option('--max-tokens-per-turn <n>', 'max_tokens of every model call (default 2048)')
@@ -157,16 +157,17 @@ export function whatServeTakes(options: Record<string, unknown>, engine: EngineF
  */
 async function runOnServe(options: Record<string, unknown>, dir: string, { client, engine }: NonNullable<Awaited<ReturnType<typeof servingEngine>>>) {
   const { agent } = whatServeTakes(options, engine);
-  const { exitCodeOf, runInput } = await runModule();
+  const { BudgetOptions, exitCodeOf, runInput } = await runModule();
+  // Parsed as a local run parses them, named as typed: sent as they came, `0x10` ran as 16 and `abc` was refused as `config.maxSteps`.
+  const budgets = Object.fromEntries(
+    Object.entries(parseOptions(BudgetOptions, options))
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => [name === 'approvalTimeout' ? 'approvalTimeoutSeconds' : name, value]),
+  );
   const runId = options['runId'] as string | undefined;
   const existing = runId ? await client.get(runId) : undefined;
   if (options['resume'] && !existing) throw await noRunError(runId!);
   const input = existing ? existing.report.input : runInput(options['input'] as string | undefined, undefined, `${engine.agent?.name ?? 'the agent'} (serve runs it: pass --input)`);
-  const budgets = Object.fromEntries(
-    (['maxSteps', 'maxTokens', 'maxTokensPerTurn', 'maxDollars', 'maxWallSeconds', 'approvalTimeout', 'onBudgetExceeded'] as const)
-      .filter((name) => options[name] !== undefined)
-      .map((name) => [name === 'approvalTimeout' ? 'approvalTimeoutSeconds' : name, name === 'onBudgetExceeded' ? options[name] : Number(options[name])]),
-  );
   const fork = options['fork'] as ForkRequest | undefined;
   // A run serve holds already is its own agent's (a serve of several agents asks a start to name one).
   const runAgent = agent ?? existing?.agent;

@@ -5,7 +5,7 @@ import { CalendarDate } from '../../lambdas/shared/dates.js';
 import { STATUS_FILTERS } from '../../lambdas/runs/lifecycle.js';
 import { err, out, printJson } from '../program.js';
 import { withRuns } from '../target.js';
-import { parseOptions } from '../errors.js';
+import { parseOptions, wholeNumberOption } from '../errors.js';
 
 /** `savepoint runs`: the runs, newest first. */
 export function registerRunsCommand(program: Command): void {
@@ -49,5 +49,5 @@ const PAGE = 100;
 const RunsFilter = z.object({
   status: z.enum(STATUS_FILTERS).optional(),
   since: CalendarDate.optional(),
-  limit: z.coerce.number().int().positive().max(1000),
+  limit: wholeNumberOption(z.number().positive().max(1000)),
 });

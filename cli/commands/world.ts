@@ -23,6 +23,9 @@ export function registerWorldCommand(program: Command): void {
       const agent = await agentFor(options.agent ?? (ran.length === 1 ? recordedAgent(stateDir(), ran[0]!) : undefined), undefined, null);
       if (!agent) throw new UsageError(`name the agent whose world to show: --agent <name|path> (or $SAVEPOINT_AGENT)${ran.length > 1 ? `; ${stateDir()} holds runs of ${ran.join(', ')}` : ''}`);
       if (!agent.dev?.world) throw new UsageError(`agent ${agent.name} has no simulated world`);
+      // An agent that never ran here has no world here: opening one would only make its journals (a
+      // read command that changed the directory). A directory that names none (made before agents.json) is read as before.
+      if (ran.length > 0 && !ran.includes(agent.name)) throw new UsageError(`agent ${agent.name} never ran in ${stateDir()}, so its world there is empty; it holds runs of ${ran.join(', ')}: name one of them with --agent, or pass --state-dir`);
       // Reading the world makes no state directory; while it is open, this process owns the directory.
       // A `--memory` run keeps its world in its own process: nothing is left here to read (docs/cli.md, Try it with failures).
       if (!existsSync(stateDir())) throw new UsageError(`no state directory ${stateDir()}: run \`savepoint run\` first, without --memory (a --memory run keeps nothing to show), or pass --state-dir`);

@@ -5,7 +5,7 @@ import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js
 import { registerBreakersCommand } from '../../cli/commands/breakers.js';
 import { registerWorldCommand } from '../../cli/commands/world.js';
 import { program } from '../../cli/program.js';
-import { workspaceWithRun } from '../support/cli-process.js';
+import { savepoint as cli, workspaceWithRun } from '../support/cli-process.js';
 
 /**
  * The commands that read a state directory, called in process through the CLI's own command
@@ -51,6 +51,16 @@ describe('savepoint world', () => {
     mkdirSync(empty);
     await expect(savepoint('--state-dir', empty, 'world', '--agent', 'refund-reconciler')).rejects.toThrow(/^no ledger in \S+empty: nothing ran there, so its world is empty; run `savepoint run` first, or pass --state-dir$/);
     expect(readdirSync(empty)).toEqual([]);
+  });
+
+  // Through the CLI's process (the exit code is part of it): opening the world of an agent that never ran
+  // there made its journal (the support triage agent's mail.jsonl) in the refund reconciler's directory.
+  it('says that an agent that never ran in the state directory has no world there, exit 2, and makes nothing there', async () => {
+    const before = readdirSync(stateDir).sort();
+    const exit = await cli(['--state-dir', stateDir, 'world', '--agent', 'support-triage']);
+    expect(exit.code, exit.stderr).toBe(2);
+    expect(exit.stderr).toMatch(/^savepoint: agent support-triage never ran in \S+, so its world there is empty; it holds runs of refund-reconciler: name one of them with --agent, or pass --state-dir\n$/);
+    expect(readdirSync(stateDir).sort()).toEqual(before);
   });
 
   it('says that a --memory run keeps nothing for it to read, where there is no state directory', async () => {

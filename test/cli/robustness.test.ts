@@ -184,6 +184,38 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
     expect(existsSync(stateDir)).toBe(false);
   });
 
+  // A number option is decimal digits (an amount: with a fraction), refused otherwise naming the option
+  // as typed: read by JavaScript's Number(), `0x10` ran as 16, `1e2` as 100 and `5.0` as 5.
+  it.each([
+    ['--max-steps', '0x10', 'a whole number in decimal digits'],
+    ['--max-steps', '1e2', 'a whole number in decimal digits'],
+    ['--max-steps', '5.0', 'a whole number in decimal digits'],
+    ['--max-dollars', '0x1', 'a number in decimal digits \\(e\\.g\\. 2\\.5\\)'],
+  ])('a number option in another notation (%s %s), named as typed, before anything is made', async (option, value, expected) => {
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const result = await savepoint('--state-dir', stateDir, 'run', '--template', template, option, value);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^savepoint: invalid options: ${option}: expected ${expected}, not "${value.replace('.', '\\.')}"$`, 'm'));
+    oneSentence(result.stderr);
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
+  // The user set the variable and typed no --approval-timeout: the message names what they set.
+  it('a bad $SAVEPOINT_APPROVAL_TIMEOUT, named as the variable, before anything is made', async () => {
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const run = exec(process.execPath, [bin, '--state-dir', stateDir, 'run', '--template', template], { timeout: 90_000, env: { ...env, SAVEPOINT_APPROVAL_TIMEOUT: 'abc' } });
+    await expect(run).rejects.toMatchObject({ code: 2, stderr: 'savepoint: invalid options: $SAVEPOINT_APPROVAL_TIMEOUT: expected a whole number in decimal digits, not "abc"\n' });
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
+  it("fork's --at in another notation (0x1), named, before the parent is read", async () => {
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const result = await savepoint('--state-dir', stateDir, 'fork', 'some-run', '--at', '0x1', '--yes');
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toBe('savepoint: invalid options: --at: expected a whole number in decimal digits, not "0x1"\n');
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
   // JSON that is not a template was run (null: ignored, the stack synthesized instead) or failed
   // once the stack started (exit 1, the state directory made): refused before, naming the file.
   it.each([
@@ -194,6 +226,12 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
       'template-no-machine.json',
       '{"Resources":{"Queue":{"Type":"AWS::SQS::Queue"}}}',
       /^savepoint: --template \S+template-no-machine\.json: The template has no AWS::StepFunctions::StateMachine resource$/m,
+    ],
+    [
+      'a state machine with no definition',
+      'template-no-definition.json',
+      '{"Resources":{"Machine":{"Type":"AWS::StepFunctions::StateMachine","Properties":{}}}}',
+      /^savepoint: --template \S+template-no-definition\.json: state machine Machine has neither DefinitionString nor Definition \(DefinitionS3Location is not supported\)$/m,
     ],
   ])('a --template file that is not a template of the agent: %s', async (_case, name, content, message) => {
     const file = dayFile(name, content);
@@ -425,6 +463,22 @@ describe('one owner per state directory, and stop signals that save the run', ()
       expect(status.code, status.stderr).toBe(2);
       expect(status.stderr).toBe(`savepoint: invalid runId: expected 1-80 letters, digits, "-" or "_" (it names the execution), got ${JSON.stringify(odd)}\n`);
     }
+  });
+
+  it('replay, trace and migrate of a run id no run can have ("", "a b") exit 2 naming runId, as status does, not "no run  in …"', async () => {
+    const { dir } = copyOfSaved('odd-run-ids-of-the-ledger');
+    for (const [command, odd, ...rest] of [['replay', ''], ['trace', 'a b'], ['migrate', '', '--to', '2']]) {
+      const exit = await savepoint(...dir, command!, odd!, ...rest);
+      expect(exit.code, exit.stderr).toBe(2);
+      expect(exit.stderr).toBe(`savepoint: invalid runId: expected 1-80 letters, digits, "-" or "_" (it names the execution), got ${JSON.stringify(odd)}\n`);
+    }
+  });
+
+  it('run --ledger dynalite on a state directory of the embedded ledger is refused naming both, in English', async () => {
+    const { dir } = copyOfSaved('other-ledger-kind');
+    const run = await savepoint(...dir, 'run', '--template', template, '--ledger', 'dynalite');
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/^savepoint: the state directory \S+other-ledger-kind holds an embedded ledger: pass --ledger embedded, or another --state-dir for a dynalite one$/m);
   });
 });
 

@@ -163,7 +163,10 @@ describe('savepoint serve, driven by the client', () => {
     const otherCode = await savepoint(['--state-dir', stateDir, 'run', '--run-id', 'serve-r6', '--input', JSON.stringify({ date: day.date }), '--agent', OTHER_AGENT]);
     expect(otherCode).toMatchObject({ code: 2, stdout: '' });
     expect(otherCode.stderr).toMatch(new RegExp(`^savepoint: --agent ${OTHER_AGENT}: \`savepoint serve\` \\(pid \\d+\\) owns \\S+ and runs refund-reconciler \\(${REFUND_AGENT}\\), not ${OTHER_AGENT}; name its agent, or stop it`));
-    for (const runId of ['serve-r5', 'serve-r6']) expect(await reconnected.get(runId)).toBeUndefined();
+    // A budget handed to serve is parsed as a local run parses it, named as typed: sent as it came, `0x10` ran as 16.
+    const hexBudget = await savepoint(args('run', '--run-id', 'serve-r7', '--input', JSON.stringify({ date: day.date }), '--max-steps', '0x10'));
+    expect(hexBudget).toMatchObject({ code: 2, stdout: '', stderr: 'savepoint: invalid options: --max-steps: expected a whole number in decimal digits, not "0x10"\n' });
+    for (const runId of ['serve-r5', 'serve-r6', 'serve-r7']) expect(await reconnected.get(runId)).toBeUndefined();
     expect(readFileSync(join(stateDir, 'payments.jsonl'), 'utf8')).toBe(journal);
     // A fork is handed to serve too (the run request's \`fork\`, as an application sends it), its agent named by the
     // path of serve's own module: the hazard report, then serve drives it; a dry fork sends no write.
