@@ -167,6 +167,10 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     const denied = withKeyPolicy(structuredClone(t), 'ControlPlaneDecisionKey', [delegating, { Effect: 'Deny', Principal: { AWS: '*' }, Action: 'kms:GenerateMac', Resource: '*' }]);
     const refused = await harness({ template: withStatement(denied, 'AgentCallToolFunctionServiceRole', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn }) });
     expect(() => refused.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).toThrow(/with an explicit deny in a resource-based policy/);
+    // And one in the role's own policy, in AWS's words ("an identity-based policy").
+    const selfDenied = withStatement(withStatement(structuredClone(t), 'AgentCallToolFunctionServiceRole', { Effect: 'Allow', Action: 'kms:GenerateMac', Resource: keyArn }), 'AgentCallToolFunctionServiceRole', { Effect: 'Deny', Action: 'kms:GenerateMac', Resource: keyArn });
+    const refusedByItself = await harness({ template: selfDenied });
+    expect(() => refusedByItself.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:GenerateMac', resource: keyArn })).toThrow(/ with an explicit deny in an identity-based policy$/);
   });
 
   it("refuses the seal key to a role its identity policy lets read it but the secret's resource policy does not, and to an administrator (Secrets Manager)", async () => {

@@ -139,6 +139,6 @@ export class IamAuthorizer {
 function deniedMessage(roles: StackRoles, caller: Caller, request: AuthorizationRequest, verdict: Verdict): string {
   const who = 'role' in caller ? `arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${roles.roles.get(caller.role)?.id ?? caller.role}/${caller.session}` : 'administrator';
   const kind = verdict.by === 'resource' ? 'resource-based' : 'identity-based';
-  const why = verdict.decision === 'ExplicitlyDenied' ? `with an explicit deny in a ${kind} policy` : `because no ${kind} policy allows the ${request.action} action`;
+  const why = verdict.decision === 'ExplicitlyDenied' ? `with an explicit deny in ${kind === 'identity-based' ? 'an' : 'a'} ${kind} policy` : `because no ${kind} policy allows the ${request.action} action`;
   return `User: ${who} is not authorized to perform: ${request.action} on resource: ${request.resource} ${why}`;
 }
