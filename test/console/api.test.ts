@@ -194,6 +194,12 @@ describe('security', () => {
     }
   });
 
+  it('answers a target that is no URL as a page it has not (404 naming it), not an empty 500', async () => {
+    const answered = await fetch(`${console_.origin}//[`, { headers: authed() });
+    expect(answered.status).toBe(404);
+    expect(await answered.json()).toEqual({ message: 'no page //[' });
+  });
+
   it.each([2, 20])('answers a %s MB body with 413, not a reset connection', async (megabytes) => {
     expect(await post('/api/kill-all', 'x'.repeat(megabytes * 1024 * 1024))).toMatchObject({ status: 413, body: { message: expect.stringMatching(/^body: larger than/) } });
     expect((await get('/api/info')).body.globalKill).toBeNull();
