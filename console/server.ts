@@ -310,7 +310,9 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         return send(400, { message: error instanceof Error ? error.message : String(error) });
       }
       const lastEventId = request.headers['last-event-id'];
-      return runEvents({ runId, after: url.searchParams.get('after') ?? undefined, lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
+      // The ticket is the console's own (it authorized the stream above); the rest is the route's query.
+      const { ticket: _ticket, ...query } = Object.fromEntries(url.searchParams);
+      return runEvents({ runId, query, lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
     }
     if (stream) {
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });

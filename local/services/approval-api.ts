@@ -92,7 +92,7 @@ export async function startApprovalApi(
         const decision = options.authorize?.('GET', `/runs/${runId}/events`, user);
         if (decision && !decision.allowed) return answer(decision.status, decision.message);
         const lastEventId = request.headers['last-event-id'];
-        return await options.runEvents({ runId, after: url.searchParams.get('after') ?? undefined, lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
+        return await options.runEvents({ runId, query: Object.fromEntries(url.searchParams), lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
       }
       const { route, approvalId, cancel, runsRoute, body: limit } = apiRoute(url.pathname, page, Boolean(options.runs));
       const decision = options.authorize?.(request.method ?? 'GET', `/${route}${approvalId === undefined ? '' : `/${approvalId}`}${cancel ? '/cancel' : ''}`, route === 'decide' ? undefined : user);
