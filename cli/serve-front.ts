@@ -8,7 +8,7 @@ import { ListQuery, type RunSummary } from '../lambdas/runs/runs-api.js';
 import { SEEN_LIFECYCLE_HEADER } from '../lambdas/runs/lifecycle.js';
 import { decodeCursor, mergeRunPages } from '../lambdas/runs/run-pages.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, credentialChecker } from '../local/services/loopback-credential.js';
-import { decodePathSegment, parseUrl, RefusedRequest } from '../local/services/approval-api.js';
+import { assertMethod, decodePathSegment, parseUrl, RefusedRequest } from '../local/services/approval-api.js';
 
 /** One agent's engine behind the front door: its runs and approval APIs, with their credential. */
 export interface AgentApis {
@@ -50,7 +50,11 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
   let agents: readonly AgentApis[] = [];
   const server = createLoopbackServer((request, response) => {
     // A target or an id it cannot parse is the caller's mistake (its 4xx, as each engine answers it); anything else is ours.
-    route(request, response).catch((error: unknown) => (error instanceof RefusedRequest ? answer(response, error.status, error.message) : answer(response, 500, String(error))));
+    route(request, response).catch((error: unknown) => {
+      if (!(error instanceof RefusedRequest)) return answer(response, 500, String(error));
+      request.resume(); // a body not read yet: the refusal is sent after it, not as a reset
+      answer(response, error.status, error.message, undefined, error.headers);
+    });
   });
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -68,6 +72,9 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
       return answer(response, 403, MISSING_CREDENTIAL);
     }
     const url = parseUrl(authorized);
+    // A method the route does not take is refused as each engine refuses it (405, with Allow), before
+    // any engine is asked: every route below sees only a method it takes.
+    assertMethod(request.method, url.pathname);
     const body = await readBoundedBody(request, MAX_BODY);
     if (body === undefined) return answer(response, 413, `body: larger than the ${MAX_BODY} bytes a run request may have`);
     const method = request.method ?? 'GET';
@@ -91,7 +98,7 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
       if (!agent) return noSuchAgent(named);
       return forward(`${agent.runs}${url.search}`);
     }
-    if (/^\/v1\/batches\/?$/.test(url.pathname) && method === 'POST') {
+    if (/^\/v1\/batches\/?$/.test(url.pathname)) {
       const named = sent.agent;
       const agent = byName(named);
       if (!agent) return noSuchAgent(named);
@@ -111,7 +118,7 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
       if (!owner) return answer(response, 404, `runId: no run ${runId}`);
       return forward(`${owner.runs}/${run[1]}${run[2] ?? ''}${url.search}`);
     }
-    if (/^\/v1\/approvals\/?$/.test(url.pathname) && method === 'GET') {
+    if (/^\/v1\/approvals\/?$/.test(url.pathname)) {
       const lists = await Promise.all(agents.map(async (agent) => ((await (await fetch(agent.approvals)).json()) as { approvals?: unknown[] }).approvals ?? []));
       return answer(response, 200, undefined, { approvals: lists.flat() });
     }
@@ -223,7 +230,7 @@ async function relay(request: IncomingMessage, response: ServerResponse, target:
   const answered = await fetch(target, { method: request.method ?? 'GET', headers, ...(body.length > 0 && { body: new Uint8Array(body) }), signal: ended.signal });
   const passed: Record<string, string> = {};
   // The approval page's own rules for the browser (lambdas/adapters/approval-http.ts) with it.
-  for (const name of ['content-type', 'location', 'retry-after', 'cache-control', 'content-security-policy', 'referrer-policy']) {
+  for (const name of ['content-type', 'location', 'retry-after', 'allow', 'cache-control', 'content-security-policy', 'referrer-policy']) {
     const value = answered.headers.get(name);
     if (value !== null) passed[name] = value;
   }

@@ -266,13 +266,15 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   };
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
-    const url = new URL(request.url ?? '/', 'http://console.invalid');
+    // A target that is no URL (`//[`) is none of the console's pages: refused 404 as any other (proxy.ts refuses it too), never a 500.
+    const url = URL.parse(request.url ?? '/', 'http://console.invalid');
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
       response.end(JSON.stringify(body));
     };
     // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) sends its own Host.
     if (!readOnly && !hosts.has(request.headers.host ?? '')) return send(403, { message: `Host ${request.headers.host ?? '(none)'} is not this console's` });
+    if (!url) return send(404, { message: `no page ${request.url}` });
     if (!url.pathname.startsWith('/api/')) {
       const asset = STATIC[url.pathname] && assets[url.pathname];
       if (!asset || request.method !== 'GET') return send(404, { message: `no page ${url.pathname}` });
@@ -308,7 +310,9 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         return send(400, { message: error instanceof Error ? error.message : String(error) });
       }
       const lastEventId = request.headers['last-event-id'];
-      return runEvents({ runId, after: url.searchParams.get('after') ?? undefined, lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
+      // The ticket is the console's own (it authorized the stream above); the rest is the route's query.
+      const { ticket: _ticket, ...query } = Object.fromEntries(url.searchParams);
+      return runEvents({ runId, query, lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
     }
     if (stream) {
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });

@@ -14,7 +14,8 @@ import { streamRunEvents, type EventSink, type RunFeeds, type StreamLimits } fro
  *   → 200 text/event-stream: `id:`/`event:`/`data:` frames, `: heartbeat` comments while idle,
  *     closed after `run.finished`
  *   → 204 a resume point that is the run's last event (`z.run`): nothing more will come
- *   → 404 no such run · 400 a resume point that is not an event of the run (nothing is streamed)
+ *   → 404 no such run · 400 a resume point that is not an event of the run, or a query key other
+ *     than `after` (nothing is streamed)
  */
 
 /** What the transport gives the route: a refusal in the API's JSON shape, a 204, or the opened stream. */
@@ -30,8 +31,8 @@ export interface StreamResponse {
 
 export interface RunEventsRequest {
   runId: string;
-  /** `?after=`; undefined when absent. */
-  after: string | undefined;
+  /** The query's parameters as the transport has them (API Gateway's `queryStringParameters`): only `after` is taken. */
+  query: Readonly<Record<string, string | undefined>>;
   /** The `Last-Event-ID` header; undefined (or empty, which the spec means as none) when absent. */
   lastEventId: string | undefined;
 }
@@ -43,10 +44,24 @@ export const EVENT_STREAM_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
+/**
+ * The route's query takes `after` alone: another key is refused 400 naming it, in the words every
+ * route of the runs API refuses one with (their strict zod schemas: runs/runs-api.ts ListQuery).
+ * Checked by hand: zod is no part of the RunEvents function's cold start (test/readme/own-agent.test.ts
+ * holds what a cold start loads under 1 MB).
+ */
+function queryRefusal(query: RunEventsRequest['query']): string | undefined {
+  const unknown = Object.keys(query).filter((key) => key !== 'after');
+  if (unknown.length === 0) return undefined;
+  return `invalid query: Unrecognized key${unknown.length > 1 ? 's' : ''}: ${unknown.map((key) => JSON.stringify(key)).join(', ')}`;
+}
+
 export function createRunEventsRoute(deps: { feeds: RunFeeds; clock: Clock; limits?: StreamLimits }) {
   return async (request: RunEventsRequest, response: StreamResponse): Promise<void> => {
+    const refused = queryRefusal(request.query);
+    if (refused) return response.refuse(400, refused);
     const fromHeader = request.lastEventId !== undefined && request.lastEventId !== '';
-    const cursor = fromHeader ? request.lastEventId : request.after;
+    const cursor = fromHeader ? request.lastEventId : request.query['after'];
     const field = fromHeader ? 'Last-Event-ID' : 'after';
     const events = await deps.feeds.current(request.runId, cursor);
     if (!events) return response.refuse(404, `runId: no run ${JSON.stringify(request.runId.slice(0, 120))}`);

@@ -32,7 +32,7 @@ export function runEventsRequestOf(event: Pick<APIGatewayProxyEvent, 'pathParame
   const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'last-event-id')?.[1];
   return {
     runId: event.pathParameters?.runId ?? '',
-    after: event.queryStringParameters?.after ?? undefined,
+    query: event.queryStringParameters ?? {},
     lastEventId: header ?? undefined,
   };
 }

@@ -8,6 +8,7 @@ import { SEEN_LIFECYCLE_HEADER } from '../runs/lifecycle.js';
 import { createRunsRoutes, NoEngine, RunConflict, type RunResource, type RunsApiDeps, type RunsReaderDeps } from '../runs/runs-api.js';
 import type { RunsRoutes } from '../runs/stack-routes.js';
 import { assertJsonContentType, callerOf, header, httpErrors, json, parseBody, publicApproval } from './approval-http.js';
+import { methodNotAllowed } from './api-methods.js';
 
 /**
  * The runs API behind API Gateway (REST, proxy integration, IAM-signed; the stage is `v1`) and
@@ -29,7 +30,9 @@ export function createRunsApi(routes: RunsRoutes) {
   return async (event: APIGatewayProxyEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<APIGatewayProxyResult> => {
     const route = routeOf(event);
     if (!route) return json(404, { message: `no route ${event.httpMethod} ${event.path}` });
-    if (route.method !== event.httpMethod) return json(405, { message: `${event.httpMethod} is not allowed on ${event.path}` });
+    // API Gateway calls it with the template's methods only; called otherwise (in process, a test), another method is 405 as on the loopback ports.
+    const refused = methodNotAllowed(event.httpMethod, event.resource, event.path);
+    if (refused) return json(405, { message: refused.message }, { allow: refused.allow });
     const caller = callerOf(event);
     if (!caller) return json(403, { message: 'caller: the runs API serves the IAM principal that signed the request, and none was verified' });
     try {
@@ -67,26 +70,23 @@ export function createRunsApi(routes: RunsRoutes) {
   };
 }
 
-type Route =
-  | { name: 'start' | 'list' | 'start-batch'; method: string }
-  | { name: 'get' | 'cancel'; method: string; runId: string }
-  | { name: 'get-batch'; method: string; batchId: string };
+type Route = { name: 'start' | 'list' | 'start-batch' } | { name: 'get' | 'cancel'; runId: string } | { name: 'get-batch'; batchId: string };
 
-/** The route of a request: by API Gateway's resource, with the run id from its path parameters. */
+/** The route of a request: by API Gateway's resource, with the run id from its path parameters (its methods: api-methods.ts). */
 function routeOf(event: APIGatewayProxyEvent): Route | undefined {
   const runId = event.pathParameters?.['runId'];
   switch (event.resource) {
     case '/runs':
-      return event.httpMethod === 'GET' ? { name: 'list', method: 'GET' } : { name: 'start', method: 'POST' };
+      return { name: event.httpMethod === 'GET' ? 'list' : 'start' };
     case '/runs/{runId}':
-      return runId === undefined ? undefined : { name: 'get', method: 'GET', runId };
+      return runId === undefined ? undefined : { name: 'get', runId };
     case '/runs/{runId}/cancel':
-      return runId === undefined ? undefined : { name: 'cancel', method: 'POST', runId };
+      return runId === undefined ? undefined : { name: 'cancel', runId };
     case '/batches':
-      return { name: 'start-batch', method: 'POST' };
+      return { name: 'start-batch' };
     case '/batches/{batchId}': {
       const batchId = event.pathParameters?.['batchId'];
-      return batchId === undefined ? undefined : { name: 'get-batch', method: 'GET', batchId };
+      return batchId === undefined ? undefined : { name: 'get-batch', batchId };
     }
     default:
       return undefined;

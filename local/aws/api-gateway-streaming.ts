@@ -195,7 +195,7 @@ export function servedAsApiGatewayStreams(route: RunEventsRoute, clock: Clock, l
       resource: '/runs/{runId}/events',
       path: `/runs/${encodeURIComponent(request.runId)}/events`,
       pathParameters: { runId: request.runId },
-      queryStringParameters: request.after === undefined ? null : { after: request.after },
+      queryStringParameters: Object.keys(request.query).length === 0 ? null : { ...request.query },
       headers: request.lastEventId === undefined ? {} : { 'Last-Event-ID': request.lastEventId },
     } as unknown as APIGatewayProxyEvent;
     // The request is answered once API Gateway has the metadata (or the function failed first);

@@ -11,6 +11,7 @@ import { PAYLOAD_LIMIT_BYTES } from '../../lambdas/shared/limits.js';
 import type { RunEventsRoute } from '../../lambdas/adapters/run-events-http.js';
 import { nodeStreamResponse } from './event-stream.js';
 import { responseTooLarge } from '../aws/lambda-response-size.js';
+import { methodNotAllowed } from '../../lambdas/adapters/api-methods.js';
 
 export { localUser };
 
@@ -71,8 +72,8 @@ export async function startApprovalApi(
   const credential = options.credential ?? newLoopbackCredential();
   const pathAfterCredential = credentialChecker(credential);
   const server = createLoopbackServer(async (request, response) => {
-    const answer = (status: number, message: string) =>
-      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ message }));
+    const answer = (status: number, message: string, headers: Record<string, string> = {}) =>
+      response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ message }));
     try {
       const target = request.url ?? '/';
       const page = target.startsWith('/v1/decide');
@@ -87,12 +88,12 @@ export async function startApprovalApi(
       if (events) {
         request.resume();
         if (!options.runEvents) return answer(404, `no route ${url.pathname}`);
-        if (request.method !== 'GET') return answer(405, `${request.method} is not allowed here`);
+        assertMethod(request.method, url.pathname);
         const runId = decodePathSegment(events[1]!, 'runId');
         const decision = options.authorize?.('GET', `/runs/${runId}/events`, user);
         if (decision && !decision.allowed) return answer(decision.status, decision.message);
         const lastEventId = request.headers['last-event-id'];
-        return await options.runEvents({ runId, after: url.searchParams.get('after') ?? undefined, lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
+        return await options.runEvents({ runId, query: Object.fromEntries(url.searchParams), lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
       }
       const { route, approvalId, cancel, runsRoute, body: limit } = apiRoute(url.pathname, page, Boolean(options.runs));
       const decision = options.authorize?.(request.method ?? 'GET', `/${route}${approvalId === undefined ? '' : `/${approvalId}`}${cancel ? '/cancel' : ''}`, route === 'decide' ? undefined : user);
@@ -100,6 +101,8 @@ export async function startApprovalApi(
         request.resume();
         return answer(decision.status, decision.message);
       }
+      // After API Gateway's own check (the twin's: its 403 for a method the template has not), as on AWS.
+      assertMethod(request.method, url.pathname);
       const body = await readBody(request, limit);
       const event = proxyEvent(request, url, { route, approvalId, cancel, body, principal: route === 'decide' ? undefined : user });
       const result = runsRoute ? await options.runs!(event, lambdaContext('RunsApi', 20_000)) : await handler(event, lambdaContext('ApprovalCallback', 30_000));
@@ -109,7 +112,10 @@ export async function startApprovalApi(
     } catch (error) {
       // What API Gateway itself refuses (a body over its limit, a path it cannot decode) is the
       // caller's fault, answered 4xx before the handler runs; anything else is ours.
-      if (error instanceof RefusedRequest) return answer(error.status, error.message);
+      if (error instanceof RefusedRequest) {
+        request.resume(); // a body not read yet: the refusal is sent after it, not as a reset
+        return answer(error.status, error.message, error.headers);
+      }
       if (response.headersSent) return void response.destroy(); // a stream that failed midway: the client resumes
       answer(500, String(error));
     }
@@ -178,11 +184,22 @@ export function apiRoute(pathname: string, page: boolean, servesRuns: boolean): 
 /** A request refused before it becomes an event for the handler. */
 export class RefusedRequest extends Error {
   constructor(
-    readonly status: 400 | 403 | 404 | 413,
+    readonly status: 400 | 403 | 404 | 405 | 413,
     message: string,
+    /** Sent with the refusal: a 405's `Allow`. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
+}
+
+/**
+ * Refuses (RefusedRequest 405, the route's methods in `Allow`) a method the route of `pathname`
+ * (`/v1/…`) does not take (lambdas/adapters/api-methods.ts); a path of no route is left to its 404.
+ */
+export function assertMethod(method: string | undefined, pathname: string): void {
+  const refused = methodNotAllowed(method ?? 'GET', pathname.replace(/^\/v1/, '').replace(/(.)\/$/, '$1'), pathname);
+  if (refused) throw new RefusedRequest(405, refused.message, { allow: refused.allow });
 }
 
 /** A request's target as a URL; one that is none (`//[`) is the caller's mistake, refused 400 (RefusedRequest), never a 500. */

@@ -3,7 +3,7 @@ import type { ApprovalPolicy } from '../../lambdas/approvals/policy.js';
 import type { AgentDefinition } from '../../lambdas/define.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { systemClock, type Clock } from '../../lambdas/shared/ports.js';
-import { apiGatewayEvent, apiRoute, localUser, RefusedRequest } from './approval-api.js';
+import { apiGatewayEvent, apiRoute, assertMethod, localUser, RefusedRequest } from './approval-api.js';
 import { lambdaContext } from './lambda-context.js';
 
 /**
@@ -56,6 +56,7 @@ export function stateDirApi(deps: StateDirApiDeps): typeof fetch {
     const url = new URL(String(input)); // the client sends a URL string (never a Request: its global loads fetch's implementation)
     const body = typeof init.body === 'string' ? init.body : null;
     try {
+      assertMethod(method, url.pathname); // as the socket refuses it (405)
       if (/^\/v1\/runs\/[^/]+\/events\/?$/.test(url.pathname)) return answer(503, { message: `events: a run's events are followed from an engine: ${deps.engineHint}` });
       const route = apiRoute(url.pathname, false, true);
       if (body !== null && Buffer.byteLength(body) > route.body.limit) throw new RefusedRequest(413, `body: larger than the ${route.body.limit} bytes ${route.body.what} may have`);

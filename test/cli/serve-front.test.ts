@@ -66,6 +66,30 @@ describe('the front door of several engines', () => {
     }
   });
 
+  it.each([
+    ['PUT', '/v1/runs', 'GET, POST'],
+    ['POST', '/v1/approvals', 'GET'],
+    ['GET', '/v1/batches', 'POST'],
+    ['DELETE', '/v1/runs/r1', 'GET'],
+    ['PUT', '/v1/runs/r1/cancel', 'POST'],
+    ['POST', '/v1/runs/r1/events', 'GET'],
+    ['DELETE', '/v1/approvals/apv_0123456789ab', 'GET, POST'],
+    ['POST', '/v1/batches/b1', 'GET'],
+  ])('refuses %s %s with 405 and the methods the route takes in Allow, as each engine does, and asks no engine', async (method, path, allow) => {
+    const front = await startFrontDoor();
+    // Engines nobody reaches: a request that got to one would fail (500), not be refused.
+    const nowhere = (name: string) => ({ name, runs: `http://127.0.0.1:9/${name}/v1/runs`, approvals: `http://127.0.0.1:9/${name}/v1/approvals` });
+    front.serve([nowhere('notes'), nowhere('triage')]);
+    try {
+      const answered = await fetch(`${front.runsUrl.replace(/\/v1\/runs$/, '')}${path}`, { method, ...(method !== 'GET' && { headers: { 'content-type': 'application/json' }, body: '{"agent": "notes", "input": {}}' }) });
+      expect(answered.status).toBe(405);
+      expect(answered.headers.get('allow')).toBe(allow);
+      expect(await answered.json()).toEqual({ message: `${method} is not allowed on ${path}: it takes ${allow}` });
+    } finally {
+      await front.close();
+    }
+  });
+
   it('refuses a target that is no URL without the credential as any other (403): the console behind the port takes it as none of its paths', async () => {
     // The console serve puts behind its port (console/proxy.ts), at an address nobody reaches: it is never asked.
     const front = await startFrontDoor({ fallback: consoleProxy('http://127.0.0.1:9', () => front.port) });

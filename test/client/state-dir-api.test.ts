@@ -58,6 +58,8 @@ describe('a state directory no engine serves, asked in process', () => {
       ['POST', '/approvals/apv_0000000000000000', 'not json'],
       ['POST', '/approvals/apv_0000000000000000', JSON.stringify({ decision: 'approve', reason: 'x'.repeat(70 * 1024) })],
       ['GET', '/nothing-here'],
+      ['PUT', '/runs', '{}'],
+      ['POST', '/approvals', '{"decision":"approve"}'],
     ];
     const socket = servedAt(copy).base;
     const statuses: number[] = [];
@@ -67,7 +69,7 @@ describe('a state directory no engine serves, asked in process', () => {
       statuses.push(served.status);
     }
     // The table covers the answers, refusals included (so equal bodies are not all one kind of answer).
-    expect(statuses).toEqual([200, 404, 400, 200, 200, 400, 400, 200, 409, 404, 400, 404, 400, 400, 400, 413, 404]);
+    expect(statuses).toEqual([200, 404, 400, 200, 200, 400, 400, 200, 409, 404, 400, 404, 400, 400, 400, 413, 404, 405, 405]);
     // What only an engine can do is refused, naming what to start.
     expect(await ask(`${IN_PROCESS_ORIGIN}/v1`, inProcess, 'POST', '/runs', JSON.stringify({ input: { date: day.date } }))).toEqual({
       status: 503,

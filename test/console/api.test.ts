@@ -194,6 +194,12 @@ describe('security', () => {
     }
   });
 
+  it('answers a target that is no URL as a page it has not (404 naming it), not an empty 500', async () => {
+    const answered = await fetch(`${console_.origin}//[`, { headers: authed() });
+    expect(answered.status).toBe(404);
+    expect(await answered.json()).toEqual({ message: 'no page //[' });
+  });
+
   it.each([2, 20])('answers a %s MB body with 413, not a reset connection', async (megabytes) => {
     expect(await post('/api/kill-all', 'x'.repeat(megabytes * 1024 * 1024))).toMatchObject({ status: 413, body: { message: expect.stringMatching(/^body: larger than/) } });
     expect((await get('/api/info')).body.globalKill).toBeNull();
@@ -230,7 +236,7 @@ describe('security', () => {
     }
   });
 
-  it("serves a run's event stream (the runs API's) with a ticket: every event of the run, resumable after one, ending after the last; no ticket 403, no run 404", async () => {
+  it("serves a run's event stream (the runs API's) with a ticket: every event of the run, resumable after one, ending after the last; no ticket 403, no run 404, an unknown query key 400", async () => {
     const ticket = async () => ((await get('/api/stream-ticket')).body as { ticket: string }).ticket;
     const read = async (path: string) => {
       const response = await fetch(`${console_.origin}${path}`);
@@ -247,6 +253,8 @@ describe('security', () => {
     expect(await read(`/api/runs/${RUN}/events`)).toMatchObject({ status: 403 });
     expect((await read(`/api/runs/nope/events?ticket=${await ticket()}`)).status).toBe(404);
     expect((await read(`/api/runs/${RUN}/events?ticket=${await ticket()}&after=t000999.1.model`)).status).toBe(400);
+    // Its ticket is the console's; any other key but `after` is refused, named, as the runs API's route refuses it.
+    expect(await read(`/api/runs/${RUN}/events?ticket=${await ticket()}&foo=1`)).toEqual({ status: 400, text: '{"message":"invalid query: Unrecognized key: \\"foo\\""}' });
   });
 
   it('prints the token in the fragment, which no browser sends, sets no cookie, and serves the page framed by nobody', async () => {

@@ -259,7 +259,8 @@ describe('the runs API refuses bad input with its status, and changes nothing', 
     { name: 'a long-poll that is not a number', status: 400, message: /^invalid query: wait: /, request: () => send('GET', '/v1-ended?wait=soon') },
     { name: 'an unknown field in a cancel', status: 400, message: /by/, request: () => send('POST', '/v1-ended/cancel', { by: 'mallory' }) },
     { name: 'a cancel of a run that has ended', status: 409, message: /^runId: run v1-ended is succeeded, not running$/, request: () => send('POST', '/v1-ended/cancel', {}) },
-    { name: 'a method the route has not', status: 405, message: /^DELETE is not allowed/, request: () => send('DELETE', '/v1-ended') },
+    { name: 'a method the route has not', status: 405, message: /^DELETE is not allowed on \/v1\/runs\/v1-ended: it takes GET$/, request: () => send('DELETE', '/v1-ended') },
+    { name: 'a method the runs route has not, named as such (not as a start that names no agent)', status: 405, message: /^PUT is not allowed on \/v1\/runs: it takes GET, POST$/, request: () => send('PUT', '', { input: sampleInput, runId: 'v1-bad-7' }) },
     { name: 'no credential', status: 403, message: /^credential: missing or wrong/, request: () => send('POST', '', { input: sampleInput, runId: 'v1-bad-5' }, { url: `${origin()}/v1/runs` }) },
     { name: 'a wrong credential', status: 403, message: /^credential: missing or wrong/, request: () => send('POST', '', { input: sampleInput, runId: 'v1-bad-6' }, { url: `${origin()}/not-the-credential/v1/runs` }) },
     { name: 'no credential on a read', status: 403, message: /^credential: missing or wrong/, request: () => send('GET', '/v1-ended', undefined, { url: `${origin()}/v1/runs` }) },
@@ -271,5 +272,15 @@ describe('the runs API refuses bad input with its status, and changes nothing', 
     expect(answer.status).toBe(status);
     expect(answer.body['message']).toMatch(message);
     expect(await snapshot()).toEqual(before);
+  });
+
+  it('answers a method a route does not take 405 with the methods it takes in Allow (RFC 9110), on the port and from the RunsApi function API Gateway would never call with one', async () => {
+    for (const [method, path, allow] of [['PUT', '', 'GET, POST'], ['DELETE', '/v1-ended', 'GET'], ['GET', '/v1-ended/cancel', 'POST'], ['GET', '', 'POST']] as const) {
+      const answer = await send(method, path, undefined, path === '' && method === 'GET' ? { url: runs.replace(/\/runs$/, '/batches') } : {});
+      expect([answer.status, answer.headers.get('allow')], `${method} ${path}`).toEqual([405, allow]);
+    }
+    const called = await h.stack.runsApi(apiGatewayEvent({ method: 'PUT', route: 'runs', body: null, principal: 'local:tester' }), { getRemainingTimeInMillis: () => 20_000 } as never);
+    expect(called).toMatchObject({ statusCode: 405, headers: { allow: 'GET, POST' } });
+    expect(JSON.parse(called.body)).toEqual({ message: 'PUT is not allowed on /runs: it takes GET, POST' });
   });
 });

@@ -10,6 +10,8 @@ import { Steps } from '../../lambdas/shared/steps.js';
 import { identityPolicies } from '../support/role-policies.js';
 import { scratchDir } from '../support/scratch.js';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.js';
+import { API_METHODS } from '../../lambdas/adapters/api-methods.js';
+import { restApisOf } from '../../local/aws/iam/api-gateway.js';
 
 type State = {
   Type: string;
@@ -304,6 +306,11 @@ describe('the approval API', () => {
         Uri: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('ApprovalCallbackFunction'), 'Arn'] })])]) }),
       }),
     });
+  });
+
+  it('defines the methods the local API takes on each route, and no other (the loopback ports answer any other 405 naming these)', () => {
+    const [api] = restApisOf(template.toJSON());
+    expect([...api!.methods.keys()].sort()).toEqual([...API_METHODS].sort());
   });
 
   it('lets only the approval functions answer task tokens', () => {

@@ -198,6 +198,7 @@ describe('GET /v1/runs/{id}/events', () => {
     ['a resume point that is not an event of the run', '/v1/runs/r1/events?after=t000042.1.model', {}, 400, /after: the run has no event t000042\.1\.model/],
     ['a resume point that is not an event id', '/v1/runs/r1/events?after=2026-12-02T07%3A00%3A00Z', {}, 400, /after: .* is not an event id/],
     ['a Last-Event-ID that is not the run\'s', '/v1/runs/r1/events', { 'last-event-id': 'z.run' }, 400, /Last-Event-ID: the run has no event z\.run/],
+    ['a query key it does not take, named (as every route of the runs API names one)', '/v1/runs/r1/events?foo=1', {}, 400, /^invalid query: Unrecognized key: "foo"$/],
   ])('refuses %s (nothing streamed)', async (_, path, headers, status, message) => {
     const { origin, steps } = await served();
     await steps.create();

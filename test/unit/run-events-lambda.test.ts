@@ -62,7 +62,7 @@ describe('the events route as a streaming Lambda function', () => {
     expect(output.ids().at(-1)).toBe('z.run');
   });
 
-  it('resumes after Last-Event-ID (header names in any case) over ?after=, answers 204 after the last event, and refuses an unknown run 404 and an unknown id 400 in the API\'s JSON', async () => {
+  it('resumes after Last-Event-ID (header names in any case) over ?after=, answers 204 after the last event, and refuses an unknown run 404, an unknown id 400 and an unknown query key 400 in the API\'s JSON', async () => {
     const { ledger, route, clock } = setup();
     await ledger.createRun(run('r1', { createdAt: clock.now().toISOString() }));
     await ledger.recordTurn({ ...turn(1), runId: 'r1' });
@@ -80,6 +80,12 @@ describe('the events route as a streaming Lambda function', () => {
     await serveRunEvents(route(900_000), fakeAwslambda.HttpResponseStream, proxyEvent('r1', { queryStringParameters: { after: 't999999.1.model' } }), badCursor.stream);
     expect(badCursor.metadata?.statusCode).toBe(400);
     expect(JSON.parse(badCursor.body).message).toMatch(/after/);
+
+    const unknownKey = invocationOutput();
+    await serveRunEvents(route(900_000), fakeAwslambda.HttpResponseStream, proxyEvent('r1', { queryStringParameters: { after: 'a.run', foo: '1', bar: '2' } }), unknownKey.stream);
+    expect(unknownKey.metadata?.statusCode).toBe(400);
+    // In the words of the other routes' strict schemas (zod's).
+    expect(JSON.parse(unknownKey.body)).toEqual({ message: 'invalid query: Unrecognized keys: "foo", "bar"' });
 
     // After the run's last event nothing more will come: 204, and the invocation ends (no stream held to its timeout).
     const over = invocationOutput();
