@@ -1,11 +1,14 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it, vi } from 'vitest';
-import { RunsApiError, runsClient } from '../../client/index.js';
+import { connect, RunsApiError, runsClient } from '../../client/index.js';
 
 /**
  * `wait` of a client that finds its serve again (`locate`: `connect({ stateDir })`) asks again while
  * no serve answers — but not forever: after a minute with no answer it throws what the last attempt
  * got (an engine that is not coming back: a one-shot `savepoint run` that ended with its run).
  * The client's pauses on a fake clock; its requests go to a port nothing listens on (refused at once).
+ * Nor does it ask for ever a server that answers, but not as the runs API does.
  */
 afterEach(() => vi.useRealTimers());
 
@@ -31,4 +34,26 @@ it('gives up after a minute with no serve answering, throwing what the last atte
   expect(Date.now() - started).toBeGreaterThanOrEqual(60_000);
   expect(Date.now() - started).toBeLessThan(65_000);
   expect(lookups).toBeGreaterThan(20);
+});
+
+it("refuses a success that is not the runs API's JSON (another server at the address), and does not ask again", async () => {
+  // A web page for every path, as a web app or a proxy answers; after a few requests, the wait is stopped.
+  let requests = 0;
+  const tooMany = new AbortController();
+  const server = createServer((_request, response) => {
+    if (++requests === 3) tooMany.abort();
+    response.writeHead(200, { 'content-type': 'text/html' }).end('<html>hello</html>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const client = await connect({ url: origin, credential: 'c' });
+    const notTheApi = `GET /runs/r1: ${origin} answered 200 with "<html>hello</html>", not the runs API's JSON: is it a savepoint serve or a runs API?`;
+    await expect(client.get('r1')).rejects.toThrow(notTheApi);
+    await expect(client.wait('r1', { signal: tooMany.signal })).rejects.toThrow(notTheApi);
+    await expect(client.approvals()).rejects.toThrow(`GET /approvals: ${origin} answered 200`);
+    expect(requests).toBe(3);
+  } finally {
+    server.close();
+  }
 });
