@@ -340,6 +340,16 @@ export function checkRunId(runId: string): void {
   if (!RUN_ID_PATTERN.test(runId)) throw new RunsApiError(400, `invalid runId: ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
 }
 
+/** `text` as a JSON object (every answer of the runs API is one); `undefined` for anything else. */
+function jsonObjectOf(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A run's path in the runs API. */
 function runPath(runId: string): string {
   checkRunId(runId);
@@ -376,16 +386,18 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       response = await request(method, path, body, signal, headers);
     }
     const text = await response.text();
-    let answer: unknown;
-    try {
-      answer = text === '' ? {} : JSON.parse(text);
-    } catch {
-      answer = { message: text.slice(0, 200) };
-    }
+    const answer = jsonObjectOf(text);
     if (!response.ok && !accept.includes(response.status)) {
-      throw new RunsApiError(response.status, (answer as { message?: string }).message ?? `the runs API answered ${response.status}`);
+      const message = answer ? answer['message'] : text.slice(0, 200) || undefined;
+      throw new RunsApiError(response.status, typeof message === 'string' ? message : `the runs API answered ${response.status}`);
     }
-    return { status: response.status, body: answer as T };
+    // The runs API answers every success with a JSON object. Anything else is another server at the
+    // address (a web app, a proxy's page): read as a run, it had no lifecycle, and `wait` asked again
+    // at once, thousands of times a second, for ever.
+    if (response.ok && !answer) {
+      throw new Error(`${method} ${path}: ${new URL(endpoint.base).origin} answered ${response.status} with ${text === '' ? 'nothing' : JSON.stringify(text.slice(0, 80))}, not the runs API's JSON: is it a savepoint serve or a runs API?`);
+    }
+    return { status: response.status, body: (answer ?? {}) as T };
   };
   /** `seen`: the lifecycle the caller last read, which a long-poll waits from (it may have moved on since). */
   const get = async (runId: string, wait?: number, signal?: AbortSignal, seen?: Lifecycle): Promise<Run | undefined> => {

@@ -21,19 +21,34 @@ export type Send = (url: string, init: { method: string; headers?: Record<string
  */
 export const loopbackRequest: Send = (url, init) =>
   new Promise((resolve, reject) => {
+    // fetch gives up on a server that sends nothing for 5 minutes (undici's headersTimeout and
+    // bodyTimeout); so does this, or a serve that hangs (suspended with Ctrl-Z: its socket still
+    // takes connections) would hold `status`, `wait` and the MCP server's reads for ever.
+    let silence: ReturnType<typeof setTimeout> | undefined;
+    const quiet = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => request.destroy(new Error(`${init.method} ${new URL(url).origin}: nothing received for ${LOOPBACK_SILENCE_MS / 1000} s`)), LOOPBACK_SILENCE_MS);
+    };
+    const fail = (error: Error) => (clearTimeout(silence), reject(error));
     const request = nodeHttp().request(url, { method: init.method, headers: { ...init.headers, connection: 'close' }, ...(init.signal && { signal: init.signal }) }, (response) => {
+      quiet();
       const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', reject);
+      response.on('data', (chunk: Buffer) => (quiet(), chunks.push(chunk)));
+      response.on('error', fail);
       response.on('end', () => {
+        clearTimeout(silence);
         const status = response.statusCode ?? 0;
         const text = Buffer.concat(chunks).toString('utf8');
         resolve({ ok: status >= 200 && status < 300, status, text: async () => text });
       });
     });
-    request.on('error', reject);
+    request.on('error', fail);
+    quiet();
     request.end(init.body);
   });
+
+/** How long a loopback request waits for its answer's next bytes: fetch's (undici's) 300 s. */
+export const LOOPBACK_SILENCE_MS = 300_000;
 
 /** Whether `base` is a loopback `http://` address (what `serve` publishes), which loopbackRequest reaches. */
 export function isLoopback(base: string): boolean {

@@ -146,12 +146,17 @@ export function savepointMcpServer(options: SavepointMcpOptions): Server {
     const parsed = agent.input.safeParse(request.params.arguments ?? {});
     if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `arguments of ${agent.name}: ${problemsOf(parsed.error)}`);
     const runId = `${RUN_PREFIX}${sessionTag(extra.sessionId)}-${randomUUID().replaceAll('-', '')}`;
+    if (extra.signal.aborted) throw callCancelled();
     await options.runs.start({ agent: agent.name, input: parsed.data, runId }).catch((error: unknown) => {
       // The runs API's refusal of what was asked (a 4xx: an input too large to run) is the call's params', said as such; nothing started.
       if (isRefusal(error)) throw new McpError(ErrorCode.InvalidParams, `arguments of ${agent.name}: ${error.message}`);
       throw error;
     });
     const task = await extra.taskStore!.createTask({ ttl: null, pollInterval, context: { runId } });
+    if (extra.signal.aborted) {
+      void killUnanswered(runId, { runs: options.runs, everyMs: pollInterval, pause, log: options.log ?? (() => undefined) });
+      throw callCancelled();
+    }
     const progressToken = request.params._meta?.progressToken;
     following.add(runId);
     void follow(runId, {
@@ -170,6 +175,27 @@ export function savepointMcpServer(options: SavepointMcpOptions): Server {
     return { task } as never; // a CreateTaskResult: the SDK's request types name only CallToolResult
   });
   return server;
+}
+
+/** What a cancelled call rejects with (the SDK sends no answer to a cancelled request). */
+const callCancelled = () => new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');
+
+/** The kill's reason of a run whose tools/call the client cancelled before it was answered. */
+const CANCELLED_CALL = 'its tools/call was cancelled by the MCP client before the task was returned';
+
+/**
+ * Kills the run of a call the client cancelled (notifications/cancelled) while the run started: the
+ * client gets no task, so no one would follow, see or cancel the run, which would act unseen. The
+ * kill, recorded with why, waits for the run's record, and not for the session (its client may
+ * close at once).
+ */
+async function killUnanswered(runId: string, how: { runs: McpRuns; everyMs: number; pause: (ms: number, signal: AbortSignal) => Promise<void>; log: (line: string) => void }): Promise<void> {
+  const never = new AbortController().signal;
+  try {
+    if (await recorded(runId, { runs: how.runs, everyMs: how.everyMs, pause: (ms) => how.pause(ms, never), signal: never })) await how.runs.cancel(runId, { reason: CANCELLED_CALL });
+  } catch (error) {
+    how.log(`killing run ${runId}, whose call was cancelled: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** An agent's input as the JSON Schema of its tool (an object, as MCP requires). */
@@ -276,6 +302,19 @@ function runsTaskStore(runs: McpRuns, pollInterval: number, following: (runId: s
 
 const UNSEEN_LOOKS = 600;
 
+/**
+ * Whether a run just started is in the ledger, looked at every `everyMs`: it is not until its first
+ * step records it (its reads and events are a 404 until then); one that never appears (its
+ * execution failed before) is given up after UNSEEN_LOOKS looks, as is every look once `signal` aborts.
+ */
+async function recorded(runId: string, how: Pick<Following, 'runs' | 'pause' | 'everyMs' | 'signal'>): Promise<boolean> {
+  for (let unseen = 0; !(await how.runs.get(runId)); unseen++) {
+    if (how.signal.aborted || unseen >= UNSEEN_LOOKS) return false;
+    await how.pause(how.everyMs);
+  }
+  return true;
+}
+
 interface Following {
   runs: McpRuns;
   pause: (ms: number) => Promise<void>;
@@ -295,13 +334,7 @@ interface Following {
  * `everyMs` (progress: its steps).
  */
 async function follow(runId: string, how: Following): Promise<void> {
-  // A run just started is not in the ledger until its first step records it (its events are a 404
-  // until then); one that never appears (its execution failed before) is given up.
-  let unseen = 0;
-  while (!how.signal.aborted && !(await how.runs.get(runId))) {
-    if (++unseen > UNSEEN_LOOKS) return;
-    await how.pause(how.everyMs);
-  }
+  if (!(await recorded(runId, how))) return;
   const asked = new Set<string>();
   const decisions: Promise<void>[] = [];
   const ask = (approval: AskedApproval) => {

@@ -171,6 +171,43 @@ describe('savepoint mcp (Streamable HTTP, the official SDK client)', () => {
     await refusing.close();
   });
 
+  it('kills the run of a call the client cancels (notifications/cancelled) while the run starts: no task is returned, and no run goes on unseen', async () => {
+    // The runs port's start holds until the client's cancellation has reached the server.
+    let startedId: string | undefined;
+    let cancelArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => (cancelArrived = resolve));
+    const holding = await serveMcpHttp({
+      credential,
+      serverForSession: () =>
+        savepointMcpServer({
+          runs: { ...runsOf(client), start: async (request) => ((startedId = request.runId), await arrived, runsOf(client).start(request)) },
+          agents: [refundReconciler],
+          pollIntervalMs: 5,
+          pause: () => nextTick(),
+        }),
+    });
+    const transport = new StreamableHTTPClientTransport(new URL(holding.url), { requestInit: { headers: { authorization: `Bearer ${credential}` } } });
+    // The cancellation's POST is answered once the server has taken it.
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      await send(message, options);
+      if ('method' in message && message.method === 'notifications/cancelled') cancelArrived();
+    };
+    const mcp = new Client({ name: 'savepoint-test', version: '1.0.0' });
+    await mcp.connect(transport);
+    const stop = new AbortController();
+    const call = mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: { date: sampleDay.date }, task: { ttl: 60_000 } } }, CreateTaskResultSchema, { signal: stop.signal });
+    while (startedId === undefined) await nextTick();
+    stop.abort('the user stopped the call');
+    await expect(call).rejects.toThrow('the user stopped the call');
+    expect(await client.wait(startedId, { untilInput: true })).toMatchObject({
+      lifecycle: 'cancelled',
+      report: { status: 'killed', killed: { by: 'mcp-client', reason: 'its tools/call was cancelled by the MCP client before the task was returned' } },
+    });
+    await mcp.close();
+    await holding.close();
+  });
+
   it("keeps a session's tasks its own: another session cannot see or cancel them", async () => {
     const [first, second] = [await mcpClient(), await mcpClient()];
     const taskId = await startTask(first, { date: sampleDay.date });
