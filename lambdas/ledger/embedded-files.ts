@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Span } from './append-log.js';
 import { COLD_DIR, type ColdItem } from './cold-store.js';
@@ -7,7 +7,7 @@ import { LockFile } from './lock-file.js';
 import { item, type Partition } from './embedded-memory.js';
 import type { Key } from './protocol.js';
 import { chained, line, LogHead, parseEntry, splitChained, verifySeal, type Item } from './sealed-log.js';
-import { hmacSealer, readOrCreateKeyFile, recordOf, SEAL_KEY_FILE, type LedgerSealer } from './seal.js';
+import { hmacSealer, readOrCreateKeyFile, recordOf, SEAL_KEY_BYTES, SEAL_KEY_FILE, type LedgerSealer } from './seal.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 
 /**
@@ -57,8 +57,8 @@ export function openLedgerDir(
     // A ledger that was kept here and is gone must not start over as if nothing happened: its
     // head, or the seal key made with it, is the evidence that it existed.
     const keyExisted = existsSync(keyPath);
-    const sealer = options.sealer ?? hmacSealer(readOrCreateKeyFile(keyPath));
     head = LogHead.open(join(dir, 'ledger.head'), { fsync: options.fsync ?? false });
+    const sealer = options.sealer ?? hmacSealer(sealKeyOf(keyPath, head, logPath));
     refuseMissingLog(logPath, head, keyExisted && options.sealer === undefined, dir);
     const index = refreshIndex(logPath, join(dir, INDEX_FILE), sealer, head, refresh);
     const opened = head;
@@ -78,6 +78,31 @@ export function openLedgerDir(
     lock.release();
     throw error;
   }
+}
+
+/**
+ * The seal key of a ledger directory, made on first use. The converse of `refuseMissingLog`: a
+ * key that is gone while the head or the log shows lines sealed with it is refused, naming it, and
+ * not made anew. A new key verifies none of those lines (every command then blamed the index, and
+ * once it was removed the log's first line, as forged), and it would sit where the user's backup
+ * of the right key has to go. A key file that is not a whole key (cut short, emptied, a directory)
+ * is named for the same reason, rather than as an unnamed length or EISDIR.
+ */
+function sealKeyOf(keyPath: string, head: LogHead, logPath: string): Buffer {
+  const restore = 'restore it from a backup of the state directory (nothing was changed), or start over in a new --state-dir';
+  if (!existsSync(keyPath)) {
+    const sealed = head.lines > 0 ? `${head.path} records ${head.lines} lines sealed with it` : existsSync(logPath) && statSync(logPath).size > 0 ? `${logPath} holds lines sealed with it` : undefined;
+    if (sealed) throw new LedgerIntegrityError({ record: keyPath }, `the file is missing, but ${sealed}, which a new key would not verify: ${restore}`);
+    return readOrCreateKeyFile(keyPath);
+  }
+  let key: Buffer;
+  try {
+    key = readFileSync(keyPath);
+  } catch (error) {
+    throw new LedgerIntegrityError({ record: keyPath }, `the file cannot be read as the ledger's seal key (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): ${restore}`);
+  }
+  if (key.length < SEAL_KEY_BYTES) throw new LedgerIntegrityError({ record: keyPath }, `the file holds ${key.length} bytes, not a ${SEAL_KEY_BYTES}-byte seal key (cut short): ${restore}`);
+  return key;
 }
 
 /**

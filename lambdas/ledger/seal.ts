@@ -7,6 +7,8 @@ import type { Ledger } from './ledger.js';
 
 /** The seal key's file in a state directory (`keys/`, like the approval keys). */
 export const SEAL_KEY_FILE = 'keys/ledger-seal.key';
+/** The length of the keys `readOrCreateKeyFile` makes, and the least `hmacSealer` takes. */
+export const SEAL_KEY_BYTES = 32;
 import { approvalSkOf, type ApprovalRecord } from '../records/ledger-records.js';
 
 /**
@@ -50,7 +52,7 @@ export const UNSEALED_ATTRIBUTES: ReadonlySet<string> = new Set(['seal', 'expire
 
 /** The sealer of a 32-byte key. The seal and chain keys are derived from it, one per purpose. */
 export function hmacSealer(key: Uint8Array): LedgerSealer {
-  if (key.length < 32) throw new Error(`the ledger seal key must be at least 32 bytes, got ${key.length}`);
+  if (key.length < SEAL_KEY_BYTES) throw new Error(`the ledger seal key must be at least ${SEAL_KEY_BYTES} bytes, got ${key.length}`);
   const sealKey = createHmac('sha256', key).update('savepoint ledger seal v1').digest();
   const chainKey = createHmac('sha256', key).update('savepoint ledger chain v1').digest();
   const seal = (item: ItemKey, attributes: Record<string, unknown>) => createHmac('sha256', sealKey).update(sealedText(item, attributes)).digest('base64url');
@@ -171,7 +173,7 @@ export function readOrCreateKeyFile(path: string): Buffer {
   try {
     return readFileSync(path);
   } catch {
-    const made = randomBytes(32);
+    const made = randomBytes(SEAL_KEY_BYTES);
     // `wx`: two processes racing to make the key keep the first one's.
     try {
       writeFileSync(path, made, { mode: 0o600, flag: 'wx' });

@@ -1,4 +1,4 @@
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
@@ -65,6 +65,27 @@ describe('a damaged state directory after a kill', { timeout: 180_000 }, () => {
     const verified = await savepoint(['--state-dir', stateDir, 'verify', runId]);
     expect(verified.code).toBe(1);
     expect(verified.stderr).toMatch(message);
+  });
+
+  it.each([
+    ['deleted', (key: string) => rmSync(key), /the file is missing, but \S+ledger\.head records \d+ lines sealed with it, which a new key would not verify: restore it from a backup/],
+    ['emptied', (key: string) => writeFileSync(key, ''), /the file holds 0 bytes, not a 32-byte seal key \(cut short\): restore it from a backup/],
+  ])('the seal key %s: every command names it, none makes a new one, and the resume pays nothing more', async (name, damage, why) => {
+    const { stateDir, args } = copy(`seal-key-${name}`);
+    const key = join(stateDir, 'keys', 'ledger-seal.key');
+    damage(key);
+    const left = existsSync(key) ? readFileSync(key) : undefined;
+    for (const command of [['status', runId], ['runs'], ['verify', '--all'], ['prune', '--finished-before', '2100-01-01']]) {
+      const refused = await savepoint(['--state-dir', stateDir, ...command]);
+      expect(refused.code, `${command.join(' ')}: ${refused.stderr}`).toBe(1);
+      expect(refused.stderr).toMatch(new RegExp(`ledger integrity: record \\S+keys/ledger-seal\\.key fails verification: ${why.source}`));
+    }
+    const resumed = await savepoint(args('resume', runId, '--json'));
+    expect(resumed.code, resumed.stderr).toBe(1);
+    expect(resumed.stderr).toMatch(why);
+    // Not a new key in its place (which verifies none of the lines, and stands where the backup goes).
+    expect(existsSync(key) ? readFileSync(key) : undefined).toEqual(left);
+    expect(providerJournal(stateDir)).toHaveLength(paidBeforeDamage);
   });
 
   it('`savepoint verify` passes the run once it is resumed to its end, and --all counts it', async () => {
