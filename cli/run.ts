@@ -38,7 +38,7 @@ import { signalCame, StoppedBySignal, watchStopSignals, type StopSignal, type St
 import { UsageError } from './errors.js';
 import { checkTracingEnv } from './tracing-env.js';
 import { terminalQuestions, type TerminalQuestions } from './terminal-questions.js';
-import { agentHomeOf, chooseLedger, ledgerKindOf, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
+import { agentHomeOf, chooseLedger, kindToOpen, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
 import { noRunError } from './target.js';
 import { startLocalConsole } from '../console/local.js';
 import { counted } from '../lambdas/shared/text.js';
@@ -263,7 +263,7 @@ async function agentOfRun(raw: Record<string, unknown>): Promise<string> {
   const named = `--agent <name|path> (or $SAVEPOINT_AGENT)${agents.length > 0 ? `; the agents found by name: ${agents.join(', ')}` : ''}`;
   if (!raw['resume'] || !runId || raw['memory']) throw new UsageError(`name the agent to run: ${named}`);
   const stateDir = resolve(String(raw['stateDir']));
-  if (!existsSync(stateDir) || !ledgerKindOf(stateDir)) throw new UsageError(`no run ${runId} in ${stateDir}: it holds no ledger (pass --state-dir)`);
+  if (!existsSync(stateDir) || !(await kindToOpen(stateDir))) throw new UsageError(`no run ${runId} in ${stateDir}: it holds no ledger (pass --state-dir)`);
   const opened = await openLedger(stateDir, 'resume');
   let run: RunRecord | undefined;
   try {

@@ -253,9 +253,11 @@ async function dynamoModules() {
 /**
  * The kind of ledger to open in a state directory: the one it holds, else embedded when its head or
  * seal key is there without it (it was deleted: the embedded ledger's open says so), else none.
- * The seal key's file name is needed only then: its module is no part of a command's start.
+ * What a command asks before it says a directory holds no ledger: one whose ledger was deleted is
+ * damaged, not a mistyped --state-dir. The seal key's file name is needed only then: its module is
+ * no part of a command's start.
  */
-async function kindToOpen(stateDir: string): Promise<LedgerKind | undefined> {
+export async function kindToOpen(stateDir: string): Promise<LedgerKind | undefined> {
   const held = ledgerKindOf(stateDir);
   if (held) return held;
   const { SEAL_KEY_FILE } = await import('../lambdas/ledger/embedded-files.js');

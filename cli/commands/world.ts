@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { ownStateDir } from '../owner.js';
 import { AGENT_HELP, defaultAgent, err, out, printJson, stateDir } from '../program.js';
-import { agentHomeOf, ledgerKindOf, rememberedAgents, runningEngine, worldDataOf } from '../state.js';
+import { agentHomeOf, kindToOpen, rememberedAgents, runningEngine, worldDataOf } from '../state.js';
 import { agentFor, recordedAgent } from '../target.js';
 
 /** `savepoint world`: what the agent's simulated world holds. */
@@ -33,7 +33,8 @@ export function registerWorldCommand(program: Command): void {
       // read at the top, it is an empty world of the agent (and a new journal left there).
       const dir = agentHomeOf(stateDir(), agent.name);
       // Nothing ran in a directory without a ledger: opening its world there would only make its journals.
-      if (!ledgerKindOf(dir)) throw new UsageError(`no ledger in ${dir}: nothing ran there, so its world is empty; run \`savepoint run\` first, or pass --state-dir`);
+      // One whose ledger was deleted (its head or seal key left) did run: its world is still there to show.
+      if (!(await kindToOpen(dir))) throw new UsageError(`no ledger in ${dir}: nothing ran there, so its world is empty; run \`savepoint run\` first, or pass --state-dir`);
       const ownership = await ownStateDir(dir, 'world');
       const world = await agent.dev
         .world({ stateDir: dir, dataFile: worldDataOf(dir, options.worldData).path, failRate: 0, seed: 1, now: () => new Date() })

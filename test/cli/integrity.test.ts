@@ -88,6 +88,19 @@ describe('a damaged state directory after a kill', { timeout: 180_000 }, () => {
     expect(providerJournal(stateDir)).toHaveLength(paidBeforeDamage);
   });
 
+  it('the ledger deleted: `resume <runId>` as the CLI prints it (no --agent) names the deletion, and `world` still shows what was paid, not "nothing ran there"', async () => {
+    const { stateDir } = copy('ledger-deleted-bare');
+    rmSync(ledgerFile(stateDir));
+    const resumed = await savepoint(['--state-dir', stateDir, 'resume', runId]);
+    expect(resumed.code, resumed.stderr).toBe(1);
+    expect(resumed.stderr).toMatch(/ledger integrity: record \S+ledger\.jsonl fails verification: the file is missing, but \S+ledger\.head records \d+ lines of it \(the ledger was deleted\)/);
+    expect(resumed.stderr).not.toMatch(/holds no ledger/);
+    const world = await savepoint(['--state-dir', stateDir, 'world', '--json']);
+    expect(world.code, world.stderr).toBe(0);
+    expect(JSON.parse(world.stdout).refunds).toHaveLength(paidBeforeDamage);
+    expect(providerJournal(stateDir)).toHaveLength(paidBeforeDamage);
+  });
+
   it('`savepoint verify` passes the run once it is resumed to its end, and --all counts it', async () => {
     const { stateDir, args } = copy('good');
     const finished = await savepoint(args('resume', runId, '--json'));
