@@ -141,7 +141,7 @@ export async function localLedgerDecisions(dir: string) {
 }
 
 /** The commands that write nothing, and how they open an embedded ledger (cli/state.ts `LedgerAccess`); the others open it to write. */
-const LEDGER_ACCESS: Readonly<Record<string, LedgerAccess>> = { status: 'read', runs: 'read', approvals: 'read', verify: 'verify', replay: 'read' };
+const LEDGER_ACCESS: Readonly<Record<string, LedgerAccess>> = { status: 'read', runs: 'read', approvals: 'read', verify: 'verify', replay: 'read', trace: 'read' };
 
 /**
  * The commands that reach every agent's ledger of the state directory (`serve --agent a --agent b`

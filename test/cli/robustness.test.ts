@@ -456,6 +456,19 @@ describe('one owner per state directory, and stop signals that save the run', ()
     expect(readFileSync(journal, 'utf8')).toBe(before);
   });
 
+  // trace only reads: it opened the ledger to write, as a run does, and cut the log's torn last line (a change a read command must not make).
+  it("trace reads a ledger whose log ends in a torn line without cutting it, as status does", async () => {
+    const { stateDir, dir } = copyOfSaved('torn-ledger-trace');
+    const log = join(stateDir, 'ledger.jsonl');
+    appendFileSync(log, '{"torn');
+    const before = readFileSync(log);
+    const traced = await savepoint(...dir, 'trace', runId, '--json');
+    expect(traced.code, traced.stderr).toBe(0);
+    expect(JSON.parse(traced.stdout)).toMatchObject({ runId });
+    expect(traced.stderr).not.toMatch(/dropped a torn last line/);
+    expect(readFileSync(log).equals(before)).toBe(true);
+  });
+
   it('status of a run id no run can have ("", ".") exits 2 naming runId, not a TypeError from the listing its path would name', async () => {
     const { dir } = copyOfSaved('odd-run-ids');
     for (const odd of ['', '.']) {
