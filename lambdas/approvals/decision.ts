@@ -157,9 +157,9 @@ export function createDecideApproval(deps: ApprovalDeps) {
 
     const run = await loadRun(deps.ledger, approval.runId);
     const people = policy.approverPrincipals && namedPeople({ approverPrincipals: policy.approverPrincipals, starterPrincipals: policy.starterPrincipals, linkApprovers: deps.links?.approvers ?? [] });
-    const verdict = decisionVerdict({ approval, run, identity, decision: decision.decision, policy, runId, linkId, ...(people && { people }) });
-    if (verdict.action === 'refuse') return { ok: false, status: verdict.status, message: verdict.message, approval };
     const now = deps.clock.now();
+    const verdict = decisionVerdict({ approval, run, identity, decision: decision.decision, policy, now, runId, linkId, ...(people && { people }) });
+    if (verdict.action === 'refuse') return { ok: false, status: verdict.status, message: verdict.message, approval };
     if (verdict.action === 'first') {
       const first = { by: identity.id, via: identity.via, at: now.toISOString(), ...(decision.reason && { reason: decision.reason }) };
       const { recorded, record } = await deps.ledger.recordFirstApproval(approval, first, linkId);
