@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { loadReport } from '../../lambdas/runs/report.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, postLinkDecision, waitFor } from '../support/agent-harness.js';
@@ -96,6 +97,40 @@ describe("an approval's deadline", () => {
     expect(stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request)).toEqual([]);
     expect(stack.world.payments.reviews().filter((review) => review.refundRequestId === request)).toHaveLength(1);
   }, 180_000);
+});
+
+describe('a decision recorded but not delivered', () => {
+  it('is delivered when the decider tries again: the run goes on, not waits for the backstop', async () => {
+    // The callback records the decision, then fails before the execution hears it (here its read
+    // of the task token; on AWS as well a throttled SendTaskSuccess, a timeout after the write).
+    let failTokenRead = false;
+    const failing = (ledger: Ledger): Ledger =>
+      new Proxy(ledger, {
+        get: (target, method: keyof Ledger) =>
+          method === 'getTaskToken' && failTokenRead
+            ? () => {
+                failTokenRead = false;
+                return Promise.reject(new Error('ProvisionedThroughputExceededException'));
+              }
+            : (target[method] as (...args: unknown[]) => unknown).bind(target),
+      });
+    const clock = testClock();
+    // The approvals after the first expire at their deadlines on the clock: nobody decides them.
+    harness = await startHarness({ ...expiringApprovals({ clock, expires: () => harness!.approvals.length > 1 }), decorateLedger: failing });
+    const { stack } = harness;
+    const finished = harness.run({ runId: 'undelivered', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    const approval = await waitFor(() => harness!.approvals[0]);
+
+    failTokenRead = true;
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 500 });
+    expect(await stack.ledger.getApproval(approval.runId, approval.turn, approval.call)).toMatchObject({ status: 'approved' });
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 409, body: { message: expect.stringMatching(/is already approved/) } });
+
+    expect(JSON.parse((await finished).output!)).toMatchObject({ status: 'succeeded' });
+    const request = approval.details!['refundRequest'];
+    expect(stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request)).toHaveLength(1);
+    expect(duplicatePayments(stack)).toEqual([]);
+  }, 30_000);
 });
 
 const stack = () => harness!.stack;
