@@ -288,8 +288,9 @@ export function createClient(parts: ClientParts): SavepointClient {
         const refused: string[] = [];
         for (const approval of killed.approvals) {
           const result = await decide(approval.approvalId, { decision: 'reject', reason: killRejection(by, reason) });
-          // Decided meanwhile (409) wakes the run as well; any other refusal leaves it waiting for a person.
-          if (!result.ok && result.status !== 409) refused.push(`${approval.approvalId} (${result.message}; decide by ${approval.decideBy})`);
+          // Decided meanwhile (409) wakes the run as well, and so does the expiry of one past its
+          // deadline (410); any other refusal leaves it waiting for a person.
+          if (!result.ok && result.status !== 409 && result.status !== 410) refused.push(`${approval.approvalId} (${result.message}; decide by ${approval.decideBy})`);
         }
         if (refused.length > 0) {
           throw new InvalidInputError(`run ${runId} is killed, but it waits for ${counted(refused.length, 'approval')} ${by} may not reject: ${refused.join(', ')}; it stops once an approver decides or the approval expires`);

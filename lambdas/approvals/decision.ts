@@ -19,7 +19,8 @@ import { uncoveredWaitMs, waitOf } from './waits.js';
  * Approvals pause the execution on a task token. The token never leaves the ledger: a person sees
  * and decides an opaque approval id, and the decision is recorded once (pending → decided, a
  * conditional write) before it is delivered to Step Functions. Delivery is repeatable: a decision
- * that reached a dead execution is delivered again when the run asks again.
+ * that reached a dead execution is delivered again when the run asks again, and one that never
+ * reached its execution when a decider asks again (createDecideApproval).
  */
 
 /** The longest reason a decision records (the approval page's box takes as many). */
@@ -157,9 +158,16 @@ export function createDecideApproval(deps: ApprovalDeps) {
 
     const run = await loadRun(deps.ledger, approval.runId);
     const people = policy.approverPrincipals && namedPeople({ approverPrincipals: policy.approverPrincipals, starterPrincipals: policy.starterPrincipals, linkApprovers: deps.links?.approvers ?? [] });
-    const verdict = decisionVerdict({ approval, run, identity, decision: decision.decision, policy, runId, linkId, ...(people && { people }) });
-    if (verdict.action === 'refuse') return { ok: false, status: verdict.status, message: verdict.message, approval };
     const now = deps.clock.now();
+    const verdict = decisionVerdict({ approval, run, identity, decision: decision.decision, policy, now, runId, linkId, ...(people && { people }) });
+    if (verdict.action === 'refuse') {
+      // A decided approval asked again (a repeat, a used link) is delivered again: what failed
+      // between recording a decision and delivering it (a throttled SendTaskSuccess, a callback
+      // that timed out after its write) left the run waiting for the backstop, days, and the
+      // decider's retry is what wakes it. Repeatable: a token no longer waited on is passed over.
+      if (verdict.status === 409 && approval.status !== 'pending') await redeliver(deps, approval);
+      return { ok: false, status: verdict.status, message: verdict.message, approval };
+    }
     if (verdict.action === 'first') {
       const first = { by: identity.id, via: identity.via, at: now.toISOString(), ...(decision.reason && { reason: decision.reason }) };
       const { recorded, record } = await deps.ledger.recordFirstApproval(approval, first, linkId);
@@ -180,6 +188,12 @@ export function createDecideApproval(deps: ApprovalDeps) {
     await wakeFollowers(deps, record);
     return { ok: true, approval: record, delivered };
   };
+}
+
+/** Delivers a recorded decision again, to its run and to the runs that share it (deliverDecision, wakeFollowers). */
+async function redeliver(deps: Pick<ApprovalDeps, 'ledger' | 'callbacks'>, decided: ApprovalRecord): Promise<void> {
+  await deliverDecision(deps, decided);
+  await wakeFollowers(deps, decided);
 }
 
 /**

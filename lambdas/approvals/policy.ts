@@ -43,7 +43,7 @@ export type Verdict =
   | { action: 'decide' }
   /** The first of two approvals: recorded, the approval stays pending for a second person. */
   | { action: 'first' }
-  | { action: 'refuse'; status: 403 | 409; message: string };
+  | { action: 'refuse'; status: 403 | 409 | 410; message: string };
 
 /** Whether `identity` may decide `approval` now, and what its decision does. */
 export function decisionVerdict(input: {
@@ -52,6 +52,8 @@ export function decisionVerdict(input: {
   identity: Identity;
   decision: 'approve' | 'reject';
   policy: ApprovalPolicy;
+  /** When the decision is made (the deps' clock). */
+  now: Date;
   /** The run the decider means (a link's claim, or the body's `runId`). */
   runId?: string;
   linkId?: string;
@@ -71,6 +73,12 @@ export function decisionVerdict(input: {
   }
   if (approval.status !== 'pending') {
     return { action: 'refuse', status: 409, message: `approval ${approval.approvalId} is already ${approval.status}${approval.decidedBy ? ` (by ${approval.decidedBy})` : ''}` };
+  }
+  // Past its deadline an approval is expired, whether or not its expiry has been recorded yet (the
+  // sweep runs once a minute on AWS; no engine runs it while a local run is down): a decision then
+  // would pay what the run was told to escalate. A link expires at the deadline too (links.ts).
+  if (input.now.getTime() >= Date.parse(approval.decideBy)) {
+    return { action: 'refuse', status: 410, message: `approval ${approval.approvalId} expired at ${approval.decideBy} (its deadline passed): nobody decides it now` };
   }
   if (policy.separationOfDuties && run.startedBy !== undefined && identity.id === run.startedBy) {
     return { action: 'refuse', status: 403, message: `separation of duties: ${identity.id} started run ${run.runId} and cannot decide its approvals` };

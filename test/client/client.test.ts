@@ -3,6 +3,7 @@ import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { lifecycleOf } from '../../client/index.js';
 import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
 import { killEveryRun } from '../../client/kill-all.js';
+import { localUser } from '../../local/services/approval-api.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 
 /** The application client against the local stack: the same Step Functions API, ledger and approval API as on AWS. */
@@ -100,6 +101,20 @@ describe('the client', () => {
       new RegExp(`^run not-an-approver is killed, but it waits for 1 approval local:mallory may not reject: ${approval!.approvalId} \\(local:mallory is not one of this deployment's approver principals`),
     );
     expect(await harness.stack.ledger.getRun(runId)).toMatchObject({ status: 'running', killed: { by: 'local:mallory' } });
+    expect(await harness.stack.ledger.findApproval(approval!.approvalId)).toMatchObject({ status: 'pending' });
+  });
+
+  it('cancels a run whose approval is past its deadline, its expiry not run yet: the kill stands, the expiry wakes the run', async () => {
+    const { runId } = await client.start({ runId: 'past-deadline', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    const [approval] = (await client.wait(runId, { untilInput: true })).approvals;
+    // Two hours on, as the approval's own user, before the sweep has expired it: the rejection is refused (410), as any decision then.
+    const later = createClient({
+      ledger: harness.stack.ledger,
+      clock: { now: () => new Date(Date.parse(approval!.decideBy) + 3600_000) },
+      ledgerDecisions: { identity: { id: localUser(), via: 'cli', principal: localUser() }, policy: { separationOfDuties: false, approverPrincipals: { [localUser()]: [localUser()] } } },
+    });
+    expect(await later.cancel(runId, { by: localUser(), reason: 'too late' })).toMatchObject({ approvals: [], report: { killed: { reason: 'too late' } } });
+    expect(await harness.stack.ledger.getRun(runId)).toMatchObject({ status: 'running', killed: { by: localUser() } });
     expect(await harness.stack.ledger.findApproval(approval!.approvalId)).toMatchObject({ status: 'pending' });
   });
 

@@ -62,7 +62,7 @@ describe('the approval API refuses what it cannot take with a 4xx naming the pro
     ['a text/plain body', { method: 'POST', contentType: 'text/plain', body: decision }, 415, /content-type: expected application\/json, got "text\/plain"/],
     ['a form body', { method: 'POST', contentType: 'application/x-www-form-urlencoded', body: 'decision=approve' }, 415, /content-type: expected application\/json/],
     ['no content type', { method: 'POST', body: decision }, 415, /content-type: expected application\/json, got none/],
-    ['a method the route does not take', { method: 'DELETE', contentType: 'application/json', body: decision }, 405, /^DELETE is not allowed on \/v1\/approvals\/apv_\w+: it takes GET, POST$/],
+    ['a method the route does not take', { method: 'DELETE', contentType: 'application/json', body: decision }, 405, /^DELETE is not allowed on \/v1\/approvals\/apv_[\w-]+: it takes GET, POST$/],
     ['a decision posted to the list (no approval id), named as a method the list does not take', { method: 'POST', path: '/v1/approvals', contentType: 'application/json', body: decision }, 405, /^POST is not allowed on \/v1\/approvals: it takes GET$/],
   ])('%s', async (_case, request, status, message) => {
     const answer = await send(origin, { path: `/v1/approvals/${approval.approvalId}`, ...request });

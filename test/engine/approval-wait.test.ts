@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { loadReport } from '../../lambdas/runs/report.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, postLinkDecision, waitFor } from '../support/agent-harness.js';
-import { manualClock } from '../support/manual-clock.js';
+import { expiringApprovals, manualClock } from '../support/manual-clock.js';
 
 /**
  * The clock only the test moves: the run's own work (real seconds on a busy machine) takes no
@@ -64,6 +65,72 @@ describe('waiting for a person is not work', () => {
     expect(finished.cause).toMatch(/config\.approvalTimeoutSeconds: a decideBy 604800 s after a request made within maxWallSeconds \(345600 s\) falls after the execution's own timeout \(864000 s\)/);
     expect(await stack().ledger.getRun('too-long')).toBeUndefined();
   });
+});
+
+describe("an approval's deadline", () => {
+  it('refuses a decision after it by any route, 410 and nothing recorded, before its expiry has run; the expiry then escalates the refund, unpaid', async () => {
+    // The deadline passes on the clock the steps read while the expiry's timer has not fired yet:
+    // on AWS the sweep runs once a minute, and no engine runs it while a local run is down.
+    const timers = testClock();
+    let late = 0;
+    const clock = { now: () => new Date(timers.now().getTime() + late), after: timers.after };
+    // The approvals after the first expire at their deadlines on the clock: nobody decides them.
+    harness = await startHarness({ ...expiringApprovals({ clock: timers, expires: () => harness!.approvals.length > 1 }), clock });
+    const { stack } = harness;
+    const finished = harness.run({ runId: 'past-deadline', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    const approval = await waitFor(() => harness!.approvals[0]);
+    const [link] = harness.requested[0]!.links;
+    late = Date.parse(approval.decideBy) - timers.now().getTime();
+
+    const expired = { status: 410, body: { message: `approval ${approval.approvalId} expired at ${approval.decideBy} (its deadline passed): nobody decides it now` } };
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject(expired);
+    expect(await postDecision(stack, approval.approvalId, { decision: 'reject' })).toMatchObject(expired);
+    expect(await postLinkDecision(link!.url, { decision: 'approve' })).toMatchObject({ status: 410, body: { message: expect.stringMatching(/^link: expired at/) } });
+    const unchanged = await stack.ledger.getApproval(approval.runId, approval.turn, approval.call);
+    expect(unchanged).toMatchObject({ status: 'pending' });
+    expect([unchanged!.decidedBy, unchanged!.firstApproval, unchanged!.usedLinks]).toEqual([undefined, undefined, undefined]);
+
+    timers.advance(late); // the expiry's timer: the run goes on as for an approval nobody decided
+    expect(JSON.parse((await finished).output!)).toMatchObject({ status: 'succeeded' });
+    expect(await stack.ledger.getApproval(approval.runId, approval.turn, approval.call)).toMatchObject({ status: 'expired', decidedVia: 'timeout' });
+    const request = approval.details!['refundRequest'];
+    expect(stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request)).toEqual([]);
+    expect(stack.world.payments.reviews().filter((review) => review.refundRequestId === request)).toHaveLength(1);
+  }, 180_000);
+});
+
+describe('a decision recorded but not delivered', () => {
+  it('is delivered when the decider tries again: the run goes on, not waits for the backstop', async () => {
+    // The callback records the decision, then fails before the execution hears it (here its read
+    // of the task token; on AWS as well a throttled SendTaskSuccess, a timeout after the write).
+    let failTokenRead = false;
+    const failing = (ledger: Ledger): Ledger =>
+      new Proxy(ledger, {
+        get: (target, method: keyof Ledger) =>
+          method === 'getTaskToken' && failTokenRead
+            ? () => {
+                failTokenRead = false;
+                return Promise.reject(new Error('ProvisionedThroughputExceededException'));
+              }
+            : (target[method] as (...args: unknown[]) => unknown).bind(target),
+      });
+    const clock = testClock();
+    // The approvals after the first expire at their deadlines on the clock: nobody decides them.
+    harness = await startHarness({ ...expiringApprovals({ clock, expires: () => harness!.approvals.length > 1 }), decorateLedger: failing });
+    const { stack } = harness;
+    const finished = harness.run({ runId: 'undelivered', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    const approval = await waitFor(() => harness!.approvals[0]);
+
+    failTokenRead = true;
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 500 });
+    expect(await stack.ledger.getApproval(approval.runId, approval.turn, approval.call)).toMatchObject({ status: 'approved' });
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 409, body: { message: expect.stringMatching(/is already approved/) } });
+
+    expect(JSON.parse((await finished).output!)).toMatchObject({ status: 'succeeded' });
+    const request = approval.details!['refundRequest'];
+    expect(stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request)).toHaveLength(1);
+    expect(duplicatePayments(stack)).toEqual([]);
+  }, 30_000);
 });
 
 const stack = () => harness!.stack;

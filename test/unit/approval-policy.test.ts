@@ -14,8 +14,11 @@ const starter: Identity = { id: 'arn:aws:iam::1:user/starter', via: 'iam' };
 const deployed: ApprovalPolicy = { separationOfDuties: true };
 const twoAbove500: ApprovalPolicy = { separationOfDuties: true, secondApproverAboveMinor: 50_000 };
 
+/** Before the fixture's deadline (decideBy 03:00): the time of every row that names none. */
+const beforeDeadline = new Date('2026-11-29T02:30:00Z');
+
 describe('the approval policy', () => {
-  it.each<[string, Parameters<typeof decisionVerdict>[0], ReturnType<typeof decisionVerdict>]>([
+  it.each<[string, Omit<Parameters<typeof decisionVerdict>[0], 'now'> & { now?: Date }, ReturnType<typeof decisionVerdict>]>([
     ['a person approves a pending approval', { approval: approval(), run, identity: alice, decision: 'approve', policy: deployed }, { action: 'decide' }],
     ['the starter may not approve their own run', { approval: approval(), run, identity: starter, decision: 'approve', policy: deployed }, { action: 'refuse', status: 403, message: expect.stringMatching(/^separation of duties: arn:aws:iam::1:user\/starter started run run-1/) }],
     ['nor reject it', { approval: approval(), run, identity: starter, decision: 'reject', policy: deployed }, { action: 'refuse', status: 403, message: expect.stringMatching(/separation of duties/) }],
@@ -41,8 +44,14 @@ describe('the approval policy', () => {
     ['one rejection is enough', { approval: approval(), run, identity: alice, decision: 'reject', policy: twoAbove500 }, { action: 'decide' }],
     ['at or below the amount one approver is enough', { approval: approval({ amount: { minor: 50_000, currency: 'usd' } }), run, identity: alice, decision: 'approve', policy: twoAbove500 }, { action: 'decide' }],
     ['an approval without an amount needs one approver', { approval: approval({ amount: undefined }), run, identity: alice, decision: 'approve', policy: twoAbove500 }, { action: 'decide' }],
+    // Its expiry not recorded yet (the sweep runs once a minute; no engine runs it while a local run is down).
+    ['an approval at its deadline is expired: nobody approves it', { approval: approval(), run, identity: alice, decision: 'approve', policy: deployed, now: new Date('2026-11-29T03:00:00Z') }, { action: 'refuse', status: 410, message: 'approval apv_0123456789abcdef expired at 2026-11-29T03:00:00Z (its deadline passed): nobody decides it now' }],
+    ['nor rejects it', { approval: approval(), run, identity: alice, decision: 'reject', policy: deployed, now: new Date('2026-11-29T04:00:00Z') }, { action: 'refuse', status: 410, message: expect.stringMatching(/expired at 2026-11-29T03:00:00Z/) }],
+    ['nor records a first of two approvals', { approval: approval(), run, identity: alice, decision: 'approve', policy: twoAbove500, now: new Date('2026-11-29T04:00:00Z') }, { action: 'refuse', status: 410, message: expect.stringMatching(/expired at/) }],
+    ['a second approver past the deadline', { approval: approval({ firstApproval: { by: alice.id, via: 'link', at: 'x' } }), run, identity: bob, decision: 'approve', policy: twoAbove500, now: new Date('2026-11-29T04:00:00Z') }, { action: 'refuse', status: 410, message: expect.stringMatching(/expired at/) }],
+    ['a decided approval past its deadline says it was decided', { approval: approval({ status: 'approved', decidedBy: 'bob@example.com' }), run, identity: alice, decision: 'approve', policy: deployed, now: new Date('2026-11-29T04:00:00Z') }, { action: 'refuse', status: 409, message: expect.stringMatching(/already approved/) }],
   ])('%s', (_case, input, verdict) => {
-    expect(decisionVerdict(input)).toEqual(verdict);
+    expect(decisionVerdict({ now: beforeDeadline, ...input })).toEqual(verdict);
   });
 });
 
@@ -88,13 +97,13 @@ describe('distinct people are told apart by what their caller cannot choose', ()
     const first = caller('arn:aws:sts::123456789012:assumed-role/Approver/alice')!;
     const second = caller('arn:aws:sts::123456789012:assumed-role/Approver/definitely-not-alice')!;
     const twoNeeded = approval({ amount: { minor: 500_000, currency: 'usd' }, firstApproval: { by: first.id, via: 'iam', at: '2026-11-29T02:00:00Z' } } as never);
-    expect(decisionVerdict({ approval: twoNeeded, run, identity: second, decision: 'approve', policy: { ...deployed, secondApproverAboveMinor: 100_000 } })).toMatchObject({ action: 'refuse', status: 403 });
+    expect(decisionVerdict({ approval: twoNeeded, run, identity: second, decision: 'approve', policy: { ...deployed, secondApproverAboveMinor: 100_000 }, now: beforeDeadline })).toMatchObject({ action: 'refuse', status: 403 });
   });
 
   it('the starter cannot approve their own run under another session name', () => {
     const started = { runId: 'run-1', startedBy: personOf('arn:aws:sts::123456789012:assumed-role/Ops/starter') };
     const approver = caller('arn:aws:sts::123456789012:assumed-role/Ops/someone-else')!;
-    expect(decisionVerdict({ approval: approval(), run: started, identity: approver, decision: 'approve', policy: deployed })).toMatchObject({ action: 'refuse', status: 403 });
+    expect(decisionVerdict({ approval: approval(), run: started, identity: approver, decision: 'approve', policy: deployed, now: beforeDeadline })).toMatchObject({ action: 'refuse', status: 403 });
   });
 
   it('a local user is itself (the loopback API’s principal)', () => {
