@@ -103,10 +103,10 @@ export function sfnBatches(client: SFNClient, stateMachineArn: string): BatchSto
     start: async (batch) => {
       try {
         await client.send(new StartExecutionCommand({ stateMachineArn, name: batch.batchId, input: JSON.stringify(batch) }));
-        return { created: true, batch };
+        return { created: true, batch, status: 'RUNNING' };
       } catch (error) {
         const found = error instanceof Error && error.name === 'ExecutionAlreadyExists' ? await get(batch.batchId) : undefined;
-        if (found) return { created: false, batch: found.batch };
+        if (found) return { created: false, ...found };
         throw error;
       }
     },

@@ -150,8 +150,8 @@ export interface BatchExecutionInput {
 
 /** Where batches are started and found: the batch state machine's executions (AWS), the twin's (local/runtime/batches.ts). */
 export interface BatchStore {
-  /** Starts the batch's execution, named by its id; `created: false` (and the batch as it was) when one exists. */
-  start(batch: BatchExecutionInput): Promise<{ created: boolean; batch: BatchExecutionInput }>;
+  /** Starts the batch's execution, named by its id; `created: false` (and the batch as it was, and its execution's status) when one exists. */
+  start(batch: BatchExecutionInput): Promise<{ created: boolean; batch: BatchExecutionInput; status: string }>;
   /** The batch and its execution's status, or undefined when there is none. */
   get(batchId: string): Promise<{ batch: BatchExecutionInput; status: string } | undefined>;
 }
@@ -352,7 +352,8 @@ export function createBatchRoutes(deps: BatchRoutesDeps) {
     const started = await deps.batches.start(batch);
     const other = !started.created && otherBatchProblem(started.batch, batch, (body as { concurrency?: unknown }).concurrency !== undefined);
     if (other) throw new BatchConflict(other);
-    return { ...(await progress(started.batch, 'RUNNING')), created: started.created };
+    // A batch posted again answers as it is (it may have ended), as its GET does.
+    return { ...(await progress(started.batch, started.status)), created: started.created };
   };
 
   const get = async (rawBatchId: string): Promise<BatchResource> => {

@@ -394,7 +394,14 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     if (!batches) throw new NotFoundError('batches: this deployment starts no batches (it has no batch state machine)');
     return batches;
   };
-  const startBatch = (caller: Identity, body: unknown) => batchesOrMissing().start(caller, body);
+  const startBatch = async (caller: Identity, body: unknown) => {
+    const routes = batchesOrMissing();
+    // Whoever may start runs may start a batch of them, and no one else: refused here (403) as a
+    // start is, before the batch's execution starts, not a 202 whose every item's start is refused.
+    const starter = starterPerson(caller.principal ?? caller.id, caller.id, serving?.people ?? {});
+    if (!starter.ok) throw new StarterRefused(`caller: ${starter.message}`);
+    return routes.start(caller, body);
+  };
   const getBatch = (batchId: string) => batchesOrMissing().get(batchId);
 
   return { start, get, list, cancel, startBatch, getBatch };

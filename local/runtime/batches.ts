@@ -138,11 +138,11 @@ export function localBatches(options: LocalBatchesOptions) {
   const store: BatchStore = {
     start: async (batch) => {
       const existing = read(batch.batchId);
-      if (existing) return { created: false, batch: existing.batch };
+      if (existing) return { created: false, batch: existing.batch, status: existing.end ?? 'RUNNING' };
       if (dir) write(file(batch.batchId), batch);
       else memory.set(batch.batchId, { batch });
       await run(batch);
-      return { created: true, batch };
+      return { created: true, batch, status: 'RUNNING' };
     },
     get: async (batchId) => {
       const found = read(batchId);

@@ -97,6 +97,18 @@ describe('separation of duties, whichever way a run starts', () => {
     await expect(harness.startAs(mallory, request('not-a-starter'))).rejects.toThrow(/runs API answered 403: .*is not one of this deployment's starter principals/);
     expect(await harness.stack.ledger.getRun('not-a-starter')).toBeUndefined();
   });
+
+  it('a starter the deployment does not list is refused a batch as a run (403), and no batch starts', async () => {
+    await start({ separationOfDuties: true });
+    const batches = (method: 'POST' | 'GET', principal: string, body: unknown = null, batchId?: string) =>
+      harness.stack.runsApi(apiGatewayEvent({ method, route: 'batches', approvalId: batchId, body: body === null ? null : JSON.stringify(body), principal }), lambdaContext('RunsApi', 20_000));
+    const refused = await batches('POST', mallory, { batchId: 'not-a-starter', items: [{ date: sampleDay.date }] });
+    expect(refused.statusCode, refused.body).toBe(403);
+    expect(JSON.parse(refused.body)).toEqual({ message: `caller: ${mallory} is not one of this deployment's starter principals (approvals.starterPrincipals)` });
+    // No batch holds its id (a 202 started one whose every item's start was refused, and the batch failed).
+    expect((await batches('GET', starterUser, null, 'not-a-starter')).statusCode).toBe(404);
+    expect(await harness.stack.ledger.getRun('not-a-starter-0')).toBeUndefined();
+  });
 });
 
 describe('the approval API\'s resource policy, on the twin', () => {
