@@ -543,7 +543,10 @@ async function decideApproval(
     body: JSON.stringify({ decision, reason }),
   });
   const body = JSON.parse(await response.text()) as { status?: string; message?: string };
-  progress(`          ✓  approval ${approval.approvalId}: ${response.ok ? body.status : `${response.status} ${body.message}`}`);
+  if (response.ok) return progress(`          ✓  approval ${approval.approvalId}: ${body.status}`);
+  // Refused (decided or expired already, past its deadline): the refusal says so, naming the approval.
+  const refusal = body.message ?? `refused (${response.status})`;
+  progress(`          ✗  ${refusal.startsWith(`approval ${approval.approvalId}`) ? refusal : `approval ${approval.approvalId}: ${refusal}`}`);
 }
 
 /** 0 succeeded · 1 failed · 3 stopped by a guard (a budget, a loop, a kill). */

@@ -453,7 +453,12 @@ export interface ApprovalLedger {
   getApproval(runId: string, turn: number, call: number): Promise<ApprovalRecord | undefined>;
   getBudgetApproval(runId: string, guard: ExtendableGuard, extension: number): Promise<ApprovalRecord | undefined>;
   findApproval(approvalId: string): Promise<ApprovalRecord | undefined>;
-  listPendingApprovals(): Promise<ApprovalRecord[]>;
+  /**
+   * The pending approvals, by deadline. With `undelivered`, the decisions still owed to their
+   * executions too (ApprovalRecord `undelivered`), as the index lists them: read each itself
+   * (`getApproval`) for the whole record. The same query either way.
+   */
+  listPendingApprovals(options?: { undelivered?: boolean }): Promise<ApprovalRecord[]>;
   /**
    * Records a decision once: only a pending approval can be decided. Returns whether this call
    * decided it, and the stored record (with the earlier decision when it did not).
@@ -477,6 +482,8 @@ export interface ApprovalLedger {
    * it is its own item (partition `TOKEN#<runId>`), which only the approval functions' roles may read.
    */
   getTaskToken(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<string | undefined>;
+  /** Drops an approval's `undelivered` mark once its decision is delivered (or nothing waits on it); no-op without one. */
+  markDelivered(key: Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>): Promise<void>;
 }
 
 /**
@@ -524,6 +531,8 @@ export interface ApprovalDecision {
   linkId?: string;
   /** Decided as the approval it shares was (ApprovalRecord `sharedDecision`). */
   sharedDecision?: ApprovalRecord['sharedDecision'];
+  /** Owed to the execution until `markDelivered` (ApprovalRecord `undelivered`): the expiry sweep's. */
+  undelivered?: true;
 }
 
 export interface DamagedRunOptions {

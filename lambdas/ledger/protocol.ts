@@ -561,16 +561,15 @@ const withLink = (record: ApprovalRecord, linkId: string | undefined) => {
 export function decideApproval(current: Current<ApprovalRecord>, key: ApprovalKey, decision: ApprovalDecision, now: Date): Step<{ decided: boolean; record: ApprovalRecord }> {
   if (!current) return fail(noApproval(key));
   if (current.record.status !== 'pending') return keep({ decided: false, record: current.record });
-  const { linkId, reason, status, decidedBy, decidedVia, decisionMac, waitedMs, sharedDecision } = decision;
+  const { linkId, reason, status, decidedBy, decidedVia, decisionMac, waitedMs, sharedDecision, undelivered } = decision;
   const next: ApprovalRecord = {
     ...current.record,
     status,
     reason: reason ?? '',
     decidedBy,
     decidedAt: now.toISOString(),
-    ...(decidedVia && { decidedVia }),
-    ...(decisionMac && { decisionMac }),
-    ...(waitedMs !== undefined && { waitedMs }), ...(sharedDecision && { sharedDecision }),
+    ...(decidedVia && { decidedVia }), ...(decisionMac && { decisionMac }),
+    ...(waitedMs !== undefined && { waitedMs }), ...(sharedDecision && { sharedDecision }), ...(undelivered && { undelivered }),
     ...withLink(current.record, linkId),
   };
   return write(next, current.meta, { decided: true, record: next });
@@ -589,9 +588,13 @@ export function recordFirstApproval(
   return write(next, current.meta, { recorded: true, record: next });
 }
 
+/** A decision delivered, or no longer waited on: its `undelivered` mark dropped (ApprovalRecord); none, nothing written. */
+export const markDelivered = (current: Current<ApprovalRecord>): Step<void> => (current?.record.undelivered ? write(withoutMark(current.record), current.meta, undefined) : keep(undefined));
+const withoutMark = ({ undelivered: _delivered, ...record }: ApprovalRecord): ApprovalRecord => record;
+
 // ── the index attributes, from the record ───────────────────────────────────────────────────
 
-/** In the pending-approvals index: an approval while it is pending. */
-export const isPendingApproval = (record: Record<string, unknown>) => record['kind'] === 'approval' && record['status'] === 'pending';
+/** In the pending-approvals index: an approval while it is pending, or its decision while `undelivered` (listed apart). */
+export const isPendingApproval = (record: Record<string, unknown>) => record['kind'] === 'approval' && (record['status'] === 'pending' || record['undelivered'] === true);
 /** In the running-runs index: a run while it runs. */
 export const isRunningRun = (record: Record<string, unknown>) => record['kind'] === 'run' && record['status'] === 'running';

@@ -45,7 +45,7 @@ const DATE_ARGS = {
   // EffectApprovalLedger
   shareApproval: [1], getEffectApproval: [],
   // ApprovalLedger
-  upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [], storeChildWait: [], getChildWait: [],
+  upsertApproval: [], getApproval: [], getBudgetApproval: [], findApproval: [], listPendingApprovals: [], decideApproval: [2], recordFirstApproval: [], getTaskToken: [], markDelivered: [], storeChildWait: [], getChildWait: [],
   // ExecutionRunLedger
   noteExecutionRun: [], runOfExecution: [],
   // BlobStore

@@ -125,9 +125,11 @@ export abstract class StorageLedger implements Ledger, Pruning {
   }
 
   // async: a refused call is a rejected promise, as the engine's own failure would be.
-  readonly listPendingApprovals: Ledger['listPendingApprovals'] = async () => {
+  readonly listPendingApprovals: Ledger['listPendingApprovals'] = async (options = {}) => {
     this.guard?.({ query: INDEX_QUERIES.pendingApprovals });
-    return this.queryPendingApprovals();
+    // The index holds the decisions still owed to their executions too (protocol.ts isPendingApproval).
+    const listed = await this.queryPendingApprovals();
+    return options.undelivered ? listed : listed.filter((approval) => approval.status === 'pending');
   };
   readonly putBlob: Ledger['putBlob'] = async (runId, digest, chunks) => {
     this.guard?.({ put: chunks.map((_, index) => blobKey(runId, digest, index)) });
@@ -495,6 +497,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
   readonly decideApproval: Ledger['decideApproval'] = (key, decision, now) => this.update(approvalKey(key), (current) => protocol.decideApproval(current, key, decision, now));
   readonly recordFirstApproval: Ledger['recordFirstApproval'] = (key, first, linkId) =>
     this.update(approvalKey(key), (current) => protocol.recordFirstApproval(current, key, first, linkId));
+  readonly markDelivered: Ledger['markDelivered'] = (key) => this.update(approvalKey(key), (current) => protocol.markDelivered(current));
 
   // ── retention (`savepoint prune`): pruning.ts's procedure, run on this engine's primitives (retention.ts) ──
   private readonly retention = retentionOn({

@@ -546,6 +546,13 @@ export interface ApprovalRecord {
    * decision's MAC, which covers the same effect and subject (approvals/decision-mac.ts).
    */
   sharedDecision?: { decidedAt: string; decisionMac?: string };
+  /**
+   * An expiry the sweep recorded and has not yet delivered to the waiting execution: set with the
+   * expiry, dropped once it is delivered (or nothing waits on the token). Until then the approval
+   * stays in the pending-approvals index, so a sweep whose delivery failed is followed by one that
+   * delivers it (steps/expire-approvals.ts).
+   */
+  undelivered?: true;
 }
 
 export type LedgerRecord = RunRecord | TurnRecord | ToolCallRecord | ApprovalRecord | EffectRecord | EffectApprovalRecord;

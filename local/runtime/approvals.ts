@@ -57,10 +57,14 @@ export function templatePeople(policy: ApprovalPolicy): { approverPrincipals?: P
 /** Node's longest timer (~24.8 days); a later deadline is re-armed when this one fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** How often the expiry sweep runs on AWS (infra: once a minute): when a failed one runs again here. */
+export const SWEEP_INTERVAL_MS = 60_000;
+
 /**
  * One timer per pending approval, firing at its `decideBy` (per the runtime's clock): `onDue` then
- * expires whatever is due. A decided approval's timer finds nothing to do. Timers never keep the
- * process alive by themselves.
+ * expires whatever is due. A decided approval's timer finds nothing to do. `retry` runs `onDue`
+ * once more a sweep interval later, as AWS's next sweep would (an expiry whose delivery failed).
+ * Timers never keep the process alive by themselves.
  */
 export function deadlineTimers(clock: Clock, onDue: () => void) {
   // On the clock's own timers (a test's clock fires them as it moves), else real ones.
@@ -76,8 +80,17 @@ export function deadlineTimers(clock: Clock, onDue: () => void) {
     });
     armed.set(approval.approvalId, cancel);
   };
+  const RETRY = 'retry';
+  const retry = (): void => {
+    if (armed.has(RETRY)) return;
+    armed.set(RETRY, timers.after(SWEEP_INTERVAL_MS, () => {
+      armed.delete(RETRY);
+      onDue();
+    }));
+  };
   return {
     arm,
+    retry,
     clear: () => {
       for (const cancel of armed.values()) cancel();
       armed.clear();

@@ -135,10 +135,14 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     let handlers: LocalHandlers;
     let closing = false;
     // No polling: each pending approval arms one timer at its deadline, which runs ExpireApprovals.
-    const expireApprovals = () => handlers[Steps.ExpireApprovals]({}, 30_000) as Promise<{ expired: string[] }>;
+    const expireApprovals = () => handlers[Steps.ExpireApprovals]({}, 30_000) as Promise<{ expired: string[]; redelivered: string[] }>;
     const expireDue = () => {
       if (closing) return;
-      expireApprovals().catch((error: unknown) => options.log?.(`approval expiry failed: ${String(error)}`));
+      // What failed (an expiry recorded, its delivery not) is swept again a minute later, as on AWS.
+      expireApprovals().catch((error: unknown) => {
+        options.log?.(`approval expiry failed: ${String(error)}`);
+        deadlines.retry();
+      });
     };
     const deadlines = deadlineTimers(clock, expireDue);
     closers.push(() => deadlines.clear());
@@ -297,8 +301,11 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     closers.push(approvalApi.close);
     pageUrl = options.api?.pageUrl ?? approvalApi.pageUrl;
 
-    // The approvals an earlier process left pending expire on time too.
-    for (const approval of await ledger.listPendingApprovals()) deadlines.arm(approval);
+    // The approvals an earlier process left pending expire on time too, and its expiries not delivered are delivered.
+    for (const approval of await ledger.listPendingApprovals({ undelivered: true })) {
+      if (approval.status === 'pending') deadlines.arm(approval);
+      else deadlines.retry();
+    }
 
     return {
       agent,

@@ -30,7 +30,7 @@ const REACH = {
   // FleetLedger: a run's lease is its own ledger's; a day counter is found where it was written
   reserveInFleet: 'run', returnFleetLease: 'run', getFleetDay: 'found',
   // ApprovalLedger
-  upsertApproval: 'run', getApproval: 'run', getBudgetApproval: 'run', findApproval: 'found', listPendingApprovals: 'merge', decideApproval: 'run', recordFirstApproval: 'run', getTaskToken: 'run',
+  upsertApproval: 'run', getApproval: 'run', getBudgetApproval: 'run', findApproval: 'found', listPendingApprovals: 'merge', decideApproval: 'run', recordFirstApproval: 'run', getTaskToken: 'run', markDelivered: 'run',
   // ChildWaitLedger: a wait is its parent run's
   storeChildWait: 'run', getChildWait: 'run',
   // ExecutionRunLedger: keyed by execution, found where it was written

@@ -3,7 +3,7 @@ import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { loadReport } from '../../lambdas/runs/report.js';
 import { duplicatePayments, sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
-import { postDecision, postLinkDecision, waitFor } from '../support/agent-harness.js';
+import { postDecision, postLinkDecision, waitFor, wake } from '../support/agent-harness.js';
 import { expiringApprovals, manualClock } from '../support/manual-clock.js';
 
 /**
@@ -131,6 +131,46 @@ describe('a decision recorded but not delivered', () => {
     expect(stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request)).toHaveLength(1);
     expect(duplicatePayments(stack)).toEqual([]);
   }, 30_000);
+});
+
+describe('an expiry recorded but not delivered', () => {
+  it('is delivered by the next sweep: the run escalates a minute later, not at the backstop', async () => {
+    // The sweep records the expiry, then fails before the execution hears it (here its read of the
+    // task token; on AWS as well a throttled SendTaskFailure, a timeout after the write).
+    let failTokenRead = true;
+    let failed = false;
+    const failing = (ledger: Ledger): Ledger =>
+      new Proxy(ledger, {
+        get: (target, method: keyof Ledger) =>
+          method === 'getTaskToken' && failTokenRead
+            ? () => {
+                failTokenRead = false;
+                failed = true;
+                return Promise.reject(new Error('ProvisionedThroughputExceededException'));
+              }
+            : (target[method] as (...args: unknown[]) => unknown).bind(target),
+      });
+    const clock = testClock();
+    const logged: string[] = [];
+    harness = await startHarness({ ...expiringApprovals({ clock }), decorateLedger: failing, log: (line: string) => (logged.push(line), wake()) });
+    const { stack } = harness;
+    const finished = harness.run({ runId: 'expiry-undelivered', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    const approval = await waitFor(() => harness!.approvals[0]);
+    const key = [approval.runId, approval.turn, approval.call] as const;
+
+    await waitFor(async () => failed && (await stack.ledger.getApproval(...key))?.status === 'expired');
+    await waitFor(() => logged.some((line) => /approval expiry failed: .*ProvisionedThroughputExceededException/.test(line)));
+    clock.advance(60_000); // the next sweep
+
+    expect(JSON.parse((await finished).output!)).toMatchObject({ status: 'succeeded' });
+    const recorded = await stack.ledger.getApproval(...key);
+    expect(recorded).toMatchObject({ status: 'expired', decidedVia: 'timeout' });
+    expect(recorded!.undelivered).toBeUndefined();
+    expect(await stack.ledger.listPendingApprovals({ undelivered: true })).toEqual([]);
+    const request = approval.details!['refundRequest'];
+    expect(stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request)).toEqual([]);
+    expect(stack.world.payments.reviews().filter((review) => review.refundRequestId === request)).toHaveLength(1);
+  }, 60_000);
 });
 
 const stack = () => harness!.stack;

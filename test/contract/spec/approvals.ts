@@ -141,6 +141,29 @@ export function approvalsSpec(make: MakeLedger): void {
       it('lists nothing when nothing is pending', async () => {
         expect(await ledger.listPendingApprovals()).toEqual([]);
       });
+
+      // The expiry sweep's decisions are recorded owed to their executions until delivered
+      // (steps/expire-approvals.ts): listed with `undelivered` until markDelivered, never as pending.
+      it('lists a decision recorded undelivered only when asked for them, until it is marked delivered', async () => {
+        const key = { runId: 'r1', turn: 3, call: 1 };
+        await ledger.upsertApproval(approval(), 'token-1');
+        await ledger.upsertApproval(approval({ approvalId: 'apv_second00000000000', call: 2 }), 'token-2');
+        await ledger.decideApproval(key, { status: 'expired', decidedBy: 'timeout', undelivered: true }, at(1));
+        await ledger.decideApproval({ ...key, call: 2 }, { status: 'approved', decidedBy: 'alice' }, at(1));
+        expect(await ledger.listPendingApprovals()).toEqual([]);
+        expect((await ledger.listPendingApprovals({ undelivered: true })).map((listed) => [listed.approvalId, listed.status])).toEqual([['apv_0123456789abcdef', 'expired']]);
+        expect(await ledger.getApproval('r1', 3, 1)).toMatchObject({ status: 'expired', undelivered: true });
+        await ledger.markDelivered(key);
+        expect(await ledger.listPendingApprovals({ undelivered: true })).toEqual([]);
+        const delivered = await ledger.getApproval('r1', 3, 1);
+        expect(delivered).toMatchObject({ status: 'expired', decidedBy: 'timeout' });
+        expect(delivered).not.toHaveProperty('undelivered');
+        // Again, or on a decision never marked: nothing changes.
+        await ledger.markDelivered(key);
+        await ledger.markDelivered({ ...key, call: 2 });
+        expect(await ledger.getApproval('r1', 3, 1)).toEqual(delivered);
+        expect(await ledger.getApproval('r1', 3, 2)).toMatchObject({ status: 'approved', decidedBy: 'alice' });
+      });
     });
 
     describe('budget extensions', () => {
