@@ -103,25 +103,15 @@ describe('a decision recorded but not delivered', () => {
   it('is delivered when the decider tries again: the run goes on, not waits for the backstop', async () => {
     // The callback records the decision, then fails before the execution hears it (here its read
     // of the task token; on AWS as well a throttled SendTaskSuccess, a timeout after the write).
-    let failTokenRead = false;
-    const failing = (ledger: Ledger): Ledger =>
-      new Proxy(ledger, {
-        get: (target, method: keyof Ledger) =>
-          method === 'getTaskToken' && failTokenRead
-            ? () => {
-                failTokenRead = false;
-                return Promise.reject(new Error('ProvisionedThroughputExceededException'));
-              }
-            : (target[method] as (...args: unknown[]) => unknown).bind(target),
-      });
+    const tokenRead: TokenReadFailure = { armed: false, failed: false };
     const clock = testClock();
     // The approvals after the first expire at their deadlines on the clock: nobody decides them.
-    harness = await startHarness({ ...expiringApprovals({ clock, expires: () => harness!.approvals.length > 1 }), decorateLedger: failing });
+    harness = await startHarness({ ...expiringApprovals({ clock, expires: () => harness!.approvals.length > 1 }), decorateLedger: failingTokenRead(tokenRead) });
     const { stack } = harness;
     const finished = harness.run({ runId: 'undelivered', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
     const approval = await waitFor(() => harness!.approvals[0]);
 
-    failTokenRead = true;
+    tokenRead.armed = true;
     expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 500 });
     expect(await stack.ledger.getApproval(approval.runId, approval.turn, approval.call)).toMatchObject({ status: 'approved' });
     expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 409, body: { message: expect.stringMatching(/is already approved/) } });
@@ -137,28 +127,16 @@ describe('an expiry recorded but not delivered', () => {
   it('is delivered by the next sweep: the run escalates a minute later, not at the backstop', async () => {
     // The sweep records the expiry, then fails before the execution hears it (here its read of the
     // task token; on AWS as well a throttled SendTaskFailure, a timeout after the write).
-    let failTokenRead = true;
-    let failed = false;
-    const failing = (ledger: Ledger): Ledger =>
-      new Proxy(ledger, {
-        get: (target, method: keyof Ledger) =>
-          method === 'getTaskToken' && failTokenRead
-            ? () => {
-                failTokenRead = false;
-                failed = true;
-                return Promise.reject(new Error('ProvisionedThroughputExceededException'));
-              }
-            : (target[method] as (...args: unknown[]) => unknown).bind(target),
-      });
+    const tokenRead: TokenReadFailure = { armed: true, failed: false };
     const clock = testClock();
     const logged: string[] = [];
-    harness = await startHarness({ ...expiringApprovals({ clock }), decorateLedger: failing, log: (line: string) => (logged.push(line), wake()) });
+    harness = await startHarness({ ...expiringApprovals({ clock }), decorateLedger: failingTokenRead(tokenRead), log: (line: string) => (logged.push(line), wake()) });
     const { stack } = harness;
     const finished = harness.run({ runId: 'expiry-undelivered', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
     const approval = await waitFor(() => harness!.approvals[0]);
     const key = [approval.runId, approval.turn, approval.call] as const;
 
-    await waitFor(async () => failed && (await stack.ledger.getApproval(...key))?.status === 'expired');
+    await waitFor(async () => tokenRead.failed && (await stack.ledger.getApproval(...key))?.status === 'expired');
     await waitFor(() => logged.some((line) => /approval expiry failed: .*ProvisionedThroughputExceededException/.test(line)));
     clock.advance(60_000); // the next sweep
 
@@ -172,5 +150,26 @@ describe('an expiry recorded but not delivered', () => {
     expect(stack.world.payments.reviews().filter((review) => review.refundRequestId === request)).toHaveLength(1);
   }, 60_000);
 });
+
+/** Whether the next read of a task token fails (`armed`: once), and whether one did. */
+interface TokenReadFailure {
+  armed: boolean;
+  failed: boolean;
+}
+
+/** The ledger with its next task-token read failing once while `failure.armed`, as a throttled read would. */
+function failingTokenRead(failure: TokenReadFailure) {
+  return (ledger: Ledger): Ledger =>
+    new Proxy(ledger, {
+      get: (target, method: keyof Ledger) =>
+        method === 'getTaskToken' && failure.armed
+          ? () => {
+              failure.armed = false;
+              failure.failed = true;
+              return Promise.reject(new Error('ProvisionedThroughputExceededException'));
+            }
+          : (target[method] as (...args: unknown[]) => unknown).bind(target),
+    });
+}
 
 const stack = () => harness!.stack;
