@@ -26,6 +26,19 @@ export function describe(error: unknown): string {
 }
 
 /**
+ * A file system error that names its file (Node's `path`, with `dest` for a rename: a state
+ * directory's file replaced by a directory, one made unreadable) as one sentence naming the file
+ * and the operation: `cannot read /x/ledger.head: it is a directory (EISDIR)`. Undefined for any
+ * other error.
+ */
+export function fileErrorMessage(error: unknown): string | undefined {
+  const { code, syscall, path, dest } = (error ?? {}) as NodeJS.ErrnoException & { dest?: string };
+  if (typeof code !== 'string' || typeof syscall !== 'string' || typeof path !== 'string') return undefined;
+  const reason = REASONS[code] ?? (error instanceof Error ? error.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*$/, '') : code);
+  return `cannot ${syscall} ${path}${typeof dest === 'string' ? ` to ${dest}` : ''}: ${reason} (${code})`;
+}
+
+/**
  * Why a server could not listen where the command line asked, as a UsageError naming the option
  * (exit 2, one sentence); any other error as it is.
  */

@@ -3,7 +3,7 @@ import { CommanderError } from 'commander';
 import { ErrorNames } from '../lambdas/shared/errors.js';
 import { registerCommands } from './register-commands.js';
 import { missingPeer, missingPeerMessage } from '../local/packages/optional-peers.js';
-import { UsageError } from './errors.js';
+import { fileErrorMessage, UsageError } from './errors.js';
 import { isRefusal } from '../client/runs-api-error.js';
 import { examplesHelp } from './examples.js';
 import { err, exitWhenWritten, out, program, stateDir } from './program.js';
@@ -55,6 +55,7 @@ function toldOf(error: unknown): { message: string; usage: boolean } {
   if (error.name === 'CredentialsProviderError') {
     return { message: `--stack: the AWS SDK found no credentials (${error.message}): sign in first (aws sso login, AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)`, usage: true };
   }
-  return { message: error.message, usage: false };
+  // A file the command met damaged (a state directory's file replaced by a directory): which, and what was done to it.
+  return { message: fileErrorMessage(error) ?? error.message, usage: false };
 }
 

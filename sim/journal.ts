@@ -1,5 +1,6 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, truncateSync, writeSync } from 'node:fs';
 import type { z } from 'zod';
+import { readingFile } from '../lambdas/shared/file-errors.js';
 
 /**
  * The append-only JSON-lines journal a simulated provider commits to before it answers (so a lost
@@ -66,7 +67,7 @@ export function openJournal<S extends z.ZodType>(dataFile: string | undefined, s
  * undefined when the journal ends cleanly.
  */
 export function recoverTornTail(dataFile: string): string | undefined {
-  const bytes = readFileSync(dataFile);
+  const bytes = readingFile(dataFile, () => readFileSync(dataFile));
   const end = bytes.lastIndexOf(0x0a) + 1; // 0 when no line is complete
   if (end === bytes.length) return undefined;
   truncateSync(dataFile, end);

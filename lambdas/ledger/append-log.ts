@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { fileSync } from './file-sync.js';
 import { dirname } from 'node:path';
+import { readingFile } from '../shared/file-errors.js';
 
 /** Where a line is in the log file: its first byte, and its length without the newline. */
 export interface Span {
@@ -80,7 +81,7 @@ export class AppendLog<T> {
       let carry: Buffer[] = [];
       let count = 0;
       let position = offset;
-      for (let read: number; (read = readSync(fd, buffer, 0, buffer.length, position)) > 0; position += read) {
+      for (let read: number; (read = readingFile(path, () => readSync(fd, buffer, 0, buffer.length, position))) > 0; position += read) {
         let start = 0;
         for (let end = buffer.indexOf(0x0a, 0); end >= 0 && end < read; end = buffer.indexOf(0x0a, start)) {
           const piece = buffer.subarray(start, end);
@@ -188,7 +189,7 @@ const compactingPath = (path: string) => `${path}.compacting`;
 function readSpan(fd: number, span: Span, path: string): string {
   const buffer = Buffer.alloc(span.bytes);
   for (let read = 0; read < span.bytes; ) {
-    const got = readSync(fd, buffer, read, span.bytes - read, span.offset + read);
+    const got = readingFile(path, () => readSync(fd, buffer, read, span.bytes - read, span.offset + read));
     if (got === 0) throw new Error(`${path}: the line at byte ${span.offset} is cut short (the file changed under the ledger)`);
     read += got;
   }

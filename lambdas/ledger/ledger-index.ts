@@ -7,6 +7,7 @@ import { AppendLog, LogReader, type Span } from './append-log.js';
 import type { Key } from './protocol.js';
 import { ChainCheck, parseEntry, splitChained, verifySeal, type LogHead } from './sealed-log.js';
 import type { LedgerSealer } from './seal.js';
+import { readingFile } from '../shared/file-errors.js';
 
 /**
  * The embedded ledger's index, `ledger.index` beside its log: a sealed checkpoint of the log's
@@ -160,7 +161,7 @@ export class LedgerIndex {
   /** The index in the file at `path`; undefined when there is none (or it is of another version); refused by name when its MAC fails. */
   static read(path: string, sealer: LedgerSealer): LedgerIndex | undefined {
     if (!existsSync(path)) return undefined;
-    const text = readFileSync(path, 'utf8');
+    const text = readingFile(path, () => readFileSync(path, 'utf8'));
     const cut = text.lastIndexOf('\n', text.length - 2);
     const body = text.slice(0, Math.max(cut, 0));
     const mac = text.slice(cut + 1).trim();

@@ -10,6 +10,7 @@ export const SEAL_KEY_FILE = 'keys/ledger-seal.key';
 /** The length of the keys `readOrCreateKeyFile` makes, and the least `hmacSealer` takes. */
 export const SEAL_KEY_BYTES = 32;
 import { approvalSkOf, type ApprovalRecord } from '../records/ledger-records.js';
+import { readingFile } from '../shared/file-errors.js';
 
 /**
  * Sealed records: what makes the ledger tamper-evident.
@@ -171,7 +172,7 @@ const quotedKeys = new Map<string, string>();
 export function readOrCreateKeyFile(path: string): Buffer {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   try {
-    return readFileSync(path);
+    return readingFile(path, () => readFileSync(path));
   } catch {
     const made = randomBytes(SEAL_KEY_BYTES);
     // `wx`: two processes racing to make the key keep the first one's.
@@ -179,7 +180,7 @@ export function readOrCreateKeyFile(path: string): Buffer {
       writeFileSync(path, made, { mode: 0o600, flag: 'wx' });
       return made;
     } catch {
-      return readFileSync(path);
+      return readingFile(path, () => readFileSync(path));
     }
   }
 }

@@ -4,6 +4,7 @@ import { LedgerIntegrityError } from '../shared/errors.js';
 import { sameSecret } from '../shared/same-secret.js';
 import type { Key } from './protocol.js';
 import { recordOf, type LedgerSealer } from './seal.js';
+import { readingFile } from '../shared/file-errors.js';
 
 /**
  * The embedded ledger's file format: one JSON line per write,
@@ -194,7 +195,7 @@ export class LogHead {
   ) {}
 
   static open(path: string, options: { fsync?: boolean } = {}): LogHead {
-    const text = existsSync(path) ? readFileSync(path, 'utf8').trim() : '';
+    const text = existsSync(path) ? readingFile(path, () => readFileSync(path, 'utf8')).trim() : '';
     // An empty head: the process died between creating it and its first write (nothing was logged yet).
     const existed = text !== '';
     let state = { lines: 0, chain: '', mac: '' } as LogHead['state'];

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js';
@@ -85,6 +85,16 @@ describe('a damaged state directory after a kill', { timeout: 180_000 }, () => {
     expect(resumed.stderr).toMatch(why);
     // Not a new key in its place (which verifies none of the lines, and stands where the backup goes).
     expect(existsSync(key) ? readFileSync(key) : undefined).toEqual(left);
+    expect(providerJournal(stateDir)).toHaveLength(paidBeforeDamage);
+  });
+
+  it.each(['ledger.head', 'ledger.jsonl', 'ledger.index', 'keys/iam-credentials.key', 'history.jsonl'])('%s replaced by a directory: the resume names the file and the operation (not a bare EISDIR), exits 1 and pays nothing more', async (file) => {
+    const { stateDir, args } = copy(`${file.replace(/\W+/g, '-')}-a-directory`);
+    rmSync(join(stateDir, file), { force: true }); // the index may not have been written before the kill
+    mkdirSync(join(stateDir, file));
+    const resumed = await savepoint(args('resume', runId, '--json'));
+    expect(resumed.code, resumed.stderr).toBe(1);
+    expect(resumed.stderr).toMatch(new RegExp(`^savepoint: cannot (read|open) \\S+/${file.replace('.', '\\.')}: it is a directory \\(EISDIR\\)$`, 'm'));
     expect(providerJournal(stateDir)).toHaveLength(paidBeforeDamage);
   });
 
