@@ -263,7 +263,7 @@ async function agentOfRun(raw: Record<string, unknown>): Promise<string> {
   const named = `--agent <name|path> (or $SAVEPOINT_AGENT)${agents.length > 0 ? `; the agents found by name: ${agents.join(', ')}` : ''}`;
   if (!raw['resume'] || !runId || raw['memory']) throw new UsageError(`name the agent to run: ${named}`);
   const stateDir = resolve(String(raw['stateDir']));
-  if (!existsSync(stateDir) || !(await kindToOpen(stateDir))) throw new UsageError(`no run ${runId} in ${stateDir}: it holds no ledger (pass --state-dir)`);
+  if (!existsSync(stateDir) || !kindToOpen(stateDir)) throw new UsageError(`no run ${runId} in ${stateDir}: it holds no ledger (pass --state-dir)`);
   const opened = await openLedger(stateDir, 'resume');
   let run: RunRecord | undefined;
   try {

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import { LockHeldError } from '../lambdas/ledger/lock-file.js';
+import { SEAL_KEY_FILE } from '../lambdas/ledger/seal-key-file.js';
 import { localAwsConfig } from '../local/services/aws-config.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../local/state/ledger-files.js';
 import { requirePeer } from '../local/packages/optional-peers.js';
@@ -186,14 +187,18 @@ export interface AgentDir {
 /** Where `savepoint serve` keeps the engine and ledger of each agent after the first (the first's are the state directory's own). */
 export { agentDir };
 
-/** The agents' directories beneath a state directory (agents/<name>/) that hold a ledger, by agent name. */
+/**
+ * The agents' directories beneath a state directory (agents/<name>/) that hold a ledger, by agent
+ * name; or held one: a ledger deleted there is opened, and named, as in the state directory
+ * (`kindToOpen`), not passed over with its agent's runs.
+ */
 export function agentDirsOf(stateDir: string): { agent: string; dir: string }[] {
   const root = join(stateDir, 'agents');
   if (!existsSync(root)) return [];
   return readdirSync(root, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => ({ agent: entry.name, dir: agentDir(stateDir, entry.name) }))
-    .filter(({ dir }) => ledgerKindOf(dir) !== undefined)
+    .filter(({ dir }) => kindToOpen(dir) !== undefined)
     .sort((a, b) => a.agent.localeCompare(b.agent));
 }
 
@@ -254,13 +259,12 @@ async function dynamoModules() {
  * The kind of ledger to open in a state directory: the one it holds, else embedded when its head or
  * seal key is there without it (it was deleted: the embedded ledger's open says so), else none.
  * What a command asks before it says a directory holds no ledger: one whose ledger was deleted is
- * damaged, not a mistyped --state-dir. The seal key's file name is needed only then: its module is
- * no part of a command's start.
+ * damaged, not a mistyped --state-dir. Synchronous, and on a command's start (`agentDirsOf`): the
+ * seal key's file name comes from a module of its own, not the seal's.
  */
-export async function kindToOpen(stateDir: string): Promise<LedgerKind | undefined> {
+export function kindToOpen(stateDir: string): LedgerKind | undefined {
   const held = ledgerKindOf(stateDir);
   if (held) return held;
-  const { SEAL_KEY_FILE } = await import('../lambdas/ledger/embedded-files.js');
   return existsSync(join(stateDir, 'ledger.head')) || existsSync(join(stateDir, SEAL_KEY_FILE)) ? 'embedded' : undefined;
 }
 
@@ -285,7 +289,7 @@ export async function openLedger(stateDir: string, command = 'status', access: L
     const client = new DynamoDBClient({ ...localAwsConfig, endpoint: engine.endpoints.dynamodb });
     return { ledger: new DynamoDbLedger(client, LEDGER_TABLE, localLedgerSealer(stateDir)), engine, close: async () => client.destroy() };
   }
-  const kind = await kindToOpen(stateDir);
+  const kind = kindToOpen(stateDir);
   if (!kind) throw noLedger(stateDir);
   // A command that only reads an embedded ledger does not take the state directory: the ledger's
   // own lock (ledger.lock, held from its open to its close: EmbeddedLedger.openToRead) keeps every

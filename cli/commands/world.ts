@@ -34,7 +34,7 @@ export function registerWorldCommand(program: Command): void {
       const dir = agentHomeOf(stateDir(), agent.name);
       // Nothing ran in a directory without a ledger: opening its world there would only make its journals.
       // One whose ledger was deleted (its head or seal key left) did run: its world is still there to show.
-      if (!(await kindToOpen(dir))) throw new UsageError(`no ledger in ${dir}: nothing ran there, so its world is empty; run \`savepoint run\` first, or pass --state-dir`);
+      if (!kindToOpen(dir)) throw new UsageError(`no ledger in ${dir}: nothing ran there, so its world is empty; run \`savepoint run\` first, or pass --state-dir`);
       const ownership = await ownStateDir(dir, 'world');
       const world = await agent.dev
         .world({ stateDir: dir, dataFile: worldDataOf(dir, options.worldData).path, failRate: 0, seed: 1, now: () => new Date() })

@@ -5,8 +5,7 @@ import { dirname } from 'node:path';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import type { Ledger } from './ledger.js';
 
-/** The seal key's file in a state directory (`keys/`, like the approval keys). */
-export const SEAL_KEY_FILE = 'keys/ledger-seal.key';
+export { SEAL_KEY_FILE } from './seal-key-file.js';
 /** The length of the keys `readOrCreateKeyFile` makes, and the least `hmacSealer` takes. */
 export const SEAL_KEY_BYTES = 32;
 import { approvalSkOf, type ApprovalRecord } from '../records/ledger-records.js';

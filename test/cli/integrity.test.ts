@@ -98,6 +98,22 @@ describe('a damaged state directory after a kill', { timeout: 180_000 }, () => {
     expect(providerJournal(stateDir)).toHaveLength(paidBeforeDamage);
   });
 
+  it("a second agent's ledger deleted (agents/<name>/, its head and seal key left): `runs` and `status` name the deletion, not list the other agent's runs as if it had none", async () => {
+    const { stateDir } = copy('second-agent-ledger-deleted');
+    // What `savepoint serve --agent a --agent b` keeps for b: a ledger directory of its own under agents/b/.
+    const second = join(stateDir, 'agents', 'second');
+    mkdirSync(join(second, 'keys'), { recursive: true });
+    for (const file of ['ledger.jsonl', 'ledger.head', 'keys/ledger-seal.key']) cpSync(join(stateDir, file), join(second, file));
+    const listed = await savepoint(['--state-dir', stateDir, 'runs']);
+    expect(listed.code, listed.stderr).toBe(0);
+    rmSync(ledgerFile(second));
+    for (const command of [['runs'], ['status', runId]]) {
+      const refused = await savepoint(['--state-dir', stateDir, ...command]);
+      expect(refused.code, `${command.join(' ')}: ${refused.stdout}`).toBe(1);
+      expect(refused.stderr).toMatch(/ledger integrity: record \S+agents\/second\/ledger\.jsonl fails verification: the file is missing, but \S+agents\/second\/ledger\.head records \d+ lines of it \(the ledger was deleted\)/);
+    }
+  });
+
   it('the ledger deleted: `resume <runId>` as the CLI prints it (no --agent) names the deletion, and `world` still shows what was paid, not "nothing ran there"', async () => {
     const { stateDir } = copy('ledger-deleted-bare');
     rmSync(ledgerFile(stateDir));
