@@ -189,7 +189,7 @@ export interface RunsClient {
    */
   startBatch(options: StartBatchOptions): Promise<Batch>;
   /**
-   * A batch's progress (`GET /v1/batches/{batchId}`): each run's status, counted; `undefined` for a batch id the deployment does not hold.
+   * A batch's progress (`GET /v1/batches/{batchId}`): each run's status, counted, and for a batch that did not succeed its `error` and `cause` (as Step Functions ended its execution); `undefined` for a batch id the deployment does not hold.
    *
    * @example
    * const { status, counts } = (await client.batch('invoices-2026-11'))!;

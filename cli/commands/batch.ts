@@ -6,7 +6,7 @@ import { AGENT_HELP, defaultAgent, deployed, err, nextCommand, out, printJson, s
 import { exitCodeOfSignal, signalCame, watchStopSignals, type StopSignal, type StopSignals } from '../signals.js';
 import { describe, parseOptions, UsageError, wholeNumberOption } from '../errors.js';
 import { isRefusal } from '../../client/runs-api-error.js';
-import { counted } from '../../lambdas/shared/text.js';
+import { clip, counted } from '../../lambdas/shared/text.js';
 import type { RunsClient } from '../../client/connect.js';
 
 const NAME_THE_AGENT = 'name the agent: --agent <name|path> (or $SAVEPOINT_AGENT)';
@@ -75,7 +75,8 @@ stack named by --stack. The batch's progress: savepoint batch … --wait, or GET
           if (!options.json && now !== shown) out(`savepoint: batch ${batch.batchId}: ${(shown = now)}`);
         }
         if (options.json) printJson(batch);
-        else if (options.wait) out([`savepoint: batch ${batch.batchId} ${batch.status.toLowerCase()}: ${progress(batch)}`, ...refusals(batch)].join('\n'));
+        // Waited for, or found ended without succeeding (started again): how it went, and why it failed.
+        else if (options.wait || batch.error !== undefined) out([`savepoint: batch ${batch.batchId} ${batch.status.toLowerCase()}: ${progress(batch)}`, ...failure(batch), ...refusals(batch)].join('\n'));
         // Waited for, it exits as `savepoint run` does for one run (a nightly job sees it): 1 when the
         // batch did not succeed or a run of it failed, was refused or never started, else 3 when one was stopped by a guard or killed.
         if (options.wait) process.exitCode = batchExitCode(batch);
@@ -137,6 +138,16 @@ async function waitingForPeople(client: Pick<RunsClient, 'approvals'>, batch: { 
   if (running.size === 0) return '';
   const waiting = new Set((await client.approvals()).filter((approval) => running.has(approval.runId)).map((approval) => approval.runId));
   return waiting.size === 0 ? '' : ` (${waiting.size} waiting for a person: ${nextCommand('approvals')})`;
+}
+
+/** A cause longer than this is cut in `savepoint batch`'s output (`--json` prints it whole, as the runs API answers it). */
+export const PRINTED_CAUSE_MAX_CHARS = 500;
+
+/** Why the batch did not succeed, as its execution ended (`  States.DataLimitExceeded: …`), on one line, its cause cut at PRINTED_CAUSE_MAX_CHARS. */
+export function failure(batch: { error?: string; cause?: string }): string[] {
+  if (batch.error === undefined && batch.cause === undefined) return [];
+  const cause = batch.cause === undefined ? '' : `: ${clip(batch.cause.replace(/\s+/g, ' ').trim(), PRINTED_CAUSE_MAX_CHARS)}`;
+  return [`  ${batch.error ?? 'failed'}${cause}`];
 }
 
 /** Why each refused run of a batch was (its item's input, its run id), the first few, one line each. */

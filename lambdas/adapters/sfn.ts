@@ -93,7 +93,13 @@ export function sfnBatches(client: SFNClient, stateMachineArn: string): BatchSto
   const get: BatchStore['get'] = async (batchId) => {
     try {
       const described = await client.send(new DescribeExecutionCommand({ executionArn: executionArnOf(stateMachineArn, batchId) }));
-      return { batch: JSON.parse(described.input ?? 'null') as BatchExecutionInput, status: described.status ?? 'RUNNING' };
+      return {
+        batch: JSON.parse(described.input ?? 'null') as BatchExecutionInput,
+        status: described.status ?? 'RUNNING',
+        // Why it ended without succeeding (the runs API answers them only then).
+        ...(described.error !== undefined && { error: described.error }),
+        ...(described.cause !== undefined && { cause: described.cause }),
+      };
     } catch (error) {
       if (error instanceof Error && error.name === 'ExecutionDoesNotExist') return undefined;
       throw error;

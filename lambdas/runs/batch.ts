@@ -59,7 +59,7 @@ export const BatchStates = { ...batchStates('items'), ItemSource: 'ItemSource?',
  * retried Task) starts no run twice.
  *
  *   POST /batches {agent?, items[] | manifest{bucket,key,format?}, concurrency?, batchId?, key?} → 202 the batch (created: false when it existed)
- *   GET  /batches/{batchId}                                       → 200 its progress: each run's status, counted
+ *   GET  /batches/{batchId}                                       → 200 its progress: each run's status, counted (a failed batch: its execution's error and cause)
  *
  * A manifest's items are read by the batch's execution (a Distributed Map's ItemReader); its
  * progress reads the manifest too (`BatchRoutesDeps.readManifest`, parsed as the ItemReader parses
@@ -148,12 +148,23 @@ export interface BatchExecutionInput {
   createdAt: string;
 }
 
+/**
+ * How a batch's execution stands: its status and, for one that ended without succeeding, the error
+ * and cause Step Functions ended it with (DescribeExecution's `error` and `cause`: AWS caps them at
+ * 256 and 32,768 characters; the twin keeps them in the batch's end file).
+ */
+export interface BatchExecutionState {
+  status: string;
+  error?: string;
+  cause?: string;
+}
+
 /** Where batches are started and found: the batch state machine's executions (AWS), the twin's (local/runtime/batches.ts). */
 export interface BatchStore {
-  /** Starts the batch's execution, named by its id; `created: false` (and the batch as it was, and its execution's status) when one exists. */
-  start(batch: BatchExecutionInput): Promise<{ created: boolean; batch: BatchExecutionInput; status: string }>;
-  /** The batch and its execution's status, or undefined when there is none. */
-  get(batchId: string): Promise<{ batch: BatchExecutionInput; status: string } | undefined>;
+  /** Starts the batch's execution, named by its id; `created: false` (and the batch as it was, and how its execution stands) when one exists. */
+  start(batch: BatchExecutionInput): Promise<{ created: boolean; batch: BatchExecutionInput } & BatchExecutionState>;
+  /** The batch and how its execution stands, or undefined when there is none. */
+  get(batchId: string): Promise<({ batch: BatchExecutionInput } & BatchExecutionState) | undefined>;
 }
 
 /** A batch id that another batch holds (409): nothing started. */
@@ -196,8 +207,18 @@ export interface BatchResource {
   concurrency: number;
   /** Where its items are, for a manifest's batch (whose runs the execution starts as it reads them; `runs` lists them as the manifest reads now). */
   manifest?: ExecutionManifest;
-  /** The batch execution's status (`RUNNING`, `SUCCEEDED`, …). */
+  /** The batch execution's status (`RUNNING`, `SUCCEEDED`, `FAILED`, `TIMED_OUT`, `ABORTED`). */
   status: string;
+  /**
+   * Why the batch did not succeed: the error its execution ended with, as Step Functions names it
+   * (DescribeExecution's `error`), such as `States.ItemReaderFailed` (a manifest that cannot be read),
+   * `States.ExceedToleratedFailureThreshold` (an item's child execution failed) or
+   * `States.DataLimitExceeded` (a state's input or result over 256 KiB). Only when `status` is
+   * `FAILED`, `TIMED_OUT` or `ABORTED` and the execution was given one.
+   */
+  error?: string;
+  /** What the error says (DescribeExecution's `cause`), at most BATCH_CAUSE_MAX_CHARS characters. Only when the batch did not succeed and the execution was given one. */
+  cause?: string;
   /** When the batch was first started (ISO 8601). */
   createdAt: string;
   /**
@@ -301,8 +322,22 @@ function itemStatus(item: { runId: string; input?: unknown }, record: RunRecord 
   return { status: record.status };
 }
 
+/**
+ * A failed batch's `cause`, at most this many characters: Step Functions' own cap of an execution's
+ * cause (StopExecution, SendTaskFailure), so an AWS batch's cause is answered whole; the twin's,
+ * which nothing caps, is cut to the same.
+ */
+export const BATCH_CAUSE_MAX_CHARS = 32_768;
+
+/** The `error` and `cause` of a batch that ended without succeeding; nothing for one that runs or succeeded. */
+function failureOf({ status, error, cause }: BatchExecutionState): Pick<BatchResource, 'error' | 'cause'> {
+  if (status === 'RUNNING' || status === 'SUCCEEDED') return {};
+  return { ...(error !== undefined && { error }), ...(cause !== undefined && { cause: clip(cause, BATCH_CAUSE_MAX_CHARS) }) };
+}
+
 export function createBatchRoutes(deps: BatchRoutesDeps) {
-  const progress = async (batch: BatchExecutionInput, status: string): Promise<BatchResource> => {
+  const progress = async (batch: BatchExecutionInput, execution: BatchExecutionState): Promise<BatchResource> => {
+    const { status } = execution;
     const listed = batch.manifest ? await manifestRuns(batch.manifest, batch.batchId, deps.readManifest, deps.agent) : { runs: batch.runs };
     const runs: BatchResource['runs'] = [];
     const placeOf = async (run: { runId: string; input?: unknown }) => {
@@ -316,7 +351,7 @@ export function createBatchRoutes(deps: BatchRoutesDeps) {
     const counts: BatchResource['counts'] = {};
     for (const run of runs) counts[run.status] = (counts[run.status] ?? 0) + 1;
     return {
-      batchId: batch.batchId, agent: batch.agent, concurrency: batch.concurrency, ...(batch.manifest && { manifest: batch.manifest }), status, createdAt: batch.createdAt, runs, counts,
+      batchId: batch.batchId, agent: batch.agent, concurrency: batch.concurrency, ...(batch.manifest && { manifest: batch.manifest }), status, ...failureOf(execution), createdAt: batch.createdAt, runs, counts,
       ...('truncated' in listed && listed.truncated && { truncated: true as const }),
       ...('unlisted' in listed && listed.unlisted !== undefined && { runsUnlisted: listed.unlisted }),
     };
@@ -353,14 +388,14 @@ export function createBatchRoutes(deps: BatchRoutesDeps) {
     const other = !started.created && otherBatchProblem(started.batch, batch, (body as { concurrency?: unknown }).concurrency !== undefined);
     if (other) throw new BatchConflict(other);
     // A batch posted again answers as it is (it may have ended), as its GET does.
-    return { ...(await progress(started.batch, started.status)), created: started.created };
+    return { ...(await progress(started.batch, started)), created: started.created };
   };
 
   const get = async (rawBatchId: string): Promise<BatchResource> => {
     const batchId = parseOrThrow(BatchId, rawBatchId, 'batchId');
     const found = await deps.batches.get(batchId);
     if (!found) throw new NotFoundError(`batchId: no batch ${batchId}`);
-    return progress(found.batch, found.status);
+    return progress(found.batch, found);
   };
 
   return { start, get };

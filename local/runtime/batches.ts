@@ -24,7 +24,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { batchStates, BatchSources, type BatchExecutionInput, type BatchStore } from '../../lambdas/runs/batch.js';
+import { batchStates, BatchSources, type BatchExecutionInput, type BatchExecutionState, type BatchStore } from '../../lambdas/runs/batch.js';
 import { LocalEngine, type EngineIam, type Timers } from '../engine/local-engine.js';
 import { extractDefinition, walkStates, type CfnTemplateJson } from '../template/asl.js';
 import { validatedDefinitions } from '../template/cache.js';
@@ -59,7 +59,7 @@ export interface LocalBatchesOptions {
 export function localBatches(options: LocalBatchesOptions) {
   const dir = options.stateDir && join(options.stateDir, 'batches');
   if (dir) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const memory = new Map<string, { batch: BatchExecutionInput; end?: string }>();
+  const memory = new Map<string, { batch: BatchExecutionInput; end?: BatchExecutionState }>();
   const invoke = { waitForTaskToken: false, invoke: (payload: unknown) => options.item(payload) };
   // Each source's Map binds the same item step, by state name (the Tasks name the function their input names).
   const sources = BatchSources.map(batchStates);
@@ -111,12 +111,13 @@ export function localBatches(options: LocalBatchesOptions) {
     writeFileSync(`${path}.tmp`, JSON.stringify(value), { mode: 0o600 });
     renameSync(`${path}.tmp`, path);
   };
-  const read = (batchId: string): { batch: BatchExecutionInput; end?: string } | undefined => {
+  const read = (batchId: string): { batch: BatchExecutionInput; end?: BatchExecutionState } | undefined => {
     if (!dir) return memory.get(batchId);
     if (!existsSync(file(batchId))) return undefined;
     const batch = JSON.parse(readFileSync(file(batchId), 'utf8')) as BatchExecutionInput;
-    const end = existsSync(file(batchId, '.end')) ? (JSON.parse(readFileSync(file(batchId, '.end'), 'utf8')) as { status: string }).status : undefined;
-    return { batch, ...(end !== undefined && { end }) };
+    // Its end file: the status, and the error and cause a failed execution ended with (as DescribeExecution answers them on AWS).
+    const end = existsSync(file(batchId, '.end')) ? (JSON.parse(readFileSync(file(batchId, '.end'), 'utf8')) as BatchExecutionState) : undefined;
+    return { batch, ...(end !== undefined && { end: { status: end.status, ...(end.error !== undefined && { error: end.error }), ...(end.cause !== undefined && { cause: end.cause }) } }) };
   };
 
   const itemFunction = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${batchItemFunctionName(options.agent)}`;
@@ -129,8 +130,9 @@ export function localBatches(options: LocalBatchesOptions) {
     const { executionArn } = engine.startExecution({ name: batch.batchId, input: JSON.stringify(batch) });
     void engine.waitForExecution(executionArn).then((ended) => {
       if (closing || ended.status === 'ABORTED') return;
-      if (dir) write(file(batch.batchId, '.end'), { status: ended.status, at: (ended.stopDate ?? new Date()).toISOString(), ...(ended.error && { error: ended.error, cause: ended.cause }) });
-      else memory.set(batch.batchId, { batch, end: ended.status });
+      const end: BatchExecutionState = { status: ended.status, ...(ended.error !== undefined && { error: ended.error }), ...(ended.cause !== undefined && { cause: ended.cause }) };
+      if (dir) write(file(batch.batchId, '.end'), { ...end, at: (ended.stopDate ?? new Date()).toISOString() });
+      else memory.set(batch.batchId, { batch, end });
       options.log?.(`batch ${batch.batchId}: ${ended.status.toLowerCase()}${ended.error ? ` (${ended.error}: ${ended.cause})` : ''}`);
     });
   };
@@ -138,7 +140,7 @@ export function localBatches(options: LocalBatchesOptions) {
   const store: BatchStore = {
     start: async (batch) => {
       const existing = read(batch.batchId);
-      if (existing) return { created: false, batch: existing.batch, status: existing.end ?? 'RUNNING' };
+      if (existing) return { created: false, batch: existing.batch, ...(existing.end ?? { status: 'RUNNING' }) };
       if (dir) write(file(batch.batchId), batch);
       else memory.set(batch.batchId, { batch });
       await run(batch);
@@ -146,7 +148,7 @@ export function localBatches(options: LocalBatchesOptions) {
     },
     get: async (batchId) => {
       const found = read(batchId);
-      return found && { batch: found.batch, status: found.end ?? 'RUNNING' };
+      return found && { batch: found.batch, ...(found.end ?? { status: 'RUNNING' }) };
     },
   };
 

@@ -29,7 +29,18 @@ describe('savepoint batch --wait', () => {
 
     const missing = await batch('nobody.json');
     expect(missing.code, missing.stderr).toBe(1);
-    expect(missing.stdout).toMatch(new RegExp(`^savepoint: batch \\S+ failed: no run listed; Reading s3://${LOCAL_MANIFEST_BUCKET}/nobody\\.json failed: NoSuchKey`, 'm'));
+    expect(missing.stdout).toMatch(new RegExp(`^savepoint: batch \\S+ failed: no run listed; Reading s3://${LOCAL_MANIFEST_BUCKET}/nobody\\.json failed: NoSuchKey.*\n {2}States\\.ItemReaderFailed: .*NoSuchKey`, 'm'));
+
+    // An item over Step Functions' 256 KiB fails the whole batch: it says so, with the cause its execution ended with.
+    writeFileSync(join(bucket, 'large.json'), JSON.stringify([{ customer: 'c2' }, { customer: 'x'.repeat(262_144) }]));
+    const large = await batch('large.json');
+    expect(large.code, large.stderr).toBe(1);
+    expect(large.stdout).toMatch(/^savepoint: batch \S+ failed: .+\n {2}States\.DataLimitExceeded: The state\/task 'StartItemRun \(json manifest\)' was scheduled with an input with a size exceeding the maximum number of bytes service limit\.$/m);
+    // --json answers them as the runs API does; started again without --wait, the batch that existed says why it failed.
+    const json = await savepoint(['--state-dir', stateDir, 'batch', '--agent', agentModule, '--manifest', `s3://${LOCAL_MANIFEST_BUCKET}/large.json`, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ created: false, status: 'FAILED', error: 'States.DataLimitExceeded', cause: expect.stringMatching(/^The state\/task 'StartItemRun \(json manifest\)' was scheduled with an input with a size exceeding/) });
+    const again = await savepoint(['--state-dir', stateDir, 'batch', '--agent', agentModule, '--manifest', `s3://${LOCAL_MANIFEST_BUCKET}/large.json`]);
+    expect(again.stdout).toMatch(/\(it existed: nothing new was started\)\nsavepoint: batch \S+ failed: .+\n {2}States\.DataLimitExceeded: The state\/task/);
 
     const refused = await batch('customers.json');
     expect(refused.code, refused.stderr).toBe(1);

@@ -26,7 +26,7 @@ afterAll(() => h?.stack.close());
 
 const post = (body: unknown) =>
   h.stack.runsApi(apiGatewayEvent({ method: 'POST', route: 'batches', body: JSON.stringify(body), principal: 'local:tester' }), lambdaContext('RunsApi', 20_000));
-const get = async (batchId: string) => JSON.parse((await h.stack.runsApi(apiGatewayEvent({ method: 'GET', route: 'batches', approvalId: batchId, body: null, principal: 'local:tester' }), lambdaContext('RunsApi', 20_000))).body) as { status: string; manifest?: object; runs: { runId: string; status: string }[]; counts: Record<string, number>; truncated?: true; runsUnlisted?: string };
+const get = async (batchId: string) => JSON.parse((await h.stack.runsApi(apiGatewayEvent({ method: 'GET', route: 'batches', approvalId: batchId, body: null, principal: 'local:tester' }), lambdaContext('RunsApi', 20_000))).body) as { status: string; error?: string; cause?: string; manifest?: object; runs: { runId: string; status: string }[]; counts: Record<string, number>; truncated?: true; runsUnlisted?: string };
 let client: S3Client | undefined;
 afterAll(() => client?.destroy());
 /** A manifest put as the person at the CLI would (the account's administrator), with the real S3 client. */
@@ -86,12 +86,24 @@ describe('a batch from an S3 manifest', () => {
     const end = await ended(batchId);
     expect(end).toMatchObject({ status: 'FAILED', error: 'States.ItemReaderFailed' });
     expect(end.cause).toMatch(cause);
-    // Its progress still answers: no runs listed, and why (the runs function's role meets the same IAM and the same parse).
+    // Its progress still answers: why the batch failed, as its execution ended; no runs listed, and why (the runs function's role meets the same IAM and the same parse).
     const progress = await get(batchId);
     expect(progress.status).toBe('FAILED');
+    expect(progress).toMatchObject({ error: 'States.ItemReaderFailed', cause: end.cause });
     expect(progress.runs).toEqual([]);
     expect(progress.runsUnlisted).toMatch(cause);
     expect(await runsOf(batchId)).toEqual([]);
+  });
+
+  it('fails the batch for an item over Step Functions’ 256 KiB, and its progress says why: the error and cause its execution ended with', async () => {
+    await put(LOCAL_MANIFEST_BUCKET, 'batches/one-too-large.json', JSON.stringify([{ id: 'small' }, { id: 'x'.repeat(262_144) }]));
+    expect((await post({ batchId: 'mlarge', manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'batches/one-too-large.json' }, concurrency: 1 })).statusCode).toBe(202);
+    const end = await ended('mlarge');
+    expect(end).toMatchObject({ status: 'FAILED', error: 'States.DataLimitExceeded' });
+    // Answered as DescribeExecution answers them on AWS (lambdas/adapters/sfn.ts sfnBatches), whole.
+    const progress = await get('mlarge');
+    expect(progress).toMatchObject({ status: 'FAILED', error: 'States.DataLimitExceeded', cause: end.cause });
+    expect(progress.cause).toMatch(/^The state\/task 'StartItemRun \(json manifest\)' was scheduled with an input with a size exceeding the maximum number of bytes service limit\.$/);
   });
 
   it('keeps the reading out of the execution’s history, as AWS keeps it inside the Map', async () => {

@@ -106,6 +106,9 @@ describe('POST /v1/batches', () => {
     await engine.waitForExecution(engine.listExecutions().executions.find((each) => each.name === 'good')!.executionArn);
     const done = JSON.parse((await get('good')).body) as { status: string; counts: object };
     expect(done).toMatchObject({ status: 'SUCCEEDED', counts: { succeeded: 3 } });
+    // A batch that succeeded has no failure to answer (a failed one's error and cause: batch-manifest.test.ts).
+    expect(done).not.toHaveProperty('error');
+    expect(done).not.toHaveProperty('cause');
     // Each run was started as the caller who started the batch, as the runs API proved them.
     expect((await h.stack.ledger.getRun('good-y'))?.startedBy).toBe('local:tester');
     const repeat = await post({ batchId: 'good', items: [{ id: 'x' }, { id: 'y' }, { id: 'z' }], key: 'id', concurrency: 2 });
