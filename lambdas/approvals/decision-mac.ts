@@ -25,6 +25,27 @@ export function decisionMessage(approval: Pick<ApprovalRecord, 'approvalId' | 'r
 }
 
 /**
+ * What a first approval's MAC covers (a two-person rule, approvals/policy.ts): which approval, of
+ * which run, call and effect — as a decision's does — approved first by whom, how and when. The
+ * callback signs it when it records the first approval, and verifies it before a second person's
+ * approval completes the decision: a first approval written past the callback is not an approver.
+ */
+export function firstApprovalMessage(
+  approval: Pick<ApprovalRecord, 'approvalId' | 'runId' | 'turn' | 'call' | 'effect'>,
+  first: Pick<NonNullable<ApprovalRecord['firstApproval']>, 'by' | 'via' | 'at'>,
+): string {
+  const { approvalId, runId, turn, call, effect } = approval;
+  return JSON.stringify(['savepoint-first-approval-v1', approvalId, runId, turn, call, effect?.key ?? '', effect?.subject ?? '', 'approved', first.by, first.via, first.at]);
+}
+
+/** Whether an approval's first approval carries a valid MAC of the callback's key (firstApprovalMessage). */
+export async function verifiedFirstApproval(mac: DecisionMac, approval: ApprovalRecord): Promise<boolean> {
+  const first = approval.firstApproval;
+  if (!first?.mac) return false;
+  return mac.verify(firstApprovalMessage(approval, first), first.mac);
+}
+
+/**
  * Whether an approved record carries a valid MAC of the callback's key: its own decision's, or —
  * decided as the approval it shares (`sharedWith`) — that one's, over the same effect and subject.
  */

@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { approvalSkOf, type ApprovalRecord } from '../records/ledger-records.js';
-import { decisionMessage, type DecisionMac } from './decision-mac.js';
+import { decisionMessage, firstApprovalMessage, verifiedFirstApproval, type DecisionMac } from './decision-mac.js';
 import type { LinkSigner } from './links.js';
 import type { ApprovalNotifier, ApprovalRequested } from './notify.js';
 import { decisionVerdict, type ApprovalPolicy, type Identity } from './policy.js';
@@ -169,12 +169,29 @@ export function createDecideApproval(deps: ApprovalDeps) {
       return { ok: false, status: verdict.status, message: verdict.message, approval };
     }
     if (verdict.action === 'first') {
-      const first = { by: identity.id, via: identity.via, at: now.toISOString(), ...(decision.reason && { reason: decision.reason }) };
+      const signed = { by: identity.id, via: identity.via, at: now.toISOString() };
+      const firstMac = deps.decisionMac && (await deps.decisionMac.sign(firstApprovalMessage(approval, signed)));
+      const first = { ...signed, ...(decision.reason && { reason: decision.reason }), ...(firstMac && { mac: firstMac }) };
       const { recorded, record } = await deps.ledger.recordFirstApproval(approval, first, linkId);
       if (!recorded) return { ok: false, status: 409, message: `approval ${approvalId} changed meanwhile (now ${record.status}); open it again`, approval: record };
       return { ok: true, approval: record, delivered: false, waitingForSecond: true };
     }
 
+    // A second approval completes the decision only on a first approval the callback signed: one
+    // written past it (anything holding the ledger's seal key can write a record) is not a second
+    // person. It is refused (409, naming it), not treated as absent: the approval cannot be
+    // completed by replacing it (the ledger records a first approval once), and a pending approval
+    // whose record was tampered with is for a person to look at, not to approve over. Nothing is
+    // recorded; a rejection still decides (it needs no first approval).
+    if (decision.decision === 'approve' && approval.firstApproval && deps.decisionMac && !(await verifiedFirstApproval(deps.decisionMac, approval))) {
+      const key = deps.decisionMac.keyName ? `the decision key (${deps.decisionMac.keyName})` : 'the decision key';
+      return {
+        ok: false,
+        status: 409,
+        message: `approval ${approvalId}: its first approval (by ${approval.firstApproval.by}) is not signed by ${key}: it was not recorded by the approval callback and is not counted; nobody can complete this approval (reject it, or let it expire)`,
+        approval,
+      };
+    }
     const status = decision.decision === 'approve' ? 'approved' : 'rejected';
     const decided = { status, decidedBy: identity.id, decidedVia: identity.via, decidedAt: now.toISOString() } as const;
     const decisionMac = deps.decisionMac && (await deps.decisionMac.sign(decisionMessage({ ...approval, ...decided })));

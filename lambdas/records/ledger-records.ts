@@ -527,8 +527,12 @@ export interface ApprovalRecord {
   decisionMac?: string;
   /** Milliseconds from the request to the decision (not counted against the wall-clock budget). */
   waitedMs?: number;
-  /** The first approver, when the policy asks for two: the second approval decides. */
-  firstApproval?: { by: string; via: DecisionChannel; at: string; reason?: string };
+  /**
+   * The first approver, when the policy asks for two: the second approval decides. `mac`: the
+   * callback's MAC over it (approvals/decision-mac.ts `firstApprovalMessage`), verified before a
+   * second approval completes the decision.
+   */
+  firstApproval?: { by: string; via: DecisionChannel; at: string; reason?: string; mac?: string };
   /** Ids of the signed links used on this approval (each link decides once). */
   usedLinks?: string[];
   /** Set for a budget extension: which budget, the how-many-th extension, and the limit it grants (for a loop: the turn it may go on after). */

@@ -50,8 +50,31 @@ describe('deciding is authenticated and the policy holds', () => {
     expect(await postLinkDecision(linkOf(0, bob), { decision: 'approve' })).toMatchObject({ status: 409, body: { message: 'link: already used (each link decides once)' } });
     await pending();
     const decided = await postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'second look' });
-    expect(decided).toMatchObject({ status: 200, body: { status: 'approved', decidedBy: localUser(), decidedVia: 'cli', firstApproval: { by: bob, via: 'link' } } });
+    expect(decided).toMatchObject({ status: 200, body: { status: 'approved', decidedBy: localUser(), decidedVia: 'cli', firstApproval: { by: bob, via: 'link', mac: expect.any(String) } } });
     expect(await postDecision(stack, approval.approvalId, { decision: 'reject' })).toMatchObject({ status: 409, body: { message: expect.stringMatching(/is already approved/) } });
+  });
+
+  it('does not count a first approval written past the callback: one person does not make two', async () => {
+    const { stack } = harness;
+    await waitFor(() => harness.requested[0]);
+    const approval = harness.approvals[0]!; // $725.00: above $700, two approvers
+    // Anything that can write the ledger (it holds the seal key, not the decision key) records bob's "first approval".
+    const stored = (await stack.ledger.getApproval(approval.runId, approval.turn, approval.call))!;
+    const forged = { by: bob, via: 'link' as const, at: new Date().toISOString() };
+    expect(await stack.ledger.recordFirstApproval(stored, forged)).toMatchObject({ recorded: true });
+
+    // One real approver then approves: refused, naming the unsigned first approval; nothing is recorded.
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({
+      status: 409,
+      body: { message: expect.stringMatching(new RegExp(`^approval ${approval.approvalId}: its first approval \\(by ${bob}\\) is not signed by the decision key`)) },
+    });
+    const after = await stack.ledger.getApproval(approval.runId, approval.turn, approval.call);
+    expect(after).toMatchObject({ status: 'pending', firstApproval: forged });
+    expect([after!.decidedBy, after!.decisionMac, after!.usedLinks]).toEqual([undefined, undefined, undefined]);
+    // The run still waits: the call is not paid.
+    expect(await stack.ledger.getRun(approval.runId)).toMatchObject({ status: 'running' });
+    expect((await stack.ledger.getCall(approval.runId, approval.turn, approval.call))?.outcome).toBeUndefined();
+    expect(stack.world.payments.refunds().filter((refund) => refund.refundRequestId === approval.details!['refundRequest'])).toHaveLength(0);
   });
 
   it('does not pay what a record written past the callback "approves"', async () => {
