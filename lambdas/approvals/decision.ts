@@ -85,11 +85,22 @@ export async function deliverDecision(deps: Pick<ApprovalDeps, 'ledger' | 'callb
 }
 
 /**
+ * Delivers a recorded decision to its run and to the runs that share it (`wakeFollowers`): what a
+ * decision, a decider's retry of one, and the expiry sweep each do. Whether the approval's own
+ * execution got it (`deliverDecision`).
+ */
+export async function deliverToEveryRun(deps: Pick<ApprovalDeps, 'ledger' | 'callbacks'>, decided: ApprovalRecord): Promise<boolean> {
+  const delivered = await deliverDecision(deps, decided);
+  await wakeFollowers(deps, decided);
+  return delivered;
+}
+
+/**
  * Wakes the calls of other runs that wait on a decided approval instead of asking a person again
  * (approvals/shared.ts): each follower's execution gets the decision on its own token, and its
  * CallTool takes the decision as its own. A follower that is gone, or decided meanwhile, is passed over.
  */
-export async function wakeFollowers(deps: Pick<ApprovalDeps, 'ledger' | 'callbacks'>, leader: ApprovalRecord): Promise<void> {
+async function wakeFollowers(deps: Pick<ApprovalDeps, 'ledger' | 'callbacks'>, leader: ApprovalRecord): Promise<void> {
   if (!leader.effect || leader.status === 'pending') return;
   const shared = await deps.ledger.getEffectApproval(leader.effect.key);
   if (shared?.leader.approvalId !== leader.approvalId) return;
@@ -165,7 +176,7 @@ export function createDecideApproval(deps: ApprovalDeps) {
       // between recording a decision and delivering it (a throttled SendTaskSuccess, a callback
       // that timed out after its write) left the run waiting for the backstop, days, and the
       // decider's retry is what wakes it. Repeatable: a token no longer waited on is passed over.
-      if (verdict.status === 409 && approval.status !== 'pending') await redeliver(deps, approval);
+      if (verdict.status === 409 && approval.status !== 'pending') await deliverToEveryRun(deps, approval);
       return { ok: false, status: verdict.status, message: verdict.message, approval };
     }
     if (verdict.action === 'first') {
@@ -201,16 +212,8 @@ export function createDecideApproval(deps: ApprovalDeps) {
       now,
     );
     if (!applied) return { ok: false, status: 409, message: `approval ${approvalId} is already ${record.status}${record.decidedBy ? ` (by ${record.decidedBy})` : ''}`, approval: record };
-    const delivered = await deliverDecision(deps, record);
-    await wakeFollowers(deps, record);
-    return { ok: true, approval: record, delivered };
+    return { ok: true, approval: record, delivered: await deliverToEveryRun(deps, record) };
   };
-}
-
-/** Delivers a recorded decision again, to its run and to the runs that share it (deliverDecision, wakeFollowers). */
-async function redeliver(deps: Pick<ApprovalDeps, 'ledger' | 'callbacks'>, decided: ApprovalRecord): Promise<void> {
-  await deliverDecision(deps, decided);
-  await wakeFollowers(deps, decided);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { deliverDecision, ours, wakeFollowers, type ApprovalDeps } from '../approvals/decision.js';
+import { deliverToEveryRun, ours, type ApprovalDeps } from '../approvals/decision.js';
 import type { ApprovalRecord } from '../records/ledger-records.js';
 
 /** The most expiries of earlier sweeps one sweep delivers again (each a few requests): the rest wait for the next. */
@@ -66,7 +66,6 @@ export function createExpireApprovals(deps: ApprovalDeps) {
 
 /** Delivers a recorded expiry to its run and the runs that share it, then drops its `undelivered` mark. */
 async function deliver(deps: ApprovalDeps, approval: ApprovalRecord): Promise<void> {
-  await deliverDecision(deps, approval);
-  await wakeFollowers(deps, approval);
+  await deliverToEveryRun(deps, approval);
   await deps.ledger.markDelivered(approval);
 }
