@@ -144,11 +144,19 @@ export interface RecordedTurn {
 }
 
 /**
- * Runs before the measured ones, in every row alike: the JIT compiles the same code paths after
- * the same number of runs, whichever row it is (one warm-up run left the floor ~5× slower than
- * its warm figure).
+ * Agent steps run before the measured runs, in every row alike and again by the floor: the JIT
+ * compiles the same code paths after the same number of calls, whichever row it is. One warm-up
+ * run left the floor ~5× slower than its warm figure; after five runs of CI's 20 steps it was
+ * still getting cheaper — 0.154 to 0.107 ms of main-thread CPU a step over the next twelve runs
+ * while the row's moved less (0.92 to 0.68), so the row's ratio rose from ~4.5 to ~6 with the
+ * number of runs measured, and a CI report read 8.47 against the bound of 7.5 on a floor caught
+ * warming. After 600 steps (30 runs of 20) both are flat: twelve runs of each row within ±15% of
+ * their median (2026-12-07).
  */
-const WARM_UP_RUNS = 5;
+const WARM_UP_STEPS = 600;
+
+/** Warm-up runs for runs of `steps` steps: WARM_UP_STEPS in all, and at least five (a run's own start and end). */
+const warmUpRuns = (steps: number) => Math.max(5, Math.ceil(WARM_UP_STEPS / steps));
 
 /**
  * Floor runs in each batch: a batch before a row's first run and one after each run, so every run
@@ -254,8 +262,8 @@ export async function measureStack(target: Target, model: ModelKind, template: C
     const floor = floorEngine(template, recorded, steps);
     floors = floor;
     // The rest of the warm-up (the JIT's), on the model that is measured, and the floor's.
-    for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await runOnce(stack, `overhead-warm-up-${warm}`, day);
-    for (let warm = 1; warm <= WARM_UP_RUNS; warm++) await floor.once(`floor-warm-up-${warm}`);
+    for (let warm = 2; warm <= warmUpRuns(steps); warm++) await runOnce(stack, `overhead-warm-up-${warm}`, day);
+    for (let warm = 1; warm <= warmUpRuns(steps); warm++) await floor.once(`floor-warm-up-${warm}`);
     // The floor's figure (per step, median of a batch's runs) before the first run and after each run.
     const floorBatch = async (label: string) => {
       const batch = [];
@@ -437,7 +445,7 @@ export async function measureFloor(template: CfnTemplateJson, turns: RecordedTur
   try {
     await floor.once('floor-warm-up-1');
     const oneRunRssMb = peakRssMb();
-    for (let warm = 2; warm <= WARM_UP_RUNS; warm++) await floor.once(`floor-warm-up-${warm}`);
+    for (let warm = 2; warm <= warmUpRuns(steps); warm++) await floor.once(`floor-warm-up-${warm}`);
     const samples = [];
     for (let run = 1; run <= runs; run++) samples.push(await floor.once(`floor-${run}`));
     return {
@@ -552,12 +560,12 @@ export async function overheadBenchmark(argv: string[]): Promise<void> {
   ]);
   const widths = header.map((_, column) => Math.max(...[header, ...rows].map((row) => row[column]!.length)));
   const line = (row: string[]) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
-  console.log(`overhead per agent step: N = ${steps}, p = 0, median of ${runs} runs after ${WARM_UP_RUNS} warm-up runs, each row in its own process (Node ${process.version})`);
+  console.log(`overhead per agent step: N = ${steps}, p = 0, median of ${runs} runs after ${warmUpRuns(steps)} warm-up runs, each row in its own process (Node ${process.version})`);
   console.log('model: the ledger rows replay the warm-up run\'s recorded turns (a scripted model that does no work);');
   console.log('       the wire-format row calls the simulated model through the HTTP client, as `savepoint run` does; the floor has no model');
   console.log(`× floor: the median over the row's runs of each run against the floor measured in the row's own process around it (${FLOOR_RUNS_PER_BATCH} floor runs before it and ${FLOOR_RUNS_PER_BATCH} after)`);
   console.log("main thread: its CPU alone, without V8's background threads (what CI holds: bench/check.ts)");
-  console.log(`peak RSS: the row's process after its first ${steps}-step run (startup included), and after all ${WARM_UP_RUNS + runs} runs`);
+  console.log(`peak RSS: the row's process after its first ${steps}-step run (startup included), and after all ${warmUpRuns(steps) + runs} runs`);
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   console.log(`\n\`savepoint run\` (bin/savepoint.js, as \`npm start\` runs it) on the same ${steps}-step day, one fresh process each, the wire-format simulated model:`);

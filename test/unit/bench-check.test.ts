@@ -225,7 +225,7 @@ const MEASURED_DYNAMODB_REQUESTS = 2.1;
 describe('bench/check.ts speed limits', () => {
   // The highest of each figure CI's short forms measured (SPEED_LIMITS' `measured`).
   const MEASURED = {
-    overhead: { 'embedded ledger, in memory': 4.74, 'embedded ledger, on disk': 6.1, 'DynamoDB ledger on dynalite': 31.8, 'embedded ledger, in memory, wire-format simulated model': 5.99 },
+    overhead: { 'embedded ledger, in memory': 7.67, 'embedded ledger, on disk': 8.54, 'DynamoDB ledger on dynalite': 47.6, 'embedded ledger, in memory, wire-format simulated model': 11.83 },
     ledger: { 'embedded, memory': 16, 'embedded, disk': 45, 'DynamoDB on dynalite, memory': 881 },
     replay: { warm: 0.184, cold: 0.224, cli: 0.33 },
     tracing: { 'OTLP/HTTP protobuf, spans only': 0.72, 'OTLP/HTTP protobuf': 1.16, 'OTLP/HTTP JSON': 1.09 },
@@ -379,12 +379,12 @@ describe('bench/check.ts speed limits', () => {
     expect(checkReport('overhead', text(overhead(rest)))).toEqual(["results: no figure (× the floor's main-thread CPU) for the row \"embedded ledger, on disk\""]);
   });
 
-  // Every report of CI's form measured when the bounds were set (SPEED_LIMITS.overhead: 2026-12-06,
-  // the main thread's CPU, each run against the floor around it), in memory and on disk: 26 before
-  // 0.15.0's handed calls, then six since (the last six of each list).
+  // Every report of CI's form measured when the bounds were set (SPEED_LIMITS.overhead: 2026-12-07,
+  // the main thread's CPU, each run against the floor around it, after 600 warm-up steps), in memory
+  // and on disk: nine at load 1–3, six beside four busy loops (load 4–5), three beside ten (load 11).
   const HEALTHY = {
-    'embedded ledger, in memory': [3.81, 3.9, 4.22, 3.96, 4.38, 4.05, 3.92, 4.01, 4.17, 4.56, 4.1, 4.12, 3.97, 4.33, 3.99, 4.11, 4.13, 4.55, 4.74, 4.25, 3.81, 4.11, 3.88, 3.95, 4.09, 4.02, 5.71, 5.58, 4.33, 5.69, 4.91, 5.04],
-    'embedded ledger, on disk': [4.93, 4.8, 4.96, 5.1, 5.19, 4.6, 4.96, 5.38, 5.5, 5.1, 5.89, 5.66, 4.86, 4.94, 5.06, 4.84, 6.1, 5.64, 4.92, 5.48, 4.76, 5.95, 5.33, 5.09, 5.41, 4.89, 6.45, 6.62, 6.73, 6.51, 5.95, 6.58],
+    'embedded ledger, in memory': [5.33, 4.95, 6.1, 5.87, 5.62, 5.22, 5.63, 5.09, 5.38, 5.49, 5.6, 5.27, 5.93, 5.82, 5.23, 5.71, 7.67, 6.09],
+    'embedded ledger, on disk': [6.51, 7.31, 7.33, 7.39, 6.02, 5.95, 6.09, 5.93, 6.17, 7.54, 6.12, 6.26, 8.14, 6.73, 6.23, 8.54, 7.83, 7.0],
   } as const;
 
   it("passes every overhead report CI's form measured, and fails each with its row's CPU doubled (a 2× regression), naming the row", () => {
