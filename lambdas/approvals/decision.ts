@@ -96,6 +96,17 @@ export async function deliverToEveryRun(deps: Pick<ApprovalDeps, 'ledger' | 'cal
 }
 
 /**
+ * Delivers a recorded decision to every run that waits on it (`deliverToEveryRun`), then drops its
+ * `undelivered` mark (a no-op without one): what a decision, a decider's retry and the expiry
+ * sweep's redelivery each do. Whether the approval's own execution got it.
+ */
+export async function deliverOwed(deps: Pick<ApprovalDeps, 'ledger' | 'callbacks'>, decided: ApprovalRecord): Promise<boolean> {
+  const delivered = await deliverToEveryRun(deps, decided);
+  await deps.ledger.markDelivered(decided);
+  return delivered;
+}
+
+/**
  * Wakes the calls of other runs that wait on a decided approval instead of asking a person again
  * (approvals/shared.ts): each follower's execution gets the decision on its own token, and its
  * CallTool takes the decision as its own. A follower that is gone, or decided meanwhile, is passed over.
@@ -176,7 +187,7 @@ export function createDecideApproval(deps: ApprovalDeps) {
       // between recording a decision and delivering it (a throttled SendTaskSuccess, a callback
       // that timed out after its write) left the run waiting for the backstop, days, and the
       // decider's retry is what wakes it. Repeatable: a token no longer waited on is passed over.
-      if (verdict.status === 409 && approval.status !== 'pending') await deliverToEveryRun(deps, approval);
+      if (verdict.status === 409 && approval.status !== 'pending') await deliverOwed(deps, approval);
       return { ok: false, status: verdict.status, message: verdict.message, approval };
     }
     if (verdict.action === 'first') {
@@ -208,11 +219,14 @@ export function createDecideApproval(deps: ApprovalDeps) {
     const decisionMac = deps.decisionMac && (await deps.decisionMac.sign(decisionMessage({ ...approval, ...decided })));
     const { decided: applied, record } = await deps.ledger.decideApproval(
       approval,
-      { status, decidedBy: identity.id, decidedVia: identity.via, reason: decision.reason, waitedMs: now.getTime() - Date.parse(approval.createdAt), linkId, ...(decisionMac && { decisionMac }) },
+      // Recorded owed to the run (`undelivered`) until it is delivered, as an expiry is: a delivery
+      // that fails after this write is made again by the expiry sweep a minute later, whether or
+      // not the decider retries (expire-approvals.ts).
+      { status, decidedBy: identity.id, decidedVia: identity.via, reason: decision.reason, waitedMs: now.getTime() - Date.parse(approval.createdAt), linkId, undelivered: true, ...(decisionMac && { decisionMac }) },
       now,
     );
     if (!applied) return { ok: false, status: 409, message: `approval ${approvalId} is already ${record.status}${record.decidedBy ? ` (by ${record.decidedBy})` : ''}`, approval: record };
-    return { ok: true, approval: record, delivered: await deliverToEveryRun(deps, record) };
+    return { ok: true, approval: record, delivered: await deliverOwed(deps, record) };
   };
 }
 

@@ -531,7 +531,7 @@ export interface ApprovalDecision {
   linkId?: string;
   /** Decided as the approval it shares was (ApprovalRecord `sharedDecision`). */
   sharedDecision?: ApprovalRecord['sharedDecision'];
-  /** Owed to the execution until `markDelivered` (ApprovalRecord `undelivered`): the expiry sweep's. */
+  /** Owed to the execution until `markDelivered` (ApprovalRecord `undelivered`): a decision's and an expiry's. */
   undelivered?: true;
 }
 

@@ -551,10 +551,10 @@ export interface ApprovalRecord {
    */
   sharedDecision?: { decidedAt: string; decisionMac?: string };
   /**
-   * An expiry the sweep recorded and has not yet delivered to the waiting execution: set with the
-   * expiry, dropped once it is delivered (or nothing waits on the token). Until then the approval
-   * stays in the pending-approvals index, so a sweep whose delivery failed is followed by one that
-   * delivers it (steps/expire-approvals.ts).
+   * A decision (a person's, or the sweep's expiry) recorded and not yet delivered to the waiting
+   * execution: set with the decision, dropped once it is delivered (or nothing waits on the token).
+   * Until then the approval stays in the pending-approvals index, so a delivery that failed is
+   * made again by the next expiry sweep (steps/expire-approvals.ts).
    */
   undelivered?: true;
 }

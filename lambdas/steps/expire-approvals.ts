@@ -1,22 +1,21 @@
-import { deliverToEveryRun, ours, type ApprovalDeps } from '../approvals/decision.js';
-import type { ApprovalRecord } from '../records/ledger-records.js';
+import { deliverOwed, ours, type ApprovalDeps } from '../approvals/decision.js';
 
-/** The most expiries of earlier sweeps one sweep delivers again (each a few requests): the rest wait for the next. */
+/** The most decisions and expiries of earlier sweeps one sweep delivers again (each a few requests): the rest wait for the next. */
 export const MAX_REDELIVERIES = 25;
 
 /**
  * Escalates every pending approval whose deadline has passed: it is recorded as expired and the
- * waiting execution resumes on its `Approval.Expired` catch, which flags the refund for review.
+ * waiting execution resumes on its `Approval.Expired` catch (the call answered as not approved).
  *
- * Delivery is repeatable, as a decider's retry makes it for a decision (approvals/decision.ts): an
- * expiry is recorded `undelivered` and stays in the pending-approvals index (the query each sweep
- * makes anyway) until its delivery is done, so one that failed — a throttled token read or
- * SendTaskFailure, a sweep timing out after its write — is delivered by the next sweep, a minute
- * later, not by the approval wait's backstop days later. A token nobody waits on any more is
- * passed over (deliverDecision), and the mark dropped.
+ * Delivery is repeatable: an expiry, and a person's decision (approvals/decision.ts), is recorded
+ * `undelivered` and stays in the pending-approvals index (the query each sweep makes anyway) until
+ * its delivery is done, so one that failed — a throttled token read or SendTask call, a callback or
+ * sweep timing out after its write — is delivered by the next sweep, a minute later, not by the
+ * approval wait's backstop days later (and a decider's retry delivers it too). A token nobody waits
+ * on any more is passed over (deliverDecision), and the mark dropped.
  *
- *   sweep n:    pending ──(expiry written, undelivered)──> deliver ✗ (throws)
- *   sweep n+1:  listed undelivered ──> deliver ✓ (or nobody waits) ──> mark dropped
+ *   sweep n (or the decision):  pending ──(decision written, undelivered)──> deliver ✗ (throws)
+ *   sweep n+1:                  listed undelivered ──> deliver ✓ (or nobody waits) ──> mark dropped
  */
 export function createExpireApprovals(deps: ApprovalDeps) {
   return async (): Promise<{ expired: string[]; redelivered: string[] }> => {
@@ -25,14 +24,14 @@ export function createExpireApprovals(deps: ApprovalDeps) {
     const redelivered: string[] = [];
     const failures: { approvalId: string; error: unknown }[] = [];
     const listed = (await deps.ledger.listPendingApprovals({ undelivered: true })).filter((approval) => ours(deps, approval));
-    // The expiries earlier sweeps failed to deliver first: they have waited longest.
+    // The decisions and expiries whose delivery failed first: they have waited longest.
     const owed = listed.filter((approval) => approval.status !== 'pending').slice(0, MAX_REDELIVERIES);
     for (const listedOwed of owed) {
       try {
         // The index may lag behind its table, and projects only part of the record: the item itself.
         const approval = await deps.ledger.getApproval(listedOwed.runId, listedOwed.turn, listedOwed.call);
         if (!approval?.undelivered) continue;
-        await deliver(deps, approval);
+        await deliverOwed(deps, approval);
         redelivered.push(approval.approvalId);
       } catch (error) {
         failures.push({ approvalId: listedOwed.approvalId, error });
@@ -48,7 +47,7 @@ export function createExpireApprovals(deps: ApprovalDeps) {
         );
         if (!decided) continue;
         expired.push(record.approvalId);
-        await deliver(deps, record);
+        await deliverOwed(deps, record);
       } catch (error) {
         failures.push({ approvalId: approval.approvalId, error });
       }
@@ -62,10 +61,4 @@ export function createExpireApprovals(deps: ApprovalDeps) {
     }
     return { expired, redelivered };
   };
-}
-
-/** Delivers a recorded expiry to its run and the runs that share it, then drops its `undelivered` mark. */
-async function deliver(deps: ApprovalDeps, approval: ApprovalRecord): Promise<void> {
-  await deliverToEveryRun(deps, approval);
-  await deps.ledger.markDelivered(approval);
 }

@@ -1,3 +1,4 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { join } from 'node:path';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { mkdirSync } from 'node:fs';
@@ -282,7 +283,14 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     const servedRuns: RunsApiDeps = { ...runsDeps, batches: { store: batches.store, itemFunction: batches.itemFunction, readManifest }, batchPollSeconds: LOCAL_BATCH_POLL_SECONDS };
     const runsApi = runsRoutesHandler(createStackRunsRoutes(new Map([[agent.name, servedRuns]]), ledgerOf(Steps.RunsApi)));
     const approvalDeps: ApprovalDeps = { ledger: ledgerOf(Steps.ApprovalCallback), callbacks, clock, ...approvalsOf(Steps.ApprovalCallback) };
-    const approvalHandler = stackApprovalApiHandler(new Map([[agent.name, approvalDeps]]), approvalDeps.ledger);
+    const apiHandler = stackApprovalApiHandler(new Map([[agent.name, approvalDeps]]), approvalDeps.ledger);
+    // A decision whose delivery failed after its write is owed to the run (ApprovalRecord
+    // `undelivered`): on AWS the sweep, every minute, delivers it; here a failed request arms the next sweep.
+    const approvalHandler = async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
+      const response = await apiHandler(event, context);
+      if (response.statusCode >= 500) deadlines.retry();
+      return response;
+    };
     // A caller playing an IAM principal meets the template's resource policy first, as on AWS (local/aws/iam/api-gateway.ts).
     const authorize = iam ? localApiAuthorizer(template) : undefined;
     // GET /v1/runs/{id}/events as AWS serves it (local/aws/api-gateway-streaming.ts): the RunEvents

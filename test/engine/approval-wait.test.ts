@@ -123,6 +123,36 @@ describe('a decision recorded but not delivered', () => {
   }, 30_000);
 });
 
+describe("a person's decision recorded but not delivered, nobody deciding again", () => {
+  it('is delivered by the next sweep: the run goes on a minute later, not at the backstop', async () => {
+    const tokenRead: TokenReadFailure = { armed: false, failed: false };
+    const clock = testClock();
+    // The approvals after the first expire at their deadlines on the clock: nobody decides them.
+    harness = await startHarness({ ...expiringApprovals({ clock, expires: () => harness!.approvals.length > 1 }), decorateLedger: failingTokenRead(tokenRead) });
+    const { stack } = harness;
+    const finished = harness.run({ runId: 'decision-undelivered', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    const approval = await waitFor(() => harness!.approvals[0]);
+    const key = [approval.runId, approval.turn, approval.call] as const;
+
+    tokenRead.armed = true;
+    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 500 });
+    expect(tokenRead.failed).toBe(true);
+    // Recorded, and owed to the run: listed for the sweep until it is delivered.
+    expect(await stack.ledger.getApproval(...key)).toMatchObject({ status: 'approved', undelivered: true });
+    expect((await stack.ledger.listPendingApprovals({ undelivered: true })).map((listed) => listed.approvalId)).toEqual([approval.approvalId]);
+    clock.advance(60_000); // the next sweep
+
+    expect(JSON.parse((await finished).output!)).toMatchObject({ status: 'succeeded' });
+    const recorded = await stack.ledger.getApproval(...key);
+    expect(recorded).toMatchObject({ status: 'approved' });
+    expect(recorded!.undelivered).toBeUndefined();
+    expect(await stack.ledger.listPendingApprovals({ undelivered: true })).toEqual([]);
+    const request = approval.details!['refundRequest'];
+    expect(stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request)).toHaveLength(1);
+    expect(duplicatePayments(stack)).toEqual([]);
+  }, 60_000);
+});
+
 describe('an expiry recorded but not delivered', () => {
   it('is delivered by the next sweep: the run escalates a minute later, not at the backstop', async () => {
     // The sweep records the expiry, then fails before the execution hears it (here its read of the

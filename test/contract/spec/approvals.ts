@@ -142,8 +142,8 @@ export function approvalsSpec(make: MakeLedger): void {
         expect(await ledger.listPendingApprovals()).toEqual([]);
       });
 
-      // The expiry sweep's decisions are recorded owed to their executions until delivered
-      // (steps/expire-approvals.ts): listed with `undelivered` until markDelivered, never as pending.
+      // Decisions (a person's, approvals/decision.ts, and the expiry sweep's) are recorded owed to their
+      // executions until delivered (steps/expire-approvals.ts): listed with `undelivered` until markDelivered, never as pending.
       it('lists a decision recorded undelivered only when asked for them, until it is marked delivered', async () => {
         const key = { runId: 'r1', turn: 3, call: 1 };
         await ledger.upsertApproval(approval(), 'token-1');
