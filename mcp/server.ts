@@ -139,7 +139,9 @@ export function savepointMcpServer(options: SavepointMcpOptions): Server {
   // The SDK's McpServer answers invalid arguments of a task-augmented call with a tool error, which
   // is no task (its own check then replaces it with a message that names nothing): here such a
   // call is refused as invalid params, naming the field, before anything starts.
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler(AnyToolsCall, async (raw, extra) => {
+    // The SDK's Server checked it against CallToolRequestSchema before this handler (its refusal is invalid params).
+    const request = CallToolRequestSchema.parse(raw);
     const agent = agents.get(request.params.name);
     if (!agent) throw new McpError(ErrorCode.InvalidParams, `name: no agent ${request.params.name} (tools/list names them)`);
     if (!request.params.task) throw new McpError(ErrorCode.MethodNotFound, `${agent.name} is a durable run: call it as a task (params.task)`);
@@ -176,6 +178,14 @@ export function savepointMcpServer(options: SavepointMcpOptions): Server {
   });
   return server;
 }
+
+/**
+ * Any `tools/call` request, for the SDK's Protocol to hand on unchecked: it parses a request with
+ * its handler's schema and answers a failure as an internal error (-32603), so `arguments` that is
+ * no object (`"arguments": "x"`) was a server fault. The Server's own tools/call wrapper then checks
+ * it against CallToolRequestSchema and refuses it as invalid params (-32602), naming the field.
+ */
+const AnyToolsCall = z.object({ method: z.literal('tools/call'), params: z.looseObject({}).optional() });
 
 /** What a cancelled call rejects with (the SDK sends no answer to a cancelled request). */
 const callCancelled = () => new McpError(ErrorCode.ConnectionClosed, 'Request was cancelled');

@@ -148,6 +148,11 @@ describe('savepoint mcp (Streamable HTTP, the official SDK client)', () => {
     const mcp = await mcpClient();
     const before = (await harness.stack.ledger.listRuns(100)).length;
     await expect(startTask(mcp, { date: 7 })).rejects.toThrow(/MCP error -32602: arguments of refund-reconciler: date: /);
+    // `arguments` that is no object at all: invalid params naming it, as the SDK's Server words it (not an internal error).
+    for (const args of ['2026-11-29', [sampleDay.date], 7]) {
+      const call = mcp.request({ method: 'tools/call', params: { name: 'refund-reconciler', arguments: args as never, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+      await expect(call).rejects.toThrow(/^MCP error -32602: (MCP error -32602: )?Invalid tools\/call request: [\s\S]*"arguments"/);
+    }
     expect(await harness.stack.ledger.listRuns(100)).toHaveLength(before);
     await mcp.close();
   });
