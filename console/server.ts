@@ -11,6 +11,7 @@ import { ErrorNames } from '../lambdas/shared/errors.js';
 import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
 import { sameSecret } from '../lambdas/shared/same-secret.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
+import { routeMethods } from '../lambdas/adapters/api-methods.js';
 import { KillReason } from '../lambdas/runs/run-request.js';
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import { localUser } from '../local/services/approval-api.js';
@@ -120,10 +121,34 @@ class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** Sent with the answer: a 405's `Allow`. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
 }
+
+/**
+ * The console's API routes (under `/api`), each with its method: another method on one of them is
+ * refused 405 with the route's methods in `Allow` (RFC 9110 §15.5.6), before a body is read.
+ */
+const CONSOLE_ROUTES = routeMethods([
+  'GET /version',
+  'GET /stream-ticket',
+  'GET /info',
+  'GET /events',
+  'GET /runs',
+  'GET /runs/{runId}',
+  'GET /runs/{runId}/fork-report',
+  'GET /runs/{runId}/timeline',
+  'GET /runs/{runId}/state-machine',
+  'GET /runs/{runId}/events',
+  'POST /approvals/{approvalId}/decide',
+  'POST /runs/{runId}/kill',
+  'POST /runs/{runId}/resume',
+  'POST /runs/{runId}/fork',
+  'POST /kill-all',
+]);
 
 export async function startConsole(options: ConsoleOptions): Promise<ConsoleServer> {
   const host = options.host ?? '127.0.0.1';
@@ -166,6 +191,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
 
   const api = async (request: IncomingMessage, url: URL): Promise<unknown> => {
     const method = request.method ?? 'GET';
+    const refused = CONSOLE_ROUTES.methodNotAllowed(method, url.pathname.slice('/api'.length), url.pathname);
+    if (refused) throw new HttpError(405, refused.message, { allow: refused.allow });
     const parts = url.pathname.split('/').slice(2).map(decodeSegment); // after /api/
     const query = Object.fromEntries(url.searchParams);
     if (method === 'GET') {
@@ -262,7 +289,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       }
       throw new HttpError(404, `no route POST ${url.pathname}`);
     }
-    throw new HttpError(405, `method ${method} not allowed`);
+    throw new HttpError(404, `no route ${method} ${url.pathname}`);
   };
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
@@ -324,7 +351,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     try {
       send(200, await api(request, url));
     } catch (error) {
-      if (error instanceof HttpError) return send(error.status, { message: error.message });
+      if (error instanceof HttpError) return send(error.status, { message: error.message }, error.headers);
       if (error instanceof Error && error.name === ErrorNames.InvalidInput) return send(400, { message: error.message });
       // Damaged state is named (which run, which record, what is wrong: what `savepoint verify` says), as the approval API names it.
       if (error instanceof Error && error.name === ErrorNames.LedgerIntegrity) return send(500, { message: error.message });

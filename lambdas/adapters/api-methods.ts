@@ -23,20 +23,26 @@ export const API_METHODS = [
   'GET /batches/{batchId}',
 ] as const;
 
-const ROUTES = API_METHODS.map((route) => {
-  const [method, path] = route.split(' ') as [string, string];
-  // A path parameter is one segment, as API Gateway matches it (API Gateway's resource, `/runs/{runId}`, matches itself).
-  return { method, pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`) };
-});
-
-/** The methods the route of `path` (`/runs/r1`, or API Gateway's resource `/runs/{runId}`) takes: none for a path no route serves. */
-export function allowedMethods(path: string): string[] {
-  return ROUTES.filter(({ pattern }) => pattern.test(path)).map(({ method }) => method);
+/**
+ * The method checks of a table of routes (`METHOD /path`, `{name}` a path parameter of one
+ * segment, as API Gateway matches it; API Gateway's resource, `/runs/{runId}`, matches itself):
+ * the methods a path takes, and the refusal of one it does not take.
+ */
+export function routeMethods(routes: readonly string[]) {
+  const table = routes.map((route) => {
+    const [method, path] = route.split(' ') as [string, string];
+    return { method, pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`) };
+  });
+  /** The methods the route of `path` takes: none for a path no route serves. */
+  const allowedMethods = (path: string): string[] => table.filter(({ pattern }) => pattern.test(path)).map(({ method }) => method);
+  /** The refusal of `method` on `path` when its route does not take it (its 405's message and `Allow`), or undefined: it does, or no route serves the path (its router's 404). */
+  const methodNotAllowed = (method: string, path: string, shownPath = path): { message: string; allow: string } | undefined => {
+    const allowed = allowedMethods(path);
+    if (allowed.length === 0 || allowed.includes(method)) return undefined;
+    return { message: `${method} is not allowed on ${shownPath}: it takes ${allowed.join(', ')}`, allow: allowed.join(', ') };
+  };
+  return { allowedMethods, methodNotAllowed };
 }
 
-/** The refusal of `method` on `path` when its route does not take it (its 405's message and `Allow`), or undefined: it does, or no route serves the path (its router's 404). */
-export function methodNotAllowed(method: string, path: string, shownPath = path): { message: string; allow: string } | undefined {
-  const allowed = allowedMethods(path);
-  if (allowed.length === 0 || allowed.includes(method)) return undefined;
-  return { message: `${method} is not allowed on ${shownPath}: it takes ${allowed.join(', ')}`, allow: allowed.join(', ') };
-}
+/** The API's own (API_METHODS): `allowedMethods('/runs/r1')`, `methodNotAllowed('DELETE', '/runs/r1')`. */
+export const { allowedMethods, methodNotAllowed } = routeMethods(API_METHODS);

@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import { TIMEOUT_EARLY_MS } from './middleware.js';
+import { methodNotAllowed } from './api-methods.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { ApprovalRecord } from '../records/ledger-records.js';
 import { ErrorNames, InvalidInputError, NotFoundError } from '../shared/errors.js';
@@ -120,6 +121,9 @@ export function createApprovalApi(deps: ApprovalDeps) {
   const decide = createDecideApproval(deps);
   const policy = deps.policy ?? DEFAULT_POLICY;
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    // API Gateway calls it with the template's methods only; called otherwise (in process, a test), another method is 405 as on the loopback ports.
+    const refused = methodNotAllowed(event.httpMethod, event.resource, event.path);
+    if (refused) return json(405, { message: refused.message }, { allow: refused.allow });
     const approvalId = event.pathParameters?.['approvalId'];
     const page = event.resource.startsWith('/decide');
     if (!page && event.httpMethod === 'GET') {
@@ -139,7 +143,8 @@ export function createApprovalApi(deps: ApprovalDeps) {
       const approval = await deps.ledger.findApproval(id);
       return approval ? json(200, publicApproval(approval)) : json(404, { message: `no approval ${id}` });
     }
-    if (event.httpMethod !== 'POST') return json(405, { message: `${event.httpMethod} is not allowed here` });
+    // Past methodNotAllowed, a method other than GET and POST is on a resource no route serves.
+    if (event.httpMethod !== 'POST') return json(404, { message: `no route ${event.httpMethod} ${event.path}` });
     assertJsonContentType(event);
     const body = parseBody(event);
     // The page's route takes only links: an IAM caller decides on /approvals, as itself.

@@ -15,14 +15,14 @@ const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const RUN = 'refunds-2026-11-28';
 
 /** A raw request: fetch would set Origin and Host on its own terms; these tests set them exactly. */
-function call(method: 'GET' | 'POST', path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; body: any }> {
+function call(method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; body: any; allow?: string }> {
   const url = new URL(path, console_.origin);
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers: { ...(body && { 'content-type': 'application/json' }), ...options.headers } }, (res) => {
       let text = '';
       res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text.startsWith('{') ? JSON.parse(text) : text }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text.startsWith('{') ? JSON.parse(text) : text, ...(res.headers.allow !== undefined && { allow: res.headers.allow }) }));
     });
     req.on('error', reject);
     req.end(body);
@@ -192,6 +192,18 @@ describe('security', () => {
     for (const path of ['/api/runs/%E0%A4%A', '/api/runs/%']) {
       expect(await get(path)).toMatchObject({ status: 400, body: { message: expect.stringMatching(/^path: malformed percent-encoding/) } });
     }
+  });
+
+  it("answers another method on a route 405 with the route's methods in Allow, a path no route serves 404, and changes nothing", async () => {
+    const refused = (method: string, path: string, allow: string) => ({ status: 405, allow, body: { message: `${method} is not allowed on ${path}: it takes ${allow}` } });
+    expect(await call('DELETE', `/api/runs/${RUN}`, { headers: authed() })).toMatchObject(refused('DELETE', `/api/runs/${RUN}`, 'GET'));
+    expect(await call('GET', '/api/kill-all', { headers: authed() })).toMatchObject(refused('GET', '/api/kill-all', 'POST'));
+    expect(await call('PUT', '/api/kill-all', { headers: authed({ origin: console_.origin }), body: { on: true } })).toMatchObject(refused('PUT', '/api/kill-all', 'POST'));
+    expect(await call('POST', '/api/events', { headers: authed({ origin: console_.origin }), body: {} })).toMatchObject(refused('POST', '/api/events', 'GET'));
+    expect(await call('GET', `/api/runs/${RUN}/kill`, { headers: authed() })).toMatchObject(refused('GET', `/api/runs/${RUN}/kill`, 'POST'));
+    expect(await call('PATCH', '/api/nothing-here', { headers: authed() })).toMatchObject({ status: 404, body: { message: 'no route PATCH /api/nothing-here' } });
+    expect((await get('/api/info')).body.globalKill).toBeNull();
+    expect((await get(`/api/runs/${RUN}`)).body.report.status).toBe('succeeded');
   });
 
   it('answers a target that is no URL as a page it has not (404 naming it), not an empty 500', async () => {

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalRecord } from '../../lambdas/records/ledger-records.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { waitFor } from '../support/agent-harness.js';
+import { apiGatewayEvent } from '../../local/services/approval-api.js';
+import { lambdaContext } from '../../local/services/lambda-context.js';
 
 /**
  * The approval route is reachable by anyone who can reach the API: whatever a request holds, it
@@ -68,6 +70,16 @@ describe('the approval API refuses what it cannot take with a 4xx naming the pro
     const answer = await send(origin, { path: `/v1/approvals/${approval.approvalId}`, ...request });
     expect(answer.status).toBe(status);
     expect(JSON.parse(answer.body)).toEqual({ message: expect.stringMatching(message) });
+    expect(await approvalNow()).toMatchObject({ status: 'pending' });
+  });
+
+  it('answers 405 with Allow from the ApprovalCallback function too, which API Gateway would never call with such a method', async () => {
+    const called = (method: string, approvalId?: string) =>
+      harness.stack.approvalApi(apiGatewayEvent({ method, route: 'approvals', ...(approvalId && { approvalId }), body: null, principal: 'local:tester' }), lambdaContext('ApprovalCallback', 20_000));
+    const one = await called('DELETE', approval.approvalId);
+    expect(one).toMatchObject({ statusCode: 405, headers: { allow: 'GET, POST' } });
+    expect(JSON.parse(one.body)).toEqual({ message: `DELETE is not allowed on /approvals/${approval.approvalId}: it takes GET, POST` });
+    expect(await called('PUT')).toMatchObject({ statusCode: 405, headers: { allow: 'GET' } });
     expect(await approvalNow()).toMatchObject({ status: 'pending' });
   });
 
