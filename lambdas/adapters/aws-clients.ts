@@ -7,7 +7,7 @@ import type { ApprovalNotifier } from '../approvals/notify.js';
 import type { FunctionVersions } from '../steps/prune-function-versions.js';
 import { eventBridgeNotifier, secretsLinkSigner } from './aws-approvals.js';
 import { kmsKeyMac } from './kms-decision-mac.js';
-import type { ManifestReader } from '../runs/batch.js';
+import { headEtag, type ManifestReader } from '../runs/batch.js';
 import type { StepFunctionsPorts } from './sfn-clients.js';
 
 /**
@@ -30,7 +30,7 @@ export interface AwsClients {
   readonly starterMac?: (keyId: string) => DecisionMac;
   /** The step functions' Lambda versions (the version pruner), its SDK loaded on first use. */
   readonly functionVersions?: (traced: <T>(client: T) => T) => Promise<FunctionVersions>;
-  /** S3 GetObject of a batch's manifest (the runs API lists a manifest batch's runs), its SDK loaded on first use. */
+  /** S3 GetObject and HeadObject of a batch's manifest (the runs API names its version as it starts, lists its runs), its SDK loaded on first use. */
   readonly manifestReader?: (traced: <T>(client: T) => T) => ManifestReader;
 }
 
@@ -48,11 +48,18 @@ export const lambdaVersions = {
  */
 export const manifestObjects = {
   manifestReader: (traced) => {
-    let loaded: Promise<{ client: import('@aws-sdk/client-s3').S3Client; GetObject: typeof import('@aws-sdk/client-s3').GetObjectCommand }> | undefined;
-    return async (bucket, key) => {
-      const { client, GetObject } = await (loaded ??= import('@aws-sdk/client-s3').then(({ S3Client, GetObjectCommand }) => ({ client: traced(new S3Client({})), GetObject: GetObjectCommand })));
-      const object = await client.send(new GetObject({ Bucket: bucket, Key: key }));
-      return object.Body!.transformToString('utf8');
+    let loaded: Promise<{ client: import('@aws-sdk/client-s3').S3Client; sdk: typeof import('@aws-sdk/client-s3') }> | undefined;
+    const s3 = () => (loaded ??= import('@aws-sdk/client-s3').then((sdk) => ({ client: traced(new sdk.S3Client({})), sdk })));
+    return {
+      text: async (bucket, key) => {
+        const { client, sdk } = await s3();
+        const object = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }));
+        return object.Body!.transformToString('utf8');
+      },
+      etag: async (bucket, key) => {
+        const { client, sdk } = await s3();
+        return headEtag(() => client.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key })));
+      },
     };
   },
 } satisfies AwsClients;

@@ -129,6 +129,11 @@ export interface ExecutionManifest {
   format: ManifestFormat;
   /** The batch's `key`: each item's field that names its run. Absent: its index does. */
   itemKey?: string;
+  /**
+   * The object's ETag when the batch started (HeadObject): the same location holding another
+   * object since is another batch (otherBatchProblem). Absent where nothing could read it.
+   */
+  etag?: string;
 }
 
 /** What the batch state machine's execution is started with (its input, and what the twin keeps of it). */
@@ -184,7 +189,13 @@ export function otherBatchProblem(existing: BatchExecutionInput, asked: BatchExe
   const held = `batchId: batch ${existing.batchId} exists`;
   const where = (manifest: ExecutionManifest | undefined) => (manifest ? `the manifest s3://${manifest.bucket}/${manifest.key}${manifest.itemKey === undefined ? '' : ` keyed by ${manifest.itemKey}`}` : 'a list of items');
   if (existing.agent !== asked.agent) return `${held} for agent ${existing.agent}, not ${asked.agent}: post this one under another batchId`;
-  if (stableJson(existing.manifest ?? null) !== stableJson(asked.manifest ?? null)) return `${held} with ${where(existing.manifest)}, not ${where(asked.manifest)}: post this one under another batchId`;
+  // The same location first; its version (ETag) apart, and only when both batches read one.
+  const located = (manifest: ExecutionManifest | undefined) => stableJson(manifest ? { ...manifest, etag: null } : null);
+  if (located(existing.manifest) !== located(asked.manifest)) return `${held} with ${where(existing.manifest)}, not ${where(asked.manifest)}: post this one under another batchId`;
+  const [then, now] = [existing.manifest?.etag, asked.manifest?.etag];
+  if (then !== undefined && now !== undefined && then !== now) {
+    return `${held} with ${where(existing.manifest)} as it was then (ETag ${then}); the object there has changed since (ETag ${now}): post it under another batchId to run it`;
+  }
   if (stableJson(existing.runs) !== stableJson(asked.runs)) {
     const index = existing.runs.findIndex((run, at) => stableJson(run) !== stableJson(asked.runs[at]));
     const at = index === -1 ? existing.runs.length : index;
@@ -255,8 +266,24 @@ export interface BatchRoutesDeps {
   readManifest?: ManifestReader;
 }
 
-/** Reads an S3 object's text: the runs function's GetObject (lambdas/adapters/stack-api.ts), the twin's S3 (local/runtime/local-stack.ts). */
-export type ManifestReader = (bucket: string, key: string) => Promise<string>;
+/** Reads a manifest in S3: the runs function's S3 client (lambdas/adapters/aws-clients.ts), the twin's S3 (local/runtime/local-stack.ts). */
+export interface ManifestReader {
+  /** The object's text (GetObject). */
+  text(bucket: string, key: string): Promise<string>;
+  /** The object's ETag (HeadObject): undefined when there is no object to read (missing, access denied: its batch fails on it). */
+  etag(bucket: string, key: string): Promise<string | undefined>;
+}
+
+/** A HeadObject's ETag, or undefined for an object that is missing or denied (404, 403); any other failure is thrown. */
+export async function headEtag(head: () => Promise<{ ETag?: string }>): Promise<string | undefined> {
+  try {
+    return (await head()).ETag;
+  } catch (error) {
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (status === 403 || status === 404) return undefined;
+    throw error;
+  }
+}
 
 /**
  * A manifest batch's runs as its execution names them: the manifest read and parsed as the Map's
@@ -274,7 +301,7 @@ export async function manifestRuns(
   const where = `s3://${manifest.bucket}/${manifest.key}`;
   let text: string;
   try {
-    text = await read(manifest.bucket, manifest.key);
+    text = await read.text(manifest.bucket, manifest.key);
   } catch (error) {
     // As the ItemReader words it (local/engine/local-engine.ts): the S3 error's name says why (AccessDenied, NoSuchKey).
     return { runs: [], unlisted: `Reading ${where} failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}` };
@@ -369,7 +396,11 @@ export function createBatchRoutes(deps: BatchRoutesDeps) {
       format: request.manifest.format ?? (request.manifest.key.toLowerCase().endsWith('.csv') ? 'csv' : 'json'),
       ...(request.key !== undefined && { itemKey: request.key }),
     };
+    // Which object the manifest's location holds now: one put there since an earlier batch is not that batch posted again.
+    const etag = manifest && (await deps.readManifest?.etag(manifest.bucket, manifest.key));
+    // The default id names the location only (as before the ETag was read): a batch posted again across an upgrade keeps its id.
     const batchId = request.batchId ?? defaultBatchId(deps.agent.name, request.items ?? manifest, request.key);
+    if (manifest && etag) manifest.etag = etag;
     const runs = request.items ? itemRuns(deps.agent, batchId, request.items, request.key) : [];
     const batch: BatchExecutionInput = {
       batchId,

@@ -94,7 +94,7 @@ export function localBatches(options: LocalBatchesOptions) {
       iam: engineIam,
       retryIntervalOverrides,
       tasks: Object.fromEntries(sources.flatMap((names) => [[names.StartItemRun, invoke], [names.CheckItemRun, invoke]])),
-      getObject: readObject,
+      getObject: readObject.text,
       // Validated once per definition across processes, as the agent's engine (local/runtime/tasks.ts): each serve that resumes a batch paid ~150 ms for it.
       validated: validatedDefinitions(),
       ...(options.now && { now: options.now }),

@@ -1,6 +1,8 @@
 /**
  * S3 on loopback, as much of it as the twin uses: GetObject (a distributed Map's ItemReader reads a
- * batch's manifest with it: local/aws/sfn-item-reader.ts) and PutObject (to put a manifest there),
+ * batch's manifest with it: local/aws/sfn-item-reader.ts), HeadObject (the runs function reads the
+ * manifest's ETag as its batch starts) and PutObject (to put a manifest there), each object's ETag
+ * the MD5 of its bytes as S3 gives a single-part upload's,
  * path-style (`/<bucket>/<key>`), for the real `@aws-sdk/client-s3`. Objects live in memory, or
  * under the state directory (`s3/<bucket>/<key, URI-encoded>`: a file put there is an object).
  * Like the twin's other endpoints it serves only requests that carry its credential, and each call
@@ -11,13 +13,14 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createLoopbackServer } from '../../lambdas/shared/loopback-server.js';
 import type { AccessKey } from '../aws/iam/credentials.js';
 import type { AuthorizationRequest } from '../aws/iam/policy.js';
 import { localAwsConfig } from './aws-config.js';
 import { readBoundedBody } from './http-body.js';
+import { headEtag, type ManifestReader } from '../../lambdas/runs/batch.js';
 import { objectRequest, s3ErrorBody, S3_ERRORS } from '../aws/s3-objects.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, credentialChecker } from './loopback-credential.js';
 
@@ -28,11 +31,11 @@ export interface LocalS3 {
   /** `http://127.0.0.1:<port>/<credential>`: the endpoint, path-style, for an S3Client (`s3Client`). */
   readonly endpoint: string;
   /**
-   * A reader of objects' bodies as text (GetObject) through an S3 client of this endpoint, signing
+   * A reader of objects' bodies as text (GetObject) and ETags (HeadObject) through an S3 client of this endpoint, signing
    * with `credentials` (a role's: local/aws/iam) or as the administrator; the client is made at
    * the first read.
    */
-  objectReader(credentials?: AccessKey): (bucket: string, key: string) => Promise<string>;
+  objectReader(credentials?: AccessKey): ManifestReader;
   close(): Promise<void>;
 }
 
@@ -104,12 +107,12 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
       const body = await readBoundedBody(request, MAX_OBJECT_BYTES);
       if (body === undefined) return fail(response, 400, 'EntityTooLarge', `The local S3 keeps objects of at most ${MAX_OBJECT_BYTES} bytes`);
       write(bucket, key, body);
-      return void response.writeHead(200, { etag: `"${randomUUID()}"` }).end();
+      return void response.writeHead(200, { etag: etagOf(body) }).end();
     }
     request.resume();
     const object = read(bucket, key);
     if (!object) return fail(response, S3_ERRORS.NoSuchKey.status, 'NoSuchKey', S3_ERRORS.NoSuchKey.message, key);
-    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': object.length });
+    response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': object.length, etag: etagOf(object) });
     response.end(method === 'HEAD' ? undefined : object);
   }
 
@@ -129,9 +132,15 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
         clients.push(s3Client);
         return s3Client;
       };
-      return async (bucket, key) => {
-        const [s3, { GetObjectCommand }] = await Promise.all([(made ??= client()), s3Sdk()]);
-        return (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString('utf8');
+      return {
+        text: async (bucket, key) => {
+          const [s3, { GetObjectCommand }] = await Promise.all([(made ??= client()), s3Sdk()]);
+          return (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString('utf8');
+        },
+        etag: async (bucket, key) => {
+          const [s3, { HeadObjectCommand }] = await Promise.all([(made ??= client()), s3Sdk()]);
+          return headEtag(() => s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key })));
+        },
       };
     },
     close: async () => {
@@ -147,6 +156,9 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
  * costs each engine process ~40 ms of CPU it would spend for nothing on every other run.
  */
 let sdk: Promise<typeof import('@aws-sdk/client-s3')> | undefined;
+/** An object's ETag as S3 gives a single-part upload's: the MD5 of its bytes, in hex, quoted. */
+const etagOf = (body: Buffer) => `"${createHash('md5').update(body).digest('hex')}"`;
+
 const s3Sdk = () => (sdk ??= import('@aws-sdk/client-s3'));
 
 /** An S3 error as S3 answers it (an XML body the SDK reads its code from). */

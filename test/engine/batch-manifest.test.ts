@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiGatewayEvent } from '../../local/services/approval-api.js';
@@ -63,6 +64,39 @@ describe('a batch from an S3 manifest', () => {
     // Started again: the same batch, nothing started.
     expect(JSON.parse((await post({ batchId: 'mjson', manifest: { bucket: LOCAL_MANIFEST_BUCKET, key: 'batches/days.json' } })).body)).toMatchObject({ created: false });
     expect((await runsOf('mjson')).every((run) => run.executions.length === 1)).toBe(true);
+  });
+
+  it('takes another object put at the same location as another batch: posted again without a batchId, 409 naming the change, and nothing starts', async () => {
+    const key = 'batches/nightly.json';
+    const first = JSON.stringify([{ id: 'n0' }, { id: 'n1' }]);
+    await put(LOCAL_MANIFEST_BUCKET, key, first);
+    const started = await post({ manifest: { bucket: LOCAL_MANIFEST_BUCKET, key } });
+    expect(started.statusCode, started.body).toBe(202);
+    const { batchId, manifest } = JSON.parse(started.body) as { batchId: string; manifest: { etag: string } };
+    // The object's ETag as S3 gives a single-part upload's (the MD5 of its bytes), read as the batch started.
+    const md5 = (body: string) => `"${createHash('md5').update(body).digest('hex')}"`;
+    expect(manifest.etag).toBe(md5(first));
+    expect(await ended(batchId)).toMatchObject({ status: 'SUCCEEDED' });
+
+    // The same object posted again (a client's retry): the same batch, nothing new.
+    expect(JSON.parse((await post({ manifest: { bucket: LOCAL_MANIFEST_BUCKET, key } })).body)).toMatchObject({ batchId, created: false });
+    // Tomorrow's list put at the same key: not yesterday's batch answered as if it were this one.
+    const second = JSON.stringify([{ id: 'n2' }]);
+    await put(LOCAL_MANIFEST_BUCKET, key, second);
+    const changed = await post({ manifest: { bucket: LOCAL_MANIFEST_BUCKET, key } });
+    expect(changed.statusCode).toBe(409);
+    expect(JSON.parse(changed.body).message).toBe(
+      `batchId: batch ${batchId} exists with the manifest s3://${LOCAL_MANIFEST_BUCKET}/${key} as it was then (ETag ${manifest.etag}); the object there has changed since (ETag ${md5(second)}): post it under another batchId to run it`,
+    );
+    expect((await runsOf(batchId)).map((run) => run.runId).sort()).toEqual([`${batchId}-0`, `${batchId}-1`]);
+    // Under a batch id of its own, it runs.
+    const tonight = await post({ batchId: 'nightly-2', manifest: { bucket: LOCAL_MANIFEST_BUCKET, key } });
+    expect(tonight.statusCode, tonight.body).toBe(202);
+    expect(await ended('nightly-2')).toMatchObject({ status: 'SUCCEEDED' });
+    expect((await runsOf('nightly-2')).map((run) => run.runId)).toEqual(['nightly-2-0']);
+    // The first object put back (the same bytes, the same ETag): that batch again.
+    await put(LOCAL_MANIFEST_BUCKET, key, first);
+    expect(JSON.parse((await post({ manifest: { bucket: LOCAL_MANIFEST_BUCKET, key } })).body)).toMatchObject({ batchId, created: false });
   });
 
   it('runs one run per row of a CSV file, its first row the fields, each named by its key field', async () => {

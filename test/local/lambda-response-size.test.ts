@@ -36,7 +36,7 @@ describe("Lambda's synchronous response limit in the twin's API", () => {
   it("keeps a manifest listing's refused reasons bounded: MAX_BATCH_ITEMS items each refused for a thousand unknown fields stay under a tenth of it", async () => {
     const wide = Object.fromEntries(Array.from({ length: 1_000 }, (_, index) => [`field_with_a_long_name_${index}`, index]));
     const items = Array.from({ length: MAX_BATCH_ITEMS }, () => wide);
-    const listed = await manifestRuns({ bucket: 'b', key: 'k.json', format: 'json' }, 'wide', async () => JSON.stringify(items), { name: 'strict', input: z.object({}).strict() });
+    const listed = await manifestRuns({ bucket: 'b', key: 'k.json', format: 'json' }, 'wide', { text: async () => JSON.stringify(items), etag: async () => undefined }, { name: 'strict', input: z.object({}).strict() });
     expect(listed.runs).toHaveLength(MAX_BATCH_ITEMS);
     for (const run of listed.runs) expect(run.refused?.length).toBeLessThanOrEqual(REFUSAL_REASON_MAX_CHARS);
     expect(listed.runs[0]!.refused).toMatch(/^invalid input of agent strict: Unrecognized keys: "field_with_a_long_name_0"/);

@@ -8,7 +8,7 @@ import { manifestRuns, MAX_BATCH_ITEMS, type ExecutionManifest } from '../../lam
  * the first MAX_BATCH_ITEMS only; a manifest that cannot be read or parsed lists none, saying why.
  */
 const json: ExecutionManifest = { bucket: 'acme-batches', key: 'days.json', format: 'json' };
-const reading = (text: string) => async () => text;
+const reading = (text: string) => ({ text: async () => text, etag: async () => '"e"' });
 /** An agent that takes any object, and one that takes only a `date`. */
 const anything = { name: 'any', input: z.object({}).passthrough() };
 const dated = { name: 'daily', input: z.object({ date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD') }).strict() };
@@ -42,7 +42,7 @@ describe('a manifest batch’s runs', () => {
 
   it('lists none, saying why, for a manifest it cannot read, cannot parse, or has no reader for', async () => {
     const denied = Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
-    expect(await manifestRuns(json, 'b', async () => Promise.reject(denied), anything)).toEqual({ runs: [], unlisted: 'Reading s3://acme-batches/days.json failed: AccessDenied: Access Denied' });
+    expect(await manifestRuns(json, 'b', { text: async () => Promise.reject(denied), etag: async () => undefined }, anything)).toEqual({ runs: [], unlisted: 'Reading s3://acme-batches/days.json failed: AccessDenied: Access Denied' });
     expect((await manifestRuns(json, 'b', reading('{"id":1}'), anything)).unlisted).toMatch(/holds no JSON array/);
     expect(await manifestRuns(json, 'b', undefined, anything)).toEqual({ runs: [], unlisted: 'this API reads no manifests' });
   });
