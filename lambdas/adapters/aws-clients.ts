@@ -51,9 +51,9 @@ export const manifestObjects = {
     let loaded: Promise<{ client: import('@aws-sdk/client-s3').S3Client; sdk: typeof import('@aws-sdk/client-s3') }> | undefined;
     const s3 = () => (loaded ??= import('@aws-sdk/client-s3').then((sdk) => ({ client: traced(new sdk.S3Client({})), sdk })));
     return {
-      text: async (bucket, key) => {
+      text: async (bucket, key, etag) => {
         const { client, sdk } = await s3();
-        const object = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }));
+        const object = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key, ...(etag !== undefined && { IfMatch: etag }) }));
         return object.Body!.transformToString('utf8');
       },
       etag: async (bucket, key) => {

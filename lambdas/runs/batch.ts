@@ -268,8 +268,8 @@ export interface BatchRoutesDeps {
 
 /** Reads a manifest in S3: the runs function's S3 client (lambdas/adapters/aws-clients.ts), the twin's S3 (local/runtime/local-stack.ts). */
 export interface ManifestReader {
-  /** The object's text (GetObject). */
-  text(bucket: string, key: string): Promise<string>;
+  /** The object's text (GetObject); with `etag`, only while the object is that one (If-Match: else S3's 412 PreconditionFailed). */
+  text(bucket: string, key: string, etag?: string): Promise<string>;
   /** The object's ETag (HeadObject): undefined when there is no object to read (missing, access denied: its batch fails on it). */
   etag(bucket: string, key: string): Promise<string | undefined>;
 }
@@ -288,8 +288,8 @@ export async function headEtag(head: () => Promise<{ ETag?: string }>): Promise<
 /**
  * A manifest batch's runs as its execution names them: the manifest read and parsed as the Map's
  * ItemReader reads it, each item's run id by `itemRunId`, the first MAX_BATCH_ITEMS only (each
- * listed run is a ledger read). A manifest that cannot be read lists none, and says why: the
- * batch exists, and its progress answers.
+ * listed run is a ledger read). A manifest that cannot be read, or holds another object than the
+ * one the batch started on (its ETag), lists none, and says why: the batch exists, and its progress answers.
  */
 export async function manifestRuns(
   manifest: ExecutionManifest,
@@ -301,8 +301,12 @@ export async function manifestRuns(
   const where = `s3://${manifest.bucket}/${manifest.key}`;
   let text: string;
   try {
-    text = await read.text(manifest.bucket, manifest.key);
+    text = await read.text(manifest.bucket, manifest.key, manifest.etag);
   } catch (error) {
+    // Another object put at its location since the batch read it: its runs are not that object's items.
+    if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412) {
+      return { runs: [], unlisted: `${where} holds another object since the batch started (not ETag ${manifest.etag}): the runs it started are not listed from it` };
+    }
     // As the ItemReader words it (local/engine/local-engine.ts): the S3 error's name says why (AccessDenied, NoSuchKey).
     return { runs: [], unlisted: `Reading ${where} failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}` };
   }

@@ -114,10 +114,14 @@ export function providerAndModel(spec: string): { provider: string; model: strin
 /**
  * A digest of the record as the ledger sealed it (its canonical JSON): two exports of the same
  * record carry the same digest, and a changed record a different one. (The HMAC seal itself stays in
- * the ledger: it is keyed, and no role returns it.)
+ * the ledger: it is keyed, and no role returns it.) A decision's `undelivered` mark is left out: it
+ * is dropped once the decision reaches its run (ApprovalRecord), which changes no decision, and the
+ * live export (as the decision is written) and a rebuilt one (after) name the same record.
  */
 export const recordDigest = (record: TurnRecord | ToolCallRecord | RunRecord | ApprovalRecord): string =>
-  createHash('sha256').update(canonicalJson(record)).digest('base64url');
+  createHash('sha256').update(canonicalJson('undelivered' in record ? withoutDeliveryMark(record) : record)).digest('base64url');
+
+const withoutDeliveryMark = ({ undelivered: _mark, ...record }: ApprovalRecord): ApprovalRecord => record;
 
 const ms = (iso: string | undefined, fallback: number) => (iso === undefined ? fallback : new Date(iso).getTime());
 const dollars = (micros: number) => micros / 1_000_000;

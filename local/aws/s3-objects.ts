@@ -17,6 +17,7 @@ export function objectRequest(method: string, bucket: string, key: string): { ac
 export const S3_ERRORS = {
   AccessDenied: { status: 403, message: 'Access Denied' },
   NoSuchKey: { status: 404, message: 'The specified key does not exist.' },
+  PreconditionFailed: { status: 412, message: 'At least one of the pre-conditions you specified did not hold' },
 } as const;
 
 /** An S3 error body (XML): its code, message and, for a key, the key. */

@@ -112,6 +112,9 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
     request.resume();
     const object = read(bucket, key);
     if (!object) return fail(response, S3_ERRORS.NoSuchKey.status, 'NoSuchKey', S3_ERRORS.NoSuchKey.message, key);
+    // GetObject's and HeadObject's If-Match: the object only if its ETag is the one named, else 412 PreconditionFailed.
+    const ifMatch = request.headers['if-match'];
+    if (ifMatch !== undefined && !etagMatches(ifMatch, etagOf(object))) return fail(response, S3_ERRORS.PreconditionFailed.status, 'PreconditionFailed', S3_ERRORS.PreconditionFailed.message);
     response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': object.length, etag: etagOf(object) });
     response.end(method === 'HEAD' ? undefined : object);
   }
@@ -133,9 +136,9 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
         return s3Client;
       };
       return {
-        text: async (bucket, key) => {
+        text: async (bucket, key, etag) => {
           const [s3, { GetObjectCommand }] = await Promise.all([(made ??= client()), s3Sdk()]);
-          return (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToString('utf8');
+          return (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, ...(etag !== undefined && { IfMatch: etag }) }))).Body!.transformToString('utf8');
         },
         etag: async (bucket, key) => {
           const [s3, { HeadObjectCommand }] = await Promise.all([(made ??= client()), s3Sdk()]);
@@ -158,6 +161,9 @@ export async function startS3(options: LocalS3Options = {}): Promise<LocalS3> {
 let sdk: Promise<typeof import('@aws-sdk/client-s3')> | undefined;
 /** An object's ETag as S3 gives a single-part upload's: the MD5 of its bytes, in hex, quoted. */
 const etagOf = (body: Buffer) => `"${createHash('md5').update(body).digest('hex')}"`;
+
+/** Whether an If-Match header (one ETag or several, quoted or not, or `*`) names `etag`. */
+const etagMatches = (header: string, etag: string) => header.split(',').some((named) => named.trim() === '*' || named.trim().replace(/^W\//, '').replaceAll('"', '') === etag.replaceAll('"', ''));
 
 const s3Sdk = () => (sdk ??= import('@aws-sdk/client-s3'));
 

@@ -89,6 +89,12 @@ describe('a batch from an S3 manifest', () => {
       `batchId: batch ${batchId} exists with the manifest s3://${LOCAL_MANIFEST_BUCKET}/${key} as it was then (ETag ${manifest.etag}); the object there has changed since (ETag ${md5(second)}): post it under another batchId to run it`,
     );
     expect((await runsOf(batchId)).map((run) => run.runId).sort()).toEqual([`${batchId}-0`, `${batchId}-1`]);
+    // The earlier batch's progress lists no runs from the object now there (GetObject If-Match: S3's 412), and says why.
+    expect(await get(batchId)).toMatchObject({
+      status: 'SUCCEEDED',
+      runs: [],
+      runsUnlisted: `s3://${LOCAL_MANIFEST_BUCKET}/${key} holds another object since the batch started (not ETag ${manifest.etag}): the runs it started are not listed from it`,
+    });
     // Under a batch id of its own, it runs.
     const tonight = await post({ batchId: 'nightly-2', manifest: { bucket: LOCAL_MANIFEST_BUCKET, key } });
     expect(tonight.statusCode, tonight.body).toBe(202);
@@ -97,6 +103,7 @@ describe('a batch from an S3 manifest', () => {
     // The first object put back (the same bytes, the same ETag): that batch again.
     await put(LOCAL_MANIFEST_BUCKET, key, first);
     expect(JSON.parse((await post({ manifest: { bucket: LOCAL_MANIFEST_BUCKET, key } })).body)).toMatchObject({ batchId, created: false });
+    expect((await get(batchId)).runs).toEqual([`${batchId}-0`, `${batchId}-1`].map((runId) => ({ runId, status: 'succeeded' })));
   });
 
   it('runs one run per row of a CSV file, its first row the fields, each named by its key field', async () => {
