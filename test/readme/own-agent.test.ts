@@ -325,7 +325,8 @@ describe('savepoint from npm pack, in a package outside the repository', { shuff
     const [npx, ...synth] = shellWords(snippet('synth-and-deploy').split('\n')[0]!);
     expect([npx, ...synth]).toEqual(['npx', 'cdk', 'synth']);
     // Bundling, which this test reads; not the validation (unvalidated, above).
-    await exec(npx!, synth, { cwd: app, env: unvalidated(), timeout: 420_000, maxBuffer: 64 * 1024 * 1024 });
+    // A test sends no usage data to AWS: the CDK CLI's telemetry, on by default since 2.1100.0, is off (its documented opt-out).
+    await exec(npx!, synth, { cwd: app, env: { ...unvalidated(), CDK_DISABLE_CLI_TELEMETRY: 'true' }, timeout: 420_000, maxBuffer: 64 * 1024 * 1024 });
     const out = join(app, 'cdk.out');
     const template = JSON.parse(readFileSync(join(out, 'Agents.template.json'), 'utf8')) as { Resources: Record<string, { Type: string }>; Parameters: Record<string, unknown> };
     // The README's deploy command for this app names every parameter there is (the CDK's own aside).
