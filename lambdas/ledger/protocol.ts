@@ -1,5 +1,5 @@
 import type { BreakerState } from '../records/breaker-state.js';
-import { UNKEYED_COUNT, type ApprovalDecision, type CallsCount, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
+import { UNKEYED_COUNT, type CallsCount, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
 import {
   approvalSkOf,
   extended,
@@ -24,8 +24,9 @@ import { addCounts, countCalls, withKeys } from './counted-steps.js';
 export { COUNTED_STEPS_KEPT } from './counted-steps.js';
 
 /**
- * The ledger's protocol, once: every rule that guards work is a pure transition here, from the one
- * item it reads to the item it writes (or to an answer without a write, or to a refusal). The
+ * The ledger's protocol, once: every rule that guards work is a pure transition here (an
+ * approval's in approval-protocol.ts), from the one item it reads to the item it writes (or to an
+ * answer without a write, or to a refusal). The
  * storage engines beneath (embedded-ledger.ts, dynamodb-ledger.ts) only read items, put an item on
  * the condition that it is still the one read, and query; storage-ledger.ts runs a transition:
  *
@@ -102,7 +103,7 @@ export const blobKey = (runId: string, digest: string, index: number): Key => ({
 export type Current<T> = Stored<T> | undefined;
 export const keep = <R>(answer: R): Step<R> => ({ keep: answer });
 export const write = <T, R>(record: T, meta: Meta, answer: R): Step<R> => ({ write: { record: record as Record<string, unknown>, meta }, answer });
-const fail = (error: Error): Step<never> => ({ fail: error });
+export const fail = (error: Error): Step<never> => ({ fail: error });
 
 // ── runs ────────────────────────────────────────────────────────────────────────────────────
 
@@ -533,64 +534,6 @@ export function completeCallCounted(
 export function recordTurnCounted(current: Current<TurnRecord>, run: Current<RunRecord>, turn: TurnRecord, now: Date, count: StepCount): ItemsStep<TurnRecord> {
   return withCount(recordTurn(current, turn, now), run, count);
 }
-
-// ── approvals ───────────────────────────────────────────────────────────────────────────────
-
-/**
- * Whether a (re)requested approval needs its task token stored: a retried or resumed request
- * carries a new one, and a pending approval must wake the execution that waits now. A decided one
- * keeps its decision (and the token it was decided on).
- */
-export function tokenWanted(current: Current<ApprovalRecord>): boolean {
-  return !current || current.record.status === 'pending';
-}
-
-/** The approval is created once; a pending or decided one is returned as it is. */
-export function upsertApproval(current: Current<ApprovalRecord>, approval: ApprovalRecord, now: Date): Step<ApprovalRecord> {
-  return current ? keep(current.record) : write(approval, { expiresAt: expiresAt(now) }, approval);
-}
-
-type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
-const noApproval = (key: ApprovalKey) => new Error(`no approval for call ${key.turn}/${key.call} of run ${key.runId}`);
-const withLink = (record: ApprovalRecord, linkId: string | undefined) => {
-  const usedLinks = linkId ? [...(record.usedLinks ?? []), linkId] : record.usedLinks;
-  return usedLinks ? { usedLinks } : {};
-};
-
-/** Only a pending approval can be decided: a second decision gets the first one back. */
-export function decideApproval(current: Current<ApprovalRecord>, key: ApprovalKey, decision: ApprovalDecision, now: Date): Step<{ decided: boolean; record: ApprovalRecord }> {
-  if (!current) return fail(noApproval(key));
-  if (current.record.status !== 'pending') return keep({ decided: false, record: current.record });
-  const { linkId, reason, status, decidedBy, decidedVia, decisionMac, waitedMs, sharedDecision, undelivered } = decision;
-  const next: ApprovalRecord = {
-    ...current.record,
-    status,
-    reason: reason ?? '',
-    decidedBy,
-    decidedAt: now.toISOString(),
-    ...(decidedVia && { decidedVia }), ...(decisionMac && { decisionMac }),
-    ...(waitedMs !== undefined && { waitedMs }), ...(sharedDecision && { sharedDecision }), ...(undelivered && { undelivered }),
-    ...withLink(current.record, linkId),
-  };
-  return write(next, current.meta, { decided: true, record: next });
-}
-
-/** The first of two approvals, once: only on a pending approval without one. */
-export function recordFirstApproval(
-  current: Current<ApprovalRecord>,
-  key: ApprovalKey,
-  first: NonNullable<ApprovalRecord['firstApproval']>,
-  linkId: string | undefined,
-): Step<{ recorded: boolean; record: ApprovalRecord }> {
-  if (!current) return fail(noApproval(key));
-  if (current.record.status !== 'pending' || current.record.firstApproval) return keep({ recorded: false, record: current.record });
-  const next: ApprovalRecord = { ...current.record, firstApproval: first, ...withLink(current.record, linkId) };
-  return write(next, current.meta, { recorded: true, record: next });
-}
-
-/** A decision delivered, or no longer waited on: its `undelivered` mark dropped (ApprovalRecord); none, nothing written. */
-export const markDelivered = (current: Current<ApprovalRecord>): Step<void> => (current?.record.undelivered ? write(withoutMark(current.record), current.meta, undefined) : keep(undefined));
-const withoutMark = ({ undelivered: _delivered, ...record }: ApprovalRecord): ApprovalRecord => record;
 
 // ── the index attributes, from the record ───────────────────────────────────────────────────
 

@@ -1,6 +1,7 @@
 import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
 import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
+import * as approvalProtocol from './approval-protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
 import { allOf as all, andThen as then, type Maybe } from './maybe.js';
 import type { ItemWrite, StorageCall } from './storage-call.js';
@@ -480,11 +481,11 @@ export abstract class StorageLedger implements Ledger, Pruning {
     // The token first: an approval someone can see and decide always has a token to wake. What
     // was read is the basis of the update below (a conditional put: one read, not two).
     const stored = then(this.readGuarded([key]), ([current]) => {
-      if (!protocol.tokenWanted(current as Stored<ApprovalRecord> | undefined)) return false;
+      if (!approvalProtocol.tokenWanted(current as Stored<ApprovalRecord> | undefined)) return false;
       this.guard?.({ put: [tokenKey(approval)] });
       return this.putTaskToken(tokenKey(approval), taskToken);
     });
-    return then(stored, () => this.update(key, (current) => protocol.upsertApproval(current, approval, new Date())));
+    return then(stored, () => this.update(key, (current) => approvalProtocol.upsertApproval(current, approval, new Date())));
   };
 
   readonly getApproval: Ledger['getApproval'] = (runId, turn, call) => this.record(approvalKey({ runId, turn, call }));
@@ -494,10 +495,10 @@ export abstract class StorageLedger implements Ledger, Pruning {
     this.guard?.({ query: { index: LedgerIndexes.byApprovalId, partition: approvalId } });
     return then(this.approvalById(approvalId), (key) => key && this.record<ApprovalRecord>(key));
   };
-  readonly decideApproval: Ledger['decideApproval'] = (key, decision, now) => this.update(approvalKey(key), (current) => protocol.decideApproval(current, key, decision, now));
+  readonly decideApproval: Ledger['decideApproval'] = (key, decision, now) => this.update(approvalKey(key), (current) => approvalProtocol.decideApproval(current, key, decision, now));
   readonly recordFirstApproval: Ledger['recordFirstApproval'] = (key, first, linkId) =>
-    this.update(approvalKey(key), (current) => protocol.recordFirstApproval(current, key, first, linkId));
-  readonly markDelivered: Ledger['markDelivered'] = (key) => this.update(approvalKey(key), (current) => protocol.markDelivered(current));
+    this.update(approvalKey(key), (current) => approvalProtocol.recordFirstApproval(current, key, first, linkId));
+  readonly markDelivered: Ledger['markDelivered'] = (key) => this.update(approvalKey(key), (current) => approvalProtocol.markDelivered(current));
 
   // ── retention (`savepoint prune`): pruning.ts's procedure, run on this engine's primitives (retention.ts) ──
   private readonly retention = retentionOn({

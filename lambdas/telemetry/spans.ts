@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { guaranteeOf, type ToolDefinition, type TraceRedactor } from '../define.js';
 import { canonicalJson } from '../ledger/seal.js';
+import { withoutDeliveryMark } from '../ledger/approval-protocol.js';
 import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { inputTokensOf } from '../records/messages.js';
 import { executionChain } from '../guards/history.js';
@@ -120,8 +121,6 @@ export function providerAndModel(spec: string): { provider: string; model: strin
  */
 export const recordDigest = (record: TurnRecord | ToolCallRecord | RunRecord | ApprovalRecord): string =>
   createHash('sha256').update(canonicalJson('undelivered' in record ? withoutDeliveryMark(record) : record)).digest('base64url');
-
-const withoutDeliveryMark = ({ undelivered: _mark, ...record }: ApprovalRecord): ApprovalRecord => record;
 
 const ms = (iso: string | undefined, fallback: number) => (iso === undefined ? fallback : new Date(iso).getTime());
 const dollars = (micros: number) => micros / 1_000_000;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as protocol from '../../lambdas/ledger/protocol.js';
+import * as approvalProtocol from '../../lambdas/ledger/approval-protocol.js';
 import { ConditionalWriteError, type Meta, type Step, type Stored } from '../../lambdas/ledger/protocol.js';
 import { callSk } from '../../lambdas/records/ledger-records.js';
 import { approval, at, breaker, call, guardEvent, holder, kill, recovery, releasedAt, run, turn } from '../contract/fixtures.js';
@@ -163,25 +164,25 @@ describe('turns and approvals', () => {
   });
 
   it('stores a task token unless the approval was decided', () => {
-    expect(protocol.tokenWanted(undefined)).toBe(true);
-    expect(protocol.tokenWanted(stored(approval()))).toBe(true);
-    expect(protocol.tokenWanted(stored(approval({ status: 'approved' })))).toBe(false);
+    expect(approvalProtocol.tokenWanted(undefined)).toBe(true);
+    expect(approvalProtocol.tokenWanted(stored(approval()))).toBe(true);
+    expect(approvalProtocol.tokenWanted(stored(approval({ status: 'approved' })))).toBe(false);
   });
 
   it('decides a pending approval once, and hands back the first decision to the second', () => {
     const decision = { status: 'approved' as const, decidedBy: 'alice', decidedVia: 'link' as const, linkId: 'l1' };
-    const step = written(protocol.decideApproval(stored(approval()), approval(), decision, at(5)));
+    const step = written(approvalProtocol.decideApproval(stored(approval()), approval(), decision, at(5)));
     expect(step.answer).toMatchObject({ decided: true, record: { status: 'approved', decidedBy: 'alice', reason: '', usedLinks: ['l1'], decidedAt: at(5).toISOString() } });
     expect(protocol.isPendingApproval(step.write.record)).toBe(false);
-    expect(kept(protocol.decideApproval(stored(step.answer.record), approval(), { ...decision, status: 'rejected' }, at(6)))).toMatchObject({ decided: false, record: { status: 'approved' } });
-    expect(refused(protocol.decideApproval(undefined, approval(), decision, at(6))).message).toMatch(/no approval for call 3\/1 of run r1/);
+    expect(kept(approvalProtocol.decideApproval(stored(step.answer.record), approval(), { ...decision, status: 'rejected' }, at(6)))).toMatchObject({ decided: false, record: { status: 'approved' } });
+    expect(refused(approvalProtocol.decideApproval(undefined, approval(), decision, at(6))).message).toMatch(/no approval for call 3\/1 of run r1/);
   });
 
   it('records the first of two approvals once, only while pending', () => {
     const first = { by: 'alice', via: 'link' as const, at: at(4).toISOString() };
-    const step = written(protocol.recordFirstApproval(stored(approval()), approval(), first, 'l1'));
+    const step = written(approvalProtocol.recordFirstApproval(stored(approval()), approval(), first, 'l1'));
     expect(step.answer.record).toMatchObject({ status: 'pending', firstApproval: first, usedLinks: ['l1'] });
-    expect(kept(protocol.recordFirstApproval(stored(step.answer.record), approval(), { ...first, by: 'bob' }, undefined))).toMatchObject({ recorded: false });
+    expect(kept(approvalProtocol.recordFirstApproval(stored(step.answer.record), approval(), { ...first, by: 'bob' }, undefined))).toMatchObject({ recorded: false });
   });
 
   it('puts a run in the running index while it runs, an approval in the pending index while it is pending', () => {
