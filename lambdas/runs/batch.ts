@@ -270,17 +270,21 @@ export interface BatchRoutesDeps {
 export interface ManifestReader {
   /** The object's text (GetObject); with `etag`, only while the object is that one (If-Match: else S3's 412 PreconditionFailed). */
   text(bucket: string, key: string, etag?: string): Promise<string>;
-  /** The object's ETag (HeadObject): undefined when there is no object to read (missing, access denied: its batch fails on it). */
+  /** The object's ETag (HeadObject): undefined when S3 shows none (missing, access denied: its batch fails on it; `headEtag`). */
   etag(bucket: string, key: string): Promise<string | undefined>;
 }
 
-/** A HeadObject's ETag, or undefined for an object that is missing or denied (404, 403); any other failure is thrown. */
+/**
+ * A HeadObject's ETag, or undefined for an object S3 will not show (missing, denied, a bucket of
+ * another region: any 3xx or 4xx), whose batch then starts and fails on it as before; a failure of
+ * S3's side or the network (5xx, no answer) is thrown, for the caller to retry.
+ */
 export async function headEtag(head: () => Promise<{ ETag?: string }>): Promise<string | undefined> {
   try {
     return (await head()).ETag;
   } catch (error) {
     const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    if (status === 403 || status === 404) return undefined;
+    if (status !== undefined && status >= 300 && status < 500) return undefined;
     throw error;
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { manifestRuns, MAX_BATCH_ITEMS, type ExecutionManifest } from '../../lambdas/runs/batch.js';
+import { headEtag, manifestRuns, MAX_BATCH_ITEMS, type ExecutionManifest } from '../../lambdas/runs/batch.js';
 
 /**
  * A manifest batch's runs as its progress lists them (lambdas/runs/batch.ts `manifestRuns`): the
@@ -45,5 +45,19 @@ describe('a manifest batch’s runs', () => {
     expect(await manifestRuns(json, 'b', { text: async () => Promise.reject(denied), etag: async () => undefined }, anything)).toEqual({ runs: [], unlisted: 'Reading s3://acme-batches/days.json failed: AccessDenied: Access Denied' });
     expect((await manifestRuns(json, 'b', reading('{"id":1}'), anything)).unlisted).toMatch(/holds no JSON array/);
     expect(await manifestRuns(json, 'b', undefined, anything)).toEqual({ runs: [], unlisted: 'this API reads no manifests' });
+  });
+});
+
+describe('headEtag (the ETag a manifest batch records as it starts)', () => {
+  const failing = (status: number | undefined) => async () => Promise.reject(Object.assign(new Error(`S3 ${status}`), status === undefined ? {} : { $metadata: { httpStatusCode: status } }));
+
+  it('is the object’s ETag, and none for an object S3 will not show (missing, denied, another region): its batch starts and fails on it', async () => {
+    expect(await headEtag(async () => ({ ETag: '"abc"' }))).toBe('"abc"');
+    for (const status of [301, 403, 404]) expect(await headEtag(failing(status)), String(status)).toBeUndefined();
+  });
+
+  it('throws a failure of S3’s side or of the network, for the caller to retry', async () => {
+    await expect(headEtag(failing(503))).rejects.toThrow('S3 503');
+    await expect(headEtag(failing(undefined))).rejects.toThrow('S3 undefined');
   });
 });
