@@ -304,7 +304,9 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     if (!url) return send(404, { message: `no page ${request.url}` });
     if (!url.pathname.startsWith('/api/')) {
       const asset = STATIC[url.pathname] && assets[url.pathname];
-      if (!asset || request.method !== 'GET') return send(404, { message: `no page ${url.pathname}` });
+      if (!asset) return send(404, { message: `no page ${url.pathname}` });
+      // A page is read (HEAD answered as GET, without its body: node:http sends none), never posted to.
+      if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, { message: `${request.method} is not allowed on ${url.pathname}: it takes GET, HEAD` }, { allow: 'GET, HEAD' });
       const headers: Record<string, string> = {
         'content-type': asset.type,
         'cache-control': 'no-store',

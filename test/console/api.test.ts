@@ -202,6 +202,10 @@ describe('security', () => {
     expect(await call('POST', '/api/events', { headers: authed({ origin: console_.origin }), body: {} })).toMatchObject(refused('POST', '/api/events', 'GET'));
     expect(await call('GET', `/api/runs/${RUN}/kill`, { headers: authed() })).toMatchObject(refused('GET', `/api/runs/${RUN}/kill`, 'POST'));
     expect(await call('PATCH', '/api/nothing-here', { headers: authed() })).toMatchObject({ status: 404, body: { message: 'no route PATCH /api/nothing-here' } });
+    // The pages: read (GET, and HEAD without a body), never posted to.
+    expect(await call('POST', '/', { headers: authed({ origin: console_.origin }), body: {} })).toMatchObject(refused('POST', '/', 'GET, HEAD'));
+    expect(await call('HEAD', '/')).toMatchObject({ status: 200, body: '' });
+    expect(await call('HEAD', '/no-such-page')).toMatchObject({ status: 404 });
     expect((await get('/api/info')).body.globalKill).toBeNull();
     expect((await get(`/api/runs/${RUN}`)).body.report.status).toBe('succeeded');
   });
