@@ -100,56 +100,53 @@ describe("an approval's deadline", () => {
 });
 
 describe('a decision recorded but not delivered', () => {
-  it('is delivered when the decider tries again: the run goes on, not waits for the backstop', async () => {
-    // The callback records the decision, then fails before the execution hears it (here its read
-    // of the task token; on AWS as well a throttled SendTaskSuccess, a timeout after the write).
+  /**
+   * A run waiting on its first approval, decided once through the API, whose callback records the
+   * decision and then fails before the execution hears it (here its read of the task token; on AWS
+   * as well a throttled SendTaskSuccess, a timeout after the write): answered 500.
+   */
+  async function decidedNotDelivered(runId: string) {
     const tokenRead: TokenReadFailure = { armed: false, failed: false };
     const clock = testClock();
     // The approvals after the first expire at their deadlines on the clock: nobody decides them.
     harness = await startHarness({ ...expiringApprovals({ clock, expires: () => harness!.approvals.length > 1 }), decorateLedger: failingTokenRead(tokenRead) });
     const { stack } = harness;
-    const finished = harness.run({ runId: 'undelivered', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    const finished = harness.run({ runId, input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
     const approval = await waitFor(() => harness!.approvals[0]);
-
     tokenRead.armed = true;
     expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 500 });
-    expect(await stack.ledger.getApproval(approval.runId, approval.turn, approval.call)).toMatchObject({ status: 'approved' });
-    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 409, body: { message: expect.stringMatching(/is already approved/) } });
+    expect(tokenRead.failed).toBe(true);
+    return { stack, clock, finished, approval, key: [approval.runId, approval.turn, approval.call] as const };
+  }
 
+  /** The run went on with the decision: the approved refund paid once. */
+  async function paidOnce({ stack, finished, approval }: Awaited<ReturnType<typeof decidedNotDelivered>>) {
     expect(JSON.parse((await finished).output!)).toMatchObject({ status: 'succeeded' });
     const request = approval.details!['refundRequest'];
     expect(stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request)).toHaveLength(1);
     expect(duplicatePayments(stack)).toEqual([]);
+  }
+
+  it('is delivered when the decider tries again: the run goes on, not waits for the backstop', async () => {
+    const decided = await decidedNotDelivered('undelivered');
+    expect(await decided.stack.ledger.getApproval(...decided.key)).toMatchObject({ status: 'approved' });
+    expect(await postDecision(decided.stack, decided.approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 409, body: { message: expect.stringMatching(/is already approved/) } });
+    await paidOnce(decided);
   }, 30_000);
-});
 
-describe("a person's decision recorded but not delivered, nobody deciding again", () => {
-  it('is delivered by the next sweep: the run goes on a minute later, not at the backstop', async () => {
-    const tokenRead: TokenReadFailure = { armed: false, failed: false };
-    const clock = testClock();
-    // The approvals after the first expire at their deadlines on the clock: nobody decides them.
-    harness = await startHarness({ ...expiringApprovals({ clock, expires: () => harness!.approvals.length > 1 }), decorateLedger: failingTokenRead(tokenRead) });
-    const { stack } = harness;
-    const finished = harness.run({ runId: 'decision-undelivered', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
-    const approval = await waitFor(() => harness!.approvals[0]);
-    const key = [approval.runId, approval.turn, approval.call] as const;
-
-    tokenRead.armed = true;
-    expect(await postDecision(stack, approval.approvalId, { decision: 'approve' })).toMatchObject({ status: 500 });
-    expect(tokenRead.failed).toBe(true);
+  it('is delivered by the next sweep when nobody decides again: the run goes on a minute later, not at the backstop', async () => {
+    const decided = await decidedNotDelivered('decision-undelivered');
+    const { stack, clock, approval, key } = decided;
     // Recorded, and owed to the run: listed for the sweep until it is delivered.
     expect(await stack.ledger.getApproval(...key)).toMatchObject({ status: 'approved', undelivered: true });
     expect((await stack.ledger.listPendingApprovals({ undelivered: true })).map((listed) => listed.approvalId)).toEqual([approval.approvalId]);
     clock.advance(60_000); // the next sweep
 
-    expect(JSON.parse((await finished).output!)).toMatchObject({ status: 'succeeded' });
+    await paidOnce(decided);
     const recorded = await stack.ledger.getApproval(...key);
     expect(recorded).toMatchObject({ status: 'approved' });
     expect(recorded!.undelivered).toBeUndefined();
     expect(await stack.ledger.listPendingApprovals({ undelivered: true })).toEqual([]);
-    const request = approval.details!['refundRequest'];
-    expect(stack.world.payments.refunds().filter((refund) => refund.refundRequestId === request)).toHaveLength(1);
-    expect(duplicatePayments(stack)).toEqual([]);
   }, 60_000);
 });
 
