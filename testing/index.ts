@@ -234,10 +234,18 @@ export async function createTestEnvironment<World extends DevWorld = DevWorld>(o
   return (await open(options, {})).env;
 }
 
-/** Refuses options without an agent made by `defineAgent` (a missing import, a module namespace), naming it, before anything starts. */
-function assertAgent(caller: string, options: { agent?: unknown } | undefined): void {
+/**
+ * Refuses options without an agent made by `defineAgent` (a missing import, a module namespace), or
+ * with an `approve` that is no answer (`'yes'`, `true`: the approval API would refuse it, and the
+ * run would wait for a decision until the test's timeout), naming it, before anything starts.
+ */
+function assertAgent(caller: string, options: { agent?: unknown; approve?: unknown } | undefined): void {
   const problem = notAnAgent(options?.agent);
   if (problem) throw new TypeError(`${caller}: agent: ${problem}`);
+  const approve = options?.approve;
+  if (approve !== undefined && approve !== 'approve' && approve !== 'reject' && typeof approve !== 'function') {
+    throw new TypeError(`${caller}: approve: expected 'approve', 'reject', a function that answers each approval, or undefined (every approval waits for decide), got ${typeof approve === 'string' ? JSON.stringify(approve) : String(approve)}`);
+  }
 }
 
 async function open<World extends DevWorld>(

@@ -311,6 +311,16 @@ describe('savepoint/testing', () => {
     await expect(forEachCrashPoint({ agent: namespace as never, input: {}, check: () => undefined })).rejects.toThrow('forEachCrashPoint: agent: expected an agent made by defineAgent (or withDev), got an object with default, saved');
   });
 
+  it('refuses an approve that is no answer, naming it, rather than leaving the run to wait for the test\'s timeout', async () => {
+    // The approval API refuses 'yes' as a decision: the run would wait for one until the test's timeout.
+    await expect(createTestEnvironment({ agent: dev, approve: 'yes' as never })).rejects.toThrow(
+      `createTestEnvironment: approve: expected 'approve', 'reject', a function that answers each approval, or undefined (every approval waits for decide), got "yes"`,
+    );
+    await expect(createTestEnvironment({ agent: dev, approve: true as never })).rejects.toThrow(/^createTestEnvironment: approve: expected .*, got true$/);
+    await expect(forEachCrashPoint({ agent: dev, input: { urgent: true }, approve: 'approved' as never, check: () => undefined })).rejects.toThrow(/^forEachCrashPoint: approve: expected .*, got "approved"$/);
+    expect(sent.size).toBe(0);
+  });
+
   it('says why a decision is refused with the approval API\'s message, not its JSON body', async () => {
     env = await createTestEnvironment({ agent: dev });
     const run = env.start({ urgent: true });
