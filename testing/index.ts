@@ -92,15 +92,24 @@ export class TestClock implements Clock, Timers {
     this.#timers.add(timer);
     return () => void this.#timers.delete(timer);
   };
-  /** Moves the clock forward (never back: time a run has seen cannot be undone), then fires the timers due by then, earliest first. */
+  /**
+   * Moves the clock forward (never back: time a run has seen cannot be undone), then fires the timers due by then, earliest first.
+   * Not past the year 9999: the ledger's times are ISO strings, compared as text, and a later one (`+010000-…`) sorts before them.
+   */
   readonly advance = (ms: number): void => {
-    if (!(ms >= 0)) throw new Error(`TestClock.advance: ms must be ≥ 0, got ${ms}`);
+    const got = typeof ms === 'string' ? JSON.stringify(ms) : String(ms);
+    // A string would be concatenated to the time, Infinity would make it no date: refused, not run on.
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw new Error(`TestClock.advance: ms must be a finite number ≥ 0, got ${got}`);
+    if (this.#now + ms > LAST_ISO_TIME) throw new Error(`TestClock.advance: ${got} ms moves the clock past ${new Date(LAST_ISO_TIME).toISOString()}, the last time the ledger records (it is ${this.now().toISOString()})`);
     this.#now += ms;
     const due = [...this.#timers].filter((timer) => timer.at <= this.#now).sort((a, b) => a.at - b.at);
     // A timer cancelled by an earlier one's firing does not fire.
     for (const timer of due) if (this.#timers.delete(timer)) timer.fire();
   };
 }
+
+/** 9999-12-31T23:59:59.999Z: the last time whose ISO string has four digits of year. */
+const LAST_ISO_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
  * Time skipping for the settle wait: each time an execution of `engine` enters WaitSettle (a send of
