@@ -229,7 +229,7 @@ export interface TestEnvironment<World extends DevWorld = DevWorld> {
   decide(approvalId: string, decision: 'approve' | 'reject', reason?: string): Promise<void>;
   /** Moves the clock forward and runs what fell due (approvals past their deadline expire). */
   skip(ms: number): Promise<void>;
-  /** Stops the engine and closes the ledger and the world: call it at the end of each test. */
+  /** Stops the engine and closes the ledger and the world: call it at the end of each test. Calls after the first wait for it and close nothing again. */
   close(): Promise<void>;
 }
 
@@ -306,6 +306,7 @@ async function open<World extends DevWorld>(
   // handoff), and what waits for an approval, told when none is left to ask for one.
   let going = 0;
   const whenIdle = new Set<() => void>();
+  let closed: Promise<void> | undefined;
   const start = (input: unknown, runOptions: TestRunOptions = {}) => {
     const runId = runOptions.runId ?? `test-${options.agent.name}-${++runs}`;
     // A run id the runs API would refuse is refused here, naming the option, rather than by the
@@ -375,13 +376,15 @@ async function open<World extends DevWorld>(
       clock.advance(ms);
       await started.expireApprovals();
     },
-    close: async () => {
-      stopSkipping();
-      await started.close();
-      // The stack closes a world it made itself (the agent's dev world); one given here is closed
-      // here. Either way once: a world that closes a file cannot close it twice.
-      if (options.world) await options.world.close();
-    },
+    // Once, however often it is called (in the test's `finally` and its `afterEach`).
+    close: () =>
+      (closed ??= (async () => {
+        stopSkipping();
+        await started.close();
+        // The stack closes a world it made itself (the agent's dev world); one given here is closed
+        // here. Either way once: a world that closes a file cannot close it twice.
+        if (options.world) await options.world.close();
+      })()),
   };
   return { env, stack: started };
 }

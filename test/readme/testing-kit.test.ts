@@ -338,6 +338,21 @@ describe('savepoint/testing', () => {
     expect(clock.now().toISOString()).toBe('9999-12-31T23:59:59.999Z');
   });
 
+  it('closes a world given to it once, however often close is called (in the test and in afterEach)', async () => {
+    let closes = 0;
+    const world = {
+      env: {},
+      close: async () => {
+        if (++closes > 1) throw Object.assign(new Error('EBADF: bad file descriptor, close'), { code: 'EBADF' });
+      },
+    };
+    env = await createTestEnvironment({ agent: dev, world });
+    expect((await env.run({ urgent: false })).status).toBe('succeeded');
+    await env.close();
+    await env.close();
+    expect(closes).toBe(1);
+  });
+
   it('says why a decision is refused with the approval API\'s message, not its JSON body', async () => {
     env = await createTestEnvironment({ agent: dev });
     const run = env.start({ urgent: true });
