@@ -92,15 +92,24 @@ export class TestClock implements Clock, Timers {
     this.#timers.add(timer);
     return () => void this.#timers.delete(timer);
   };
-  /** Moves the clock forward (never back: time a run has seen cannot be undone), then fires the timers due by then, earliest first. */
+  /**
+   * Moves the clock forward (never back: time a run has seen cannot be undone), then fires the timers due by then, earliest first.
+   * Not past the year 9999: the ledger's times are ISO strings, compared as text, and a later one (`+010000-…`) sorts before them.
+   */
   readonly advance = (ms: number): void => {
-    if (!(ms >= 0)) throw new Error(`TestClock.advance: ms must be ≥ 0, got ${ms}`);
+    const got = typeof ms === 'string' ? JSON.stringify(ms) : String(ms);
+    // A string would be concatenated to the time, Infinity would make it no date: refused, not run on.
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw new Error(`TestClock.advance: ms must be a finite number ≥ 0, got ${got}`);
+    if (this.#now + ms > LAST_ISO_TIME) throw new Error(`TestClock.advance: ${got} ms moves the clock past ${new Date(LAST_ISO_TIME).toISOString()}, the last time the ledger records (it is ${this.now().toISOString()})`);
     this.#now += ms;
     const due = [...this.#timers].filter((timer) => timer.at <= this.#now).sort((a, b) => a.at - b.at);
     // A timer cancelled by an earlier one's firing does not fire.
     for (const timer of due) if (this.#timers.delete(timer)) timer.fire();
   };
 }
+
+/** 9999-12-31T23:59:59.999Z: the last time whose ISO string has four digits of year. */
+const LAST_ISO_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
  * Time skipping for the settle wait: each time an execution of `engine` enters WaitSettle (a send of
@@ -220,7 +229,7 @@ export interface TestEnvironment<World extends DevWorld = DevWorld> {
   decide(approvalId: string, decision: 'approve' | 'reject', reason?: string): Promise<void>;
   /** Moves the clock forward and runs what fell due (approvals past their deadline expire). */
   skip(ms: number): Promise<void>;
-  /** Stops the engine and closes the ledger and the world: call it at the end of each test. */
+  /** Stops the engine and closes the ledger and the world: call it at the end of each test. Calls after the first wait for it and close nothing again. */
   close(): Promise<void>;
 }
 
@@ -234,10 +243,18 @@ export async function createTestEnvironment<World extends DevWorld = DevWorld>(o
   return (await open(options, {})).env;
 }
 
-/** Refuses options without an agent made by `defineAgent` (a missing import, a module namespace), naming it, before anything starts. */
-function assertAgent(caller: string, options: { agent?: unknown } | undefined): void {
+/**
+ * Refuses options without an agent made by `defineAgent` (a missing import, a module namespace), or
+ * with an `approve` that is no answer (`'yes'`, `true`: the approval API would refuse it, and the
+ * run would wait for a decision until the test's timeout), naming it, before anything starts.
+ */
+function assertAgent(caller: string, options: { agent?: unknown; approve?: unknown } | undefined): void {
   const problem = notAnAgent(options?.agent);
   if (problem) throw new TypeError(`${caller}: agent: ${problem}`);
+  const approve = options?.approve;
+  if (approve !== undefined && approve !== 'approve' && approve !== 'reject' && typeof approve !== 'function') {
+    throw new TypeError(`${caller}: approve: expected 'approve', 'reject', a function that answers each approval, or undefined (every approval waits for decide), got ${typeof approve === 'string' ? JSON.stringify(approve) : String(approve)}`);
+  }
 }
 
 async function open<World extends DevWorld>(
@@ -289,6 +306,7 @@ async function open<World extends DevWorld>(
   // handoff), and what waits for an approval, told when none is left to ask for one.
   let going = 0;
   const whenIdle = new Set<() => void>();
+  let closed: Promise<void> | undefined;
   const start = (input: unknown, runOptions: TestRunOptions = {}) => {
     const runId = runOptions.runId ?? `test-${options.agent.name}-${++runs}`;
     // A run id the runs API would refuse is refused here, naming the option, rather than by the
@@ -358,13 +376,15 @@ async function open<World extends DevWorld>(
       clock.advance(ms);
       await started.expireApprovals();
     },
-    close: async () => {
-      stopSkipping();
-      await started.close();
-      // The stack closes a world it made itself (the agent's dev world); one given here is closed
-      // here. Either way once: a world that closes a file cannot close it twice.
-      if (options.world) await options.world.close();
-    },
+    // Once, however often it is called (in the test's `finally` and its `afterEach`).
+    close: () =>
+      (closed ??= (async () => {
+        stopSkipping();
+        await started.close();
+        // The stack closes a world it made itself (the agent's dev world); one given here is closed
+        // here. Either way once: a world that closes a file cannot close it twice.
+        if (options.world) await options.world.close();
+      })()),
   };
   return { env, stack: started };
 }

@@ -311,6 +311,48 @@ describe('savepoint/testing', () => {
     await expect(forEachCrashPoint({ agent: namespace as never, input: {}, check: () => undefined })).rejects.toThrow('forEachCrashPoint: agent: expected an agent made by defineAgent (or withDev), got an object with default, saved');
   });
 
+  it('refuses an approve that is no answer, naming it, rather than leaving the run to wait for the test\'s timeout', async () => {
+    // The approval API refuses 'yes' as a decision: the run would wait for one until the test's timeout.
+    await expect(createTestEnvironment({ agent: dev, approve: 'yes' as never })).rejects.toThrow(
+      `createTestEnvironment: approve: expected 'approve', 'reject', a function that answers each approval, or undefined (every approval waits for decide), got "yes"`,
+    );
+    await expect(createTestEnvironment({ agent: dev, approve: true as never })).rejects.toThrow(/^createTestEnvironment: approve: expected .*, got true$/);
+    await expect(forEachCrashPoint({ agent: dev, input: { urgent: true }, approve: 'approved' as never, check: () => undefined })).rejects.toThrow(/^forEachCrashPoint: approve: expected .*, got "approved"$/);
+    expect(sent.size).toBe(0);
+  });
+
+  it('refuses a skip that is no finite number of milliseconds, or one past the year 9999, and leaves the clock where it was', async () => {
+    const clock = new TestClock('2026-03-01T00:00:00Z');
+    // Infinity made the clock no date, a string was appended to its time: every run after failed with "Invalid time value".
+    expect(() => clock.advance(Infinity)).toThrow('TestClock.advance: ms must be a finite number ≥ 0, got Infinity');
+    expect(() => clock.advance('1000' as never)).toThrow('TestClock.advance: ms must be a finite number ≥ 0, got "1000"');
+    expect(() => clock.advance(-1)).toThrow('TestClock.advance: ms must be a finite number ≥ 0, got -1');
+    // Past 9999 an ISO time sorts before the ledger's deadlines (`+010000-…` < `2026-…`): no approval would expire.
+    expect(() => clock.advance(1e15)).toThrow('TestClock.advance: 1000000000000000 ms moves the clock past 9999-12-31T23:59:59.999Z, the last time the ledger records (it is 2026-03-01T00:00:00.000Z)');
+    expect(clock.now().toISOString()).toBe('2026-03-01T00:00:00.000Z');
+    env = await createTestEnvironment({ agent: dev, clock });
+    await expect(env.skip(Number.MAX_SAFE_INTEGER)).rejects.toThrow(/^TestClock\.advance: 9007199254740991 ms moves the clock past 9999-12-31T23:59:59\.999Z/);
+    expect((await env.run({ urgent: false })).status).toBe('succeeded');
+    // Up to its last millisecond, it moves.
+    clock.advance(Date.parse('9999-12-31T23:59:59.999Z') - clock.now().getTime());
+    expect(clock.now().toISOString()).toBe('9999-12-31T23:59:59.999Z');
+  });
+
+  it('closes a world given to it once, however often close is called (in the test and in afterEach)', async () => {
+    let closes = 0;
+    const world = {
+      env: {},
+      close: async () => {
+        if (++closes > 1) throw Object.assign(new Error('EBADF: bad file descriptor, close'), { code: 'EBADF' });
+      },
+    };
+    env = await createTestEnvironment({ agent: dev, world });
+    expect((await env.run({ urgent: false })).status).toBe('succeeded');
+    await env.close();
+    await env.close();
+    expect(closes).toBe(1);
+  });
+
   it('says why a decision is refused with the approval API\'s message, not its JSON body', async () => {
     env = await createTestEnvironment({ agent: dev });
     const run = env.start({ urgent: true });
