@@ -151,7 +151,9 @@ export interface TestEnvironmentOptions<World extends DevWorld = DevWorld> {
   /** The clock the engine, the ledger and the approvals run on: move it with `advance` (or the environment's `skip`). @default a new TestClock */
   readonly clock?: TestClock;
   /**
-   * Answers approvals as they are requested, through the same approval API people use.
+   * Answers approvals as they are requested, through the same approval API people use. A function
+   * that answers something else, or throws, or a decision the API refuses, rejects each run's
+   * result naming it (the approval would otherwise stay pending until the test's timeout).
    * @default undefined: every approval waits for `decide`
    */
   readonly approve?: ApprovalAnswer | ((approval: ApprovalRecord) => ApprovalAnswer);
@@ -248,14 +250,27 @@ export async function createTestEnvironment<World extends DevWorld = DevWorld>(o
  * with an `approve` that is no answer (`'yes'`, `true`: the approval API would refuse it, and the
  * run would wait for a decision until the test's timeout), naming it, before anything starts.
  */
-function assertAgent(caller: string, options: { agent?: unknown; approve?: unknown } | undefined): void {
+function assertAgent(caller: string, options: { agent?: unknown; approve?: unknown; failRate?: unknown; seed?: unknown; toolSecrets?: unknown; clock?: unknown } | undefined): void {
   const problem = notAnAgent(options?.agent);
   if (problem) throw new TypeError(`${caller}: agent: ${problem}`);
   const approve = options?.approve;
   if (approve !== undefined && approve !== 'approve' && approve !== 'reject' && typeof approve !== 'function') {
-    throw new TypeError(`${caller}: approve: expected 'approve', 'reject', a function that answers each approval, or undefined (every approval waits for decide), got ${typeof approve === 'string' ? JSON.stringify(approve) : String(approve)}`);
+    throw new TypeError(`${caller}: approve: expected 'approve', 'reject', a function that answers each approval, or undefined (every approval waits for decide), got ${shown(approve)}`);
   }
+  // The rest as the options' types say, named, rather than a string failRate never failing anything.
+  const { failRate, seed, toolSecrets, clock } = options ?? {};
+  if (failRate !== undefined && !(typeof failRate === 'number' && failRate >= 0 && failRate <= 1)) throw new TypeError(`${caller}: failRate: expected a number from 0 to 1, got ${shown(failRate)}`);
+  if (seed !== undefined && !Number.isSafeInteger(seed)) throw new TypeError(`${caller}: seed: expected an integer, got ${shown(seed)}`);
+  if (toolSecrets !== undefined) {
+    const bad = typeof toolSecrets === 'object' && toolSecrets !== null ? Object.entries(toolSecrets).find(([, value]) => typeof value !== 'string') : undefined;
+    if (typeof toolSecrets !== 'object' || toolSecrets === null || Array.isArray(toolSecrets)) throw new TypeError(`${caller}: toolSecrets: expected an object of strings by name, got ${shown(toolSecrets)}`);
+    if (bad) throw new TypeError(`${caller}: toolSecrets.${bad[0]}: expected a string, got ${shown(bad[1])}`);
+  }
+  if (clock !== undefined && !(clock instanceof TestClock)) throw new TypeError(`${caller}: clock: expected a TestClock (new TestClock(start)), got ${shown(clock)}`);
 }
+
+/** A value as an error message shows it: a string quoted, anything else as it prints. */
+const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value) : typeof value === 'object' && value !== null ? (Array.isArray(value) ? 'an array' : `an object (${Object.prototype.toString.call(value)})`) : String(value));
 
 async function open<World extends DevWorld>(
   options: TestEnvironmentOptions<World>,
@@ -268,8 +283,16 @@ async function open<World extends DevWorld>(
   const handed = new Set<string>();
   let stack: LocalStack<World> | undefined;
   const answer = (approval: ApprovalRecord): ApprovalAnswer => (typeof options.approve === 'function' ? options.approve(approval) : options.approve);
+  // Set once the environment closes: a decision after it is refused, named, not a failed fetch.
+  let closed: Promise<void> | undefined;
+  // What `approve` answered that could not be a decision (or whose decision failed): each run's
+  // result rejects with it, rather than waiting for the test's timeout on an approval left pending.
+  let answerFailed!: (error: Error) => void;
+  const answerFailure = new Promise<never>((_, reject) => (answerFailed = reject));
+  answerFailure.catch(() => undefined);
   const decide = async (approvalId: string, decision: 'approve' | 'reject', reason = `test: ${decision}`) => {
     if (!stack) throw new Error('the test environment is not started');
+    if (closed) throw new Error(`decide ${approvalId}: the test environment is closed (decide before close)`);
     const response = await fetch(`${stack.endpoints.approvals}/${encodeURIComponent(approvalId)}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -293,9 +316,17 @@ async function open<World extends DevWorld>(
     onApproval: (approval) => {
       requested.push(approval);
       for (const wake of [...waiting]) wake(approval);
-      const decision = answer(approval);
+      let decision: ApprovalAnswer;
+      try {
+        decision = answer(approval);
+        if (decision !== undefined && decision !== 'approve' && decision !== 'reject') throw new TypeError(`expected 'approve', 'reject' or undefined (leave it to decide), got ${shown(decision)}`);
+      } catch (error) {
+        return answerFailed(new Error(`approve: answering approval ${approval.approvalId} (${approval.toolName}): ${(error as Error).message}`, { cause: error }));
+      }
       // Decided after the step that asked has returned, as a person would.
-      if (decision) setImmediate(() => void decide(approval.approvalId, decision).catch(() => undefined));
+      if (decision) {
+        setImmediate(() => void decide(approval.approvalId, decision).catch((error: unknown) => answerFailed(new Error(`approve: ${decision} of approval ${approval.approvalId} failed: ${(error as Error).message}`, { cause: error }))));
+      }
     },
   });
   const started = stack;
@@ -306,7 +337,6 @@ async function open<World extends DevWorld>(
   // handoff), and what waits for an approval, told when none is left to ask for one.
   let going = 0;
   const whenIdle = new Set<() => void>();
-  let closed: Promise<void> | undefined;
   const start = (input: unknown, runOptions: TestRunOptions = {}) => {
     const runId = runOptions.runId ?? `test-${options.agent.name}-${++runs}`;
     // A run id the runs API would refuse is refused here, naming the option, rather than by the
@@ -327,7 +357,7 @@ async function open<World extends DevWorld>(
         going -= 1;
         for (const idle of [...whenIdle]) idle();
       });
-    return { runId, result: async (): Promise<TestRun> => finished(started, runId, await ended, clock) };
+    return { runId, result: async (): Promise<TestRun> => finished(started, runId, await Promise.race([ended, answerFailure]), clock) };
   };
   const env: TestEnvironment<World> = {
     agent: options.agent,

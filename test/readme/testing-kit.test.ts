@@ -353,6 +353,40 @@ describe('savepoint/testing', () => {
     expect(closes).toBe(1);
   });
 
+  it('refuses the other options given wrong (failRate, seed, toolSecrets, clock), naming each, before anything starts', async () => {
+    const refused = (options: Record<string, unknown>) => createTestEnvironment({ agent: dev, ...options } as never);
+    await expect(refused({ failRate: '0.5' })).rejects.toThrow('createTestEnvironment: failRate: expected a number from 0 to 1, got "0.5"');
+    await expect(refused({ failRate: 2 })).rejects.toThrow('createTestEnvironment: failRate: expected a number from 0 to 1, got 2');
+    await expect(refused({ seed: 'abc' })).rejects.toThrow('createTestEnvironment: seed: expected an integer, got "abc"');
+    await expect(refused({ toolSecrets: { mail: 1 } })).rejects.toThrow('createTestEnvironment: toolSecrets.mail: expected a string, got 1');
+    await expect(refused({ toolSecrets: 'key' })).rejects.toThrow('createTestEnvironment: toolSecrets: expected an object of strings by name, got "key"');
+    await expect(refused({ clock: { now: () => new Date() } })).rejects.toThrow('createTestEnvironment: clock: expected a TestClock (new TestClock(start)), got an object ([object Object])');
+    await expect(forEachCrashPoint({ agent: dev, input: { urgent: false }, seed: 1.5, check: () => undefined } as never)).rejects.toThrow('forEachCrashPoint: seed: expected an integer, got 1.5');
+    expect(sent.size).toBe(0);
+  });
+
+  it("rejects the run's result when an approve function answers no decision, or throws, naming it, rather than leaving the approval pending to the test's timeout", async () => {
+    env = await createTestEnvironment({ agent: dev, approve: () => 'yes' as never });
+    await expect(env.run({ urgent: true })).rejects.toThrow(/^approve: answering approval apv_\S+ \(\w+\): expected 'approve', 'reject' or undefined \(leave it to decide\), got "yes"$/);
+    await env.close();
+    env = await createTestEnvironment({
+      agent: dev,
+      approve: () => {
+        throw new Error('no rule for this approval');
+      },
+    });
+    await expect(env.run({ urgent: true })).rejects.toThrow(/^approve: answering approval apv_\S+ \(\w+\): no rule for this approval$/);
+    expect(sent.size).toBe(0);
+  });
+
+  it('refuses a decision after close, naming the approval and why, not a failed fetch', async () => {
+    env = await createTestEnvironment({ agent: dev });
+    env.start({ urgent: true });
+    const approval = await env.nextApproval();
+    await env.close();
+    await expect(env.decide(approval.approvalId, 'approve')).rejects.toThrow(`decide ${approval.approvalId}: the test environment is closed (decide before close)`);
+  });
+
   it('says why a decision is refused with the approval API\'s message, not its JSON body', async () => {
     env = await createTestEnvironment({ agent: dev });
     const run = env.start({ urgent: true });
