@@ -554,10 +554,10 @@ export const SPEED_LIMITS = {
    * of medians, the process's CPU measured 2.04–5.09 in memory and 2.45–6.33 on disk (the highest
    * 2.5× the lowest); with each run paired with the floor around it, 2.67–4.56 and 3.48–6.08
    * (1.7×); the main thread's, paired, 3.81–4.74 and 4.60–6.10 (1.24× and 1.33×). The memory and
-   * disk bounds are about 1.35× the highest of those and under twice the lowest: every report
-   * measured passes, and each with its row's CPU doubled fails. Not measured above load 8: earlier
-   * passes saw the process's figure rise 1.7× from load 4–5 to load 19–37; whether the main
-   * thread's does was not measured (at load 6–8 it did not move).
+   * disk bounds were about 1.35× the highest of those and under twice the lowest. Those reports
+   * read a floor still warming (five warm-up runs); since 2026-12-07 each row and its floor warm for
+   * 600 steps and the bounds are set on 18 reports of that form at load 1–11 (the comments below):
+   * every one passes, and each with its row's CPU doubled fails (test/unit/bench-check.test.ts).
    */
   overhead: {
     // Issue 38's second pass (04:28–04:46 UTC, load 13–26, one row process each, this branch on main): in memory 4.26, 4.98, 4.19, 3.76, 2.95, 3.69, 3.33; on disk 5.71, 4.55, 3.37, 4.76, 4.94, 4.83, 3.68 — main's own 4.19, 3.93, 3.46 and 4.33, 4.29, 3.59 alternated with them: no change measurable under this load, and the target still 1.3–2× away.
