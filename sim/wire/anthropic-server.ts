@@ -77,6 +77,7 @@ export async function startAnthropicServer(options: AnthropicServerOptions): Pro
   return startWireServer(
     {
       fault: anthropicFault,
+      failure: (status, message) => error(status, status === 413 ? 'request_too_large' : 'api_error', message),
       handle: (request) => handle(request, options, cache),
     },
     { port: options.port },

@@ -73,7 +73,12 @@ export async function startBedrockServer(options: BedrockServerOptions): Promise
   const cache = new BreakpointCache();
   const secrets = new Map(Object.entries(options.credentials));
   return startWireServer(
-    { fault: bedrockFault, handle: (request) => handle(request, options, secrets, cache) },
+    {
+      fault: bedrockFault,
+      // Bedrock refuses an input over its limit as a ValidationException.
+      failure: (status, message) => (status === 413 ? error(400, 'ValidationException', message) : error(500, 'InternalServerException', message)),
+      handle: (request) => handle(request, options, secrets, cache),
+    },
     { port: options.port, protocol: 'http2' },
   );
 }

@@ -80,7 +80,14 @@ type WireBody = z.infer<typeof WireBody>;
 /** The server behind savepoint/sim's startOpenAIServer (sim/wire/servers.ts, which loads this module when one starts). */
 export async function startOpenAIServer(options: OpenAIServerOptions): Promise<WireServer> {
   const cache = new PrefixCache();
-  return startWireServer({ fault: openAIFault, handle: (request) => handle(request, options, cache) }, { port: options.port });
+  return startWireServer(
+    {
+      fault: openAIFault,
+      failure: (status, message) => error(status, status === 413 ? 'invalid_request_error' : 'server_error', message, null, null),
+      handle: (request) => handle(request, options, cache),
+    },
+    { port: options.port },
+  );
 }
 
 function handle(request: WireRequest, options: OpenAIServerOptions, cache: PrefixCache): WireReply & { accepted?: unknown } {
