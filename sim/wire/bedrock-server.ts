@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
 import { conversationProblem } from './conversation.js';
 import { parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
-import { fitToMaxTokens, type Fault, type Policy } from './policy.js';
+import { askPolicy, fitToMaxTokens, type Fault, type Policy } from './policy.js';
 import { BreakpointCache, type PromptBlock } from './prompt-cache.js';
 import { sigV4Problem } from './sigv4.js';
 
@@ -113,7 +113,7 @@ async function handle(
   const problem = conversationProblem(translated.data);
   if (problem !== undefined) return error(400, 'ValidationException', problem);
 
-  const reply = fitToMaxTokens(options.policy(translated.data), body.inferenceConfig.maxTokens);
+  const reply = fitToMaxTokens(askPolicy(options.policy, translated.data), body.inferenceConfig.maxTokens);
   const usage = cache.account(blocks);
   return {
     status: 200,

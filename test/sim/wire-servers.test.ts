@@ -66,3 +66,28 @@ describe('the wire servers’ own refusals', () => {
     expect(errors.bedrock).toMatchObject({ name: 'InternalServerException', message: expect.stringContaining('no answer scripted for this prompt') });
   });
 });
+
+describe('a policy’s mistakes', () => {
+  it('fails the request naming the policy when it throws, rather than with its bare message', async () => {
+    const errors = await callEach(() => {
+      throw new Error('no answer scripted for this prompt');
+    });
+    for (const error of Object.values(errors)) expect(String((error as Error).message)).toContain("the server's policy threw: no answer scripted for this prompt");
+  });
+
+  it.each([
+    ['a block no answer carries', () => ({ content: [{ type: 'image' }], stop_reason: 'end_turn' }), 'content.0.type'],
+    ['no content', () => ({ stop_reason: 'end_turn' }), 'content'],
+    ['nothing', () => undefined, '(reply)'],
+    ['a Promise', async () => ({ content: [{ type: 'text', text: 'Hello.' }], stop_reason: 'end_turn' }), 'returned a Promise'],
+  ])('fails the request naming the policy when it replies with %s, rather than serving it or a TypeError', async (_, policy, named) => {
+    const errors = await callEach(policy as unknown as Policy);
+    expect(errors.anthropic).toBeInstanceOf(Anthropic.InternalServerError);
+    expect(errors.openai).toBeInstanceOf(OpenAI.InternalServerError);
+    expect(errors.bedrock).toMatchObject({ name: 'InternalServerException' });
+    for (const error of Object.values(errors)) {
+      expect(String((error as Error).message)).toContain("the server's policy");
+      expect(String((error as Error).message)).toContain(named);
+    }
+  });
+});
