@@ -39,7 +39,7 @@ export interface WireServer {
   failNext(count: number, fault: Fault): void;
   /** Bodies (parsed JSON) of the requests that passed the checks and got a success answer, in order. */
   acceptedBodies(): readonly unknown[];
-  /** Stops listening and drops open connections. */
+  /** Stops listening and drops open connections; a second call returns the first one's promise. */
   close(): Promise<void>;
 }
 
@@ -102,6 +102,7 @@ export async function startWireServer(handler: WireHandler, options: WireServerO
     });
   });
   const { port: bound } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
 
   return {
     url: `http://127.0.0.1:${bound}`,
@@ -111,13 +112,15 @@ export async function startWireServer(handler: WireHandler, options: WireServerO
       for (let i = 0; i < count; i += 1) faults.push(fault);
     },
     acceptedBodies: () => accepted,
+    // Once, however often it is called (a test's `finally` and its `afterEach`): a second
+    // server.close() rejects with "Server is not running".
     close: () =>
-      new Promise<void>((resolve, reject) => {
+      (closing ??= new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         // Keep-alive connections (HTTP/2 sessions) would hold close() until they idle out.
         if ('closeAllConnections' in server) server.closeAllConnections();
         for (const session of sessions) session.destroy();
-      }),
+      })),
   };
 }
 

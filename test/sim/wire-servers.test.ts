@@ -91,3 +91,16 @@ describe('a policy’s mistakes', () => {
     }
   });
 });
+
+describe('closing', () => {
+  it.each([
+    ['Anthropic', () => startAnthropicServer({ apiKey: KEY, models: [ANTHROPIC_MODEL], policy: hello })],
+    ['OpenAI', () => startOpenAIServer({ apiKey: KEY, models: [OPENAI_MODEL], policy: hello })],
+    ['Bedrock', () => startBedrockServer({ region: 'us-east-1', credentials: {}, models: [BEDROCK_MODEL], policy: hello })],
+  ])('closes the %s server once, however often close() is called (a test’s finally and its afterEach)', async (_, start) => {
+    const server = await start();
+    await server.close();
+    await expect(server.close()).resolves.toBeUndefined();
+    await expect(fetch(server.url)).rejects.toThrow('fetch failed');
+  });
+});
