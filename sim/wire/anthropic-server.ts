@@ -4,7 +4,7 @@ import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/r
 import { ANTHROPIC_VERSIONS } from './anthropic-versions.js';
 import { conversationProblem } from './conversation.js';
 import { header, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
-import { fitToMaxTokens, type Fault, type Policy } from './policy.js';
+import { askPolicy, fitToMaxTokens, type Fault, type Policy } from './policy.js';
 import { BreakpointCache, type PromptBlock } from './prompt-cache.js';
 
 /**
@@ -77,6 +77,7 @@ export async function startAnthropicServer(options: AnthropicServerOptions): Pro
   return startWireServer(
     {
       fault: anthropicFault,
+      failure: (status, message) => error(status, status === 413 ? 'request_too_large' : 'api_error', message),
       handle: (request) => handle(request, options, cache),
     },
     { port: options.port },
@@ -113,7 +114,7 @@ function handle(request: WireRequest, options: AnthropicServerOptions, cache: Br
   const problem = conversationProblem(internal);
   if (problem !== undefined) return error(400, 'invalid_request_error', problem);
 
-  const reply = fitToMaxTokens(options.policy(internal), body.max_tokens);
+  const reply = fitToMaxTokens(askPolicy(options.policy, internal), body.max_tokens);
   const usage = cache.account(blocks);
   const message = {
       id: `msg_${createHash('sha256').update(request.raw).digest('hex').slice(0, 24)}`,

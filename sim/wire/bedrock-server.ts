@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
 import { conversationProblem } from './conversation.js';
 import { parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
-import { fitToMaxTokens, type Fault, type Policy } from './policy.js';
+import { askPolicy, fitToMaxTokens, type Fault, type Policy } from './policy.js';
 import { BreakpointCache, type PromptBlock } from './prompt-cache.js';
 import { sigV4Problem } from './sigv4.js';
 
@@ -73,7 +73,12 @@ export async function startBedrockServer(options: BedrockServerOptions): Promise
   const cache = new BreakpointCache();
   const secrets = new Map(Object.entries(options.credentials));
   return startWireServer(
-    { fault: bedrockFault, handle: (request) => handle(request, options, secrets, cache) },
+    {
+      fault: bedrockFault,
+      // Bedrock refuses an input over its limit as a ValidationException.
+      failure: (status, message) => (status === 413 ? error(400, 'ValidationException', message) : error(500, 'InternalServerException', message)),
+      handle: (request) => handle(request, options, secrets, cache),
+    },
     { port: options.port, protocol: 'http2' },
   );
 }
@@ -108,7 +113,7 @@ async function handle(
   const problem = conversationProblem(translated.data);
   if (problem !== undefined) return error(400, 'ValidationException', problem);
 
-  const reply = fitToMaxTokens(options.policy(translated.data), body.inferenceConfig.maxTokens);
+  const reply = fitToMaxTokens(askPolicy(options.policy, translated.data), body.inferenceConfig.maxTokens);
   const usage = cache.account(blocks);
   return {
     status: 200,

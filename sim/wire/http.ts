@@ -39,7 +39,7 @@ export interface WireServer {
   failNext(count: number, fault: Fault): void;
   /** Bodies (parsed JSON) of the requests that passed the checks and got a success answer, in order. */
   acceptedBodies(): readonly unknown[];
-  /** Stops listening and drops open connections. */
+  /** Stops listening and drops open connections; a second call returns the first one's promise. */
   close(): Promise<void>;
 }
 
@@ -47,6 +47,11 @@ export interface WireHandler {
   /** Checks and answers one request; a success carries the accepted body for `acceptedBodies()`. */
   handle(request: WireRequest): (WireReply & { accepted?: unknown }) | Promise<WireReply & { accepted?: unknown }>;
   fault(fault: Fault): WireReply;
+  /**
+   * The server's own refusals in the provider's error shape, so that the SDK raises its usual error
+   * with the message: a body over the size limit (413) and a request whose handling threw (500).
+   */
+  failure(status: 413 | 500, message: string): WireReply;
 }
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -71,7 +76,7 @@ export async function startWireServer(handler: WireHandler, options: WireServerO
       .then(async (raw) => {
         const fault = faults.shift();
         if (fault !== undefined) return send(res, handler.fault(fault));
-        if (raw === undefined) return send(res, { status: 413, body: { message: `request body exceeds ${MAX_BODY_BYTES} bytes` } });
+        if (raw === undefined) return send(res, handler.failure(413, `request body exceeds ${MAX_BODY_BYTES} bytes`));
         const path = new URL(req.url ?? '/', 'http://localhost').pathname;
         const reply = await handler.handle({ method: req.method ?? '', path, headers: req.headers, raw });
         if (reply.accepted !== undefined) accepted.push(reply.accepted);
@@ -79,7 +84,7 @@ export async function startWireServer(handler: WireHandler, options: WireServerO
       })
       .catch((error: unknown) => {
         if (res.headersSent) return res.destroy();
-        send(res, { status: 500, body: { message: error instanceof Error ? error.message : String(error) } });
+        send(res, handler.failure(500, error instanceof Error ? error.message : String(error)));
       });
   };
   const sessions = new Set<Http2Session>();
@@ -97,6 +102,7 @@ export async function startWireServer(handler: WireHandler, options: WireServerO
     });
   });
   const { port: bound } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
 
   return {
     url: `http://127.0.0.1:${bound}`,
@@ -106,13 +112,15 @@ export async function startWireServer(handler: WireHandler, options: WireServerO
       for (let i = 0; i < count; i += 1) faults.push(fault);
     },
     acceptedBodies: () => accepted,
+    // Once, however often it is called (a test's `finally` and its `afterEach`): a second
+    // server.close() rejects with "Server is not running".
     close: () =>
-      new Promise<void>((resolve, reject) => {
+      (closing ??= new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         // Keep-alive connections (HTTP/2 sessions) would hold close() until they idle out.
         if ('closeAllConnections' in server) server.closeAllConnections();
         for (const session of sessions) session.destroy();
-      }),
+      })),
   };
 }
 

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { MessageRequest, unparsedOf, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
 import { header, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
 import { toolSchemaProblem } from './json-schema.js';
-import { fitToMaxTokens, type Fault, type Policy, type PolicyReply } from './policy.js';
+import { askPolicy, fitToMaxTokens, type Fault, type Policy, type PolicyReply } from './policy.js';
 import { estimateTokens, PrefixCache } from './prompt-cache.js';
 
 /**
@@ -80,7 +80,14 @@ type WireBody = z.infer<typeof WireBody>;
 /** The server behind savepoint/sim's startOpenAIServer (sim/wire/servers.ts, which loads this module when one starts). */
 export async function startOpenAIServer(options: OpenAIServerOptions): Promise<WireServer> {
   const cache = new PrefixCache();
-  return startWireServer({ fault: openAIFault, handle: (request) => handle(request, options, cache) }, { port: options.port });
+  return startWireServer(
+    {
+      fault: openAIFault,
+      failure: (status, message) => error(status, status === 413 ? 'invalid_request_error' : 'server_error', message, null, null),
+      handle: (request) => handle(request, options, cache),
+    },
+    { port: options.port },
+  );
 }
 
 function handle(request: WireRequest, options: OpenAIServerOptions, cache: PrefixCache): WireReply & { accepted?: unknown } {
@@ -110,7 +117,7 @@ function handle(request: WireRequest, options: OpenAIServerOptions, cache: Prefi
   const internal = toInternal(body);
   if (typeof internal === 'string') return error(400, 'invalid_request_error', internal, 'messages', null);
 
-  const reply = fitToMaxTokens(options.policy(internal), body.max_completion_tokens ?? body.max_tokens ?? 0);
+  const reply = fitToMaxTokens(askPolicy(options.policy, internal), body.max_completion_tokens ?? body.max_tokens ?? 0);
   // Tools first, then one line per message: later turns extend the rendering of earlier ones.
   const prompt = [JSON.stringify(body.tools ?? []), ...body.messages.map((m) => JSON.stringify(m))].join('\n');
   const promptTokens = estimateTokens(prompt.length);

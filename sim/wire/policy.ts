@@ -1,4 +1,5 @@
-import type { MessageRequest, MessageResponse } from '../../lambdas/records/messages.js';
+import { MessageResponse, type MessageRequest } from '../../lambdas/records/messages.js';
+import { schemaOnFirstUse } from '../../lambdas/shared/on-first-use.js';
 
 /**
  * What the wire servers answer with. A server checks and parses its provider's request, hands it
@@ -12,7 +13,11 @@ export interface PolicyReply {
   stop_reason: MessageResponse['stop_reason'];
 }
 
-/** Decides a wire server's answer to a request it accepted, given in the ledger's shape whatever the provider. */
+/**
+ * Decides a wire server's answer to a request it accepted, given in the ledger's shape whatever the
+ * provider. A policy that throws, or replies with something other than a {@link PolicyReply}, gets
+ * the request a 500 in the provider's error shape, its message naming the policy.
+ */
 export type Policy = (request: MessageRequest) => PolicyReply;
 
 /**
@@ -38,6 +43,30 @@ export interface Fault {
 
 /** Every {@link FaultKind}, for tests that go through them all. */
 export const FAULT_KINDS: readonly FaultKind[] = ['rate_limit', 'overloaded', 'server_error', 'spend_cap', 'auth'];
+
+const Reply = schemaOnFirstUse(() => MessageResponse().pick({ content: true, stop_reason: true }));
+
+/**
+ * The policy's reply to `request`, checked: a policy that throws, or replies with something other
+ * than `{ content, stop_reason }` (a block the wire cannot carry, no content, a Promise), fails the
+ * request with an error that names the policy — which the server answers as a 500 in its
+ * provider's shape — instead of an unexplained TypeError or an answer no provider gives.
+ */
+export function askPolicy(policy: Policy, request: MessageRequest): PolicyReply {
+  let reply: unknown;
+  try {
+    reply = policy(request);
+  } catch (error) {
+    throw new Error(`the server's policy threw: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (typeof (reply as { then?: unknown } | null)?.then === 'function') {
+    throw new Error("the server's policy returned a Promise: a policy answers synchronously with { content, stop_reason }");
+  }
+  const parsed = Reply().safeParse(reply);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new Error(`the server's policy replied with no valid { content, stop_reason }: ${issue?.path.join('.') || '(reply)'}: ${issue?.message ?? 'invalid'}`);
+}
 
 /** Output tokens as the servers bill them: about four characters of JSON per token. */
 export function outputTokens(content: PolicyReply['content']): number {
