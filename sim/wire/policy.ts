@@ -63,7 +63,8 @@ export function askPolicy(policy: Policy, request: MessageRequest): PolicyReply 
     throw new Error("the server's policy returned a Promise: a policy answers synchronously with { content, stop_reason }");
   }
   const parsed = Reply().safeParse(reply);
-  if (parsed.success) return parsed.data;
+  // The reply as the policy gave it (checked, not rewritten by the check).
+  if (parsed.success) return reply as PolicyReply;
   const issue = parsed.error.issues[0];
   throw new Error(`the server's policy replied with no valid { content, stop_reason }: ${issue?.path.join('.') || '(reply)'}: ${issue?.message ?? 'invalid'}`);
 }
