@@ -12,6 +12,7 @@ import { DEFAULT_TOOL_TIMEOUT_MS, DEV_MODULE, MAX_TOOL_TIMEOUT_MS, shownValue, t
 import { DEFAULT_KEEP_VERSIONS } from '../lambdas/steps/prune-versions.js';
 import { Steps, type StepName } from '../lambdas/shared/steps.js';
 import { problemsOf } from '../lambdas/shared/validation.js';
+import { LAMBDA_ENVIRONMENT_NAME } from '../lambdas/shared/lambda-environment.js';
 import { priceTable, type Price } from '../lambdas/models/prices.js';
 import { BudgetCaps, RunConfig } from '../lambdas/records/ledger-records.js';
 import { AgentStateMachine, LIVE_ALIAS } from './agent-state-machine.js';
@@ -319,6 +320,7 @@ export class DurableAgent extends Construct {
     const liveAliasArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: `${stateMachineName}:${LIVE_ALIAS}`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     this.ledger = ledger;
     const common = { CODE_VERSION: props.codeVersion ?? 'dev', POWERTOOLS_SERVICE_NAME: props.agentName, ...tracingEnvironment(id, props.agentName, props.tracing), ...pricesEnvironment(id, props.prices) };
+    checkEnvironmentVariables(id, props.environment);
     checkAgentEnvironment(id, props, { ...common, ...props.environment });
     const nobodyDecides = props.agent && nobodyDecidesWarning(props.agent, props.approvals, props.approvalApi ?? true);
     if (nobodyDecides) Annotations.of(this).addWarningV2('@savepoint/nobody-decides', `DurableAgent ${id}: ${nobodyDecides}`);
@@ -574,6 +576,18 @@ const LAMBDA_RUNTIME_VARIABLES = new Set([
   'LD_LIBRARY_PATH',
   'NODE_PATH',
 ]);
+
+/**
+ * The `environment` prop as Lambda takes it: each name a letter, then letters, digits or `_` (at
+ * least two characters), each value a string. CloudFormation refuses another name only at deploy
+ * (`MY-VAR`, `1ST`), and a number fails the synth deep in the CDK, naming no prop.
+ */
+function checkEnvironmentVariables(id: string, environment: DurableAgentProps['environment']): void {
+  for (const [name, value] of Object.entries(environment ?? {})) {
+    if (!LAMBDA_ENVIRONMENT_NAME.test(name)) throw new Error(`DurableAgent ${id}: environment: ${JSON.stringify(name)} is no name Lambda takes for a variable (a letter, then at least one letter, digit or _)`);
+    if (typeof value !== 'string') throw new Error(`DurableAgent ${id}: environment.${name}: expected a string, got ${JSON.stringify(value) ?? String(value)}`);
+  }
+}
 
 /** The agent's declared `env` reaches its functions: a missing variable fails synth, naming it and the prop. */
 function checkAgentEnvironment(id: string, props: DurableAgentProps, environment: Readonly<Record<string, string>>): void {

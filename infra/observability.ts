@@ -175,9 +175,13 @@ export class Operations extends Construct {
     const approvalWaitHours = agent.thresholds?.approvalWaitHours ?? 12;
     const dailySpend = agent.thresholds?.dailySpendDollars ?? 50;
     const breakerMinutes = agent.thresholds?.breakerOpenMinutes ?? 15;
-    if (!(approvalWaitHours > 0 && approvalWaitHours <= 24 * 7)) throw new Error(`approvalWaitHours must be from 0 to 168, got ${approvalWaitHours}`);
-    if (!(dailySpend > 0)) throw new Error(`dailySpendDollars must be positive, got ${dailySpend}`);
-    if (!Number.isInteger(breakerMinutes) || breakerMinutes < 1 || breakerMinutes > 60) throw new Error(`breakerOpenMinutes must be an integer from 1 to 60, got ${breakerMinutes}`);
+    // Named for the agent's construct and its prop. A threshold of Infinity is written as null, which CloudFormation refuses at deploy.
+    const threshold = (name: keyof AlarmThresholds) => `DurableAgent ${scope.node.id}: alarms.${name}`;
+    if (!(approvalWaitHours > 0 && approvalWaitHours <= 24 * 7)) throw new Error(`${threshold('approvalWaitHours')} must be above 0 and at most 168, got ${approvalWaitHours}`);
+    if (!(dailySpend > 0 && Number.isFinite(dailySpend))) throw new Error(`${threshold('dailySpendDollars')} must be a positive, finite number of dollars, got ${dailySpend}`);
+    if (!Number.isInteger(breakerMinutes) || breakerMinutes < 1 || breakerMinutes > 60) throw new Error(`${threshold('breakerOpenMinutes')} must be an integer from 1 to 60, got ${breakerMinutes}`);
+    const stdDevs = agent.thresholds?.costAnomalyStdDevs ?? 3;
+    if (!(stdDevs > 0 && Number.isFinite(stdDevs))) throw new Error(`${threshold('costAnomalyStdDevs')} must be a finite number above 0, got ${stdDevs}`);
     // The stack's sweeper measures every agent's approvals: its alarm takes the shortest wait any agent allows.
     this.#approvalWaitHours = Math.min(this.#approvalWaitHours ?? approvalWaitHours, approvalWaitHours);
 
@@ -239,8 +243,6 @@ export class Operations extends Construct {
     }
     // Cost per run drifting: CloudWatch anomaly detection on DollarsPerRun (the band is learnt from
     // the agent's own history), rather than a fixed threshold no one keeps up to date.
-    const stdDevs = agent.thresholds?.costAnomalyStdDevs ?? 3;
-    if (!(stdDevs > 0)) throw new Error(`alarms.costAnomalyStdDevs must be above 0, got ${stdDevs}`);
     const drift = new AnomalyDetectionAlarm(scope, `${AlarmIds.DollarsPerRunAnomaly}Alarm`, {
       alarmDescription: `${agent.agentName}: the cost of a run is above its usual band (${stdDevs} standard deviations). Runbook: docs/operating-on-aws.md#${AlarmIds.DollarsPerRunAnomaly.toLowerCase()}`,
       metric: m(MetricNames.DollarsPerRun, 'Maximum', Duration.hours(1)),

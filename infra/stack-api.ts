@@ -1,4 +1,4 @@
-import { ArnFormat, Duration, Lazy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Lazy, Stack, Token } from 'aws-cdk-lib';
 import { AccessLogFormat, AuthorizationType, CfnRestApi, LambdaIntegration, LogGroupLogDestination, MethodLoggingLevel, ResponseTransferMode, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
@@ -91,8 +91,16 @@ export class StackApi extends Construct {
     const stackName = topLevelStack(this).stackName;
     const { first } = props;
     this.#page = { throttle: first.approvalPage?.throttle ?? PAGE_THROTTLE, ...(first.approvalPage?.webAclArn !== undefined && { webAclArn: first.approvalPage.webAclArn }) };
+    // A stage's method setting takes a rate (a Double) and a whole burst (an Integer): CloudFormation
+    // refuses another at deploy (Infinity is written as null), as WAF refuses an association with
+    // no regional web ACL's ARN (a CloudFront one is global).
     for (const [field, value] of Object.entries(this.#page.throttle)) {
-      if (!(typeof value === 'number' && value > 0)) throw new Error(`DurableAgent ${first.agentName}: approvalPage.throttle.${field} must be a positive number, got ${value}`);
+      if (!(typeof value === 'number' && value > 0 && Number.isFinite(value))) throw new Error(`DurableAgent ${first.agentName}: approvalPage.throttle.${field} must be a positive number, got ${value}`);
+      if (field === 'burstLimit' && !Number.isInteger(value)) throw new Error(`DurableAgent ${first.agentName}: approvalPage.throttle.burstLimit must be a whole number of requests, got ${value}`);
+    }
+    const webAclArn = this.#page.webAclArn;
+    if (webAclArn !== undefined && !Token.isUnresolved(webAclArn) && !/^arn:aws[\w-]*:wafv2:[a-z0-9-]+:\d{12}:regional\/webacl\/[\w-]{1,128}\/[\w-]+$/.test(webAclArn)) {
+      throw new Error(`DurableAgent ${first.agentName}: approvalPage.webAclArn: expected a regional WAFv2 web ACL's ARN (arn:aws:wafv2:<region>:<account>:regional/webacl/<name>/<id>), got ${JSON.stringify(webAclArn)}`);
     }
     const environment = {
       POWERTOOLS_SERVICE_NAME: stackName,

@@ -13,6 +13,13 @@
  */
 import { LAMBDA_ENVIRONMENT_MAX_BYTES } from './limits.js';
 
+/**
+ * A variable's name as Lambda takes it: a letter, then at least one letter, digit or `_` (Lambda API
+ * reference, `Environment`: "Key Pattern: [a-zA-Z]([a-zA-Z0-9_])+"; CloudFormation's schema of
+ * `AWS::Lambda::Function` refuses any other key at deploy).
+ */
+export const LAMBDA_ENVIRONMENT_NAME = /^[a-zA-Z][a-zA-Z0-9_]+$/;
+
 /** What a value CloudFormation resolves at deploy counts as, in characters. */
 export const RESOLVED_REFERENCE_CHARS = 128;
 

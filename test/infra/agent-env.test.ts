@@ -62,4 +62,15 @@ describe("DurableAgent's environment", () => {
     expect(services).toContain('billing');
     expect(services).not.toContain('named');
   });
+
+  it('fails when a variable has a name Lambda refuses or a value that is no string, naming the prop and the variable', () => {
+    const stack = new SavepointStack(assertionApp(), 'Names');
+    const add = (id: string, environment: Record<string, unknown>) => () => stack.addAgent(id, { agentName: id.toLowerCase(), entry: EXAMPLE_AGENTS.refundReconciler, environment: environment as Record<string, string> });
+    // CloudFormation's schema of a function takes [a-zA-Z][a-zA-Z0-9_]+ only: these synthesized, and failed the deploy.
+    expect(add('Dash', { 'PAYMENTS-URL': 'https://payments.example.com' })).toThrow('DurableAgent Dash: environment: "PAYMENTS-URL" is no name Lambda takes for a variable (a letter, then at least one letter, digit or _)');
+    expect(add('Short', { X: '1' })).toThrow(/^DurableAgent Short: environment: "X" is no name Lambda takes/);
+    expect(add('Digit', { '1ST': '1' })).toThrow(/^DurableAgent Digit: environment: "1ST" is no name/);
+    // A number failed the synth deep in the CDK ("Supplied properties not correct for CfnFunctionProps"), naming no prop.
+    expect(add('Number', { RETRIES: 3 })).toThrow('DurableAgent Number: environment.RETRIES: expected a string, got 3');
+  });
 });

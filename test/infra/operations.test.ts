@@ -337,6 +337,14 @@ describe('watch it', () => {
     );
   });
 
+  it('fails at synth on a threshold CloudWatch cannot hold, naming the agent, the prop and the value', () => {
+    const add = (alarms: object) => () => new SavepointStack(assertionApp(), 'Bad').addAgent('Spend', { agentName: 'spend', entry: 'agent.ts', alarms });
+    // These synthesized an alarm whose Threshold was null (Infinity in JSON), and a band of ANOMALY_DETECTION_BAND(m0, Infinity): refused at deploy.
+    expect(add({ dailySpendDollars: Infinity })).toThrow('DurableAgent Spend: alarms.dailySpendDollars must be a positive, finite number of dollars, got Infinity');
+    expect(add({ costAnomalyStdDevs: Infinity })).toThrow('DurableAgent Spend: alarms.costAnomalyStdDevs must be a finite number above 0, got Infinity');
+    expect(add({ approvalWaitHours: 0 })).toThrow('DurableAgent Spend: alarms.approvalWaitHours must be above 0 and at most 168, got 0');
+  });
+
   it('draws one dashboard per stack: runs by status, cost per run and day, steps per run, retries, guard stops, breaker, approvals and their age', () => {
     const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
