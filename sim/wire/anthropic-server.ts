@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
 import { ANTHROPIC_VERSIONS } from './anthropic-versions.js';
 import { conversationProblem } from './conversation.js';
-import { header, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
+import { checkStartOptions, header, NON_EMPTY_STRING, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
 import { askPolicy, fitToMaxTokens, type Fault, type Policy } from './policy.js';
 import { BreakpointCache, type PromptBlock } from './prompt-cache.js';
 
@@ -73,6 +73,7 @@ export type WireRequestBody = z.infer<typeof WireRequestBody>;
 
 /** The server behind savepoint/sim's startAnthropicServer (sim/wire/servers.ts, which loads this module when one starts). */
 export async function startAnthropicServer(options: AnthropicServerOptions): Promise<WireServer> {
+  checkStartOptions('startAnthropicServer', options, { apiKey: NON_EMPTY_STRING });
   const cache = new BreakpointCache();
   return startWireServer(
     {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
 import { conversationProblem } from './conversation.js';
-import { parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
+import { checkStartOptions, NO_STREAMING, NON_EMPTY_STRING, parseJson, startWireServer, type OptionRule, type WireReply, type WireRequest, type WireServer } from './http.js';
 import { askPolicy, fitToMaxTokens, type Fault, type Policy } from './policy.js';
 import { BreakpointCache, type PromptBlock } from './prompt-cache.js';
 import { sigV4Problem } from './sigv4.js';
@@ -31,6 +31,11 @@ export interface BedrockServerOptions {
 }
 
 const MAX_CACHE_POINTS = 4;
+
+const CREDENTIALS: OptionRule = [
+  'an object of access key id → secret access key (strings)',
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((secret) => typeof secret === 'string' && secret !== ''),
+];
 
 const CachePoint = z.strictObject({ cachePoint: z.strictObject({ type: z.literal('default'), ttl: z.enum(['5m', '1h']).optional() }) });
 const Text = z.strictObject({ text: z.string().min(1) });
@@ -70,6 +75,7 @@ type WireBody = z.infer<typeof WireBody>;
 
 /** The server behind savepoint/sim's startBedrockServer (sim/wire/servers.ts, which loads this module when one starts). */
 export async function startBedrockServer(options: BedrockServerOptions): Promise<WireServer> {
+  checkStartOptions('startBedrockServer', options, { region: NON_EMPTY_STRING, credentials: CREDENTIALS });
   const cache = new BreakpointCache();
   const secrets = new Map(Object.entries(options.credentials));
   return startWireServer(
@@ -89,6 +95,9 @@ async function handle(
   secrets: ReadonlyMap<string, string>,
   cache: BreakpointCache,
 ): Promise<WireReply & { accepted?: unknown }> {
+  if (request.method === 'POST' && /^\/model\/[^/]+\/converse-stream$/.test(request.path)) {
+    return error(404, 'UnknownOperationException', `${NO_STREAMING}: ConverseStream (${request.method} ${request.path}) is not served; send Converse (ConverseCommand)`);
+  }
   const route = /^\/model\/([^/]+)\/converse$/.exec(request.path);
   if (request.method !== 'POST' || route === null) return error(404, 'UnknownOperationException', `no operation at ${request.method} ${request.path}`);
   const signature = await sigV4Problem(request, { region: options.region, service: 'bedrock', secrets });

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { nodeHttp } from '../../lambdas/shared/node-http.js';
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { inspect } from 'node:util';
 import { readBody } from '../in-process.js';
 import type { Fault } from './policy.js';
 
@@ -55,6 +56,40 @@ export interface WireHandler {
 }
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/** How the OpenAI and Bedrock servers' refusal of a streaming request begins (only Anthropic's streams). */
+export const NO_STREAMING = 'this local server serves no streaming';
+
+/** One start option's rule: what it must be (for the message) and the test. */
+export type OptionRule = readonly [expected: string, ok: (value: unknown) => boolean];
+
+/** A start option that must be a non-empty string (a key, a region). */
+export const NON_EMPTY_STRING: OptionRule = ['a non-empty string', (value) => typeof value === 'string' && value !== ''];
+
+/** The options every wire server takes. */
+const SHARED_RULES: Readonly<Record<string, OptionRule>> = {
+  policy: ['a function (request) => { content, stop_reason }', (value) => typeof value === 'function'],
+  models: ['an array of model ids (strings)', (value) => Array.isArray(value) && value.every((id) => typeof id === 'string' && id !== '')],
+  port: ['an integer from 0 to 65535, or left out', (value) => value === undefined || (Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535)],
+};
+
+/**
+ * A wire server's start options, checked before anything listens (plain-JavaScript callers, `as
+ * any`): a TypeError naming the server, the option and the value. Unchecked, a string port
+ * listened on a Unix socket of that name, a string of models accepted any substring of it as a
+ * model, a missing policy failed every request and a missing key accepted requests without one.
+ */
+export function checkStartOptions(server: string, options: unknown, own: Readonly<Record<string, OptionRule>>): void {
+  if (typeof options !== 'object' || options === null) throw new TypeError(`${server}: options must be an object, got ${shown(options)}`);
+  for (const [name, [expected, ok]] of Object.entries({ ...SHARED_RULES, ...own })) {
+    const value = (options as Record<string, unknown>)[name];
+    if (!ok(value)) throw new TypeError(`${server}: ${name} must be ${expected}, got ${shown(value)}`);
+  }
+}
+
+function shown(value: unknown): string {
+  return inspect(value, { depth: 1, breakLength: Infinity, maxArrayLength: 5, maxStringLength: 80 });
+}
 
 export interface WireServerOptions {
   port?: number | undefined;

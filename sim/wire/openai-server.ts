@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { MessageRequest, unparsedOf, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
-import { header, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
+import { checkStartOptions, header, NO_STREAMING, NON_EMPTY_STRING, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
 import { toolSchemaProblem } from './json-schema.js';
 import { askPolicy, fitToMaxTokens, type Fault, type Policy, type PolicyReply } from './policy.js';
 import { estimateTokens, PrefixCache } from './prompt-cache.js';
@@ -79,6 +79,7 @@ type WireBody = z.infer<typeof WireBody>;
 
 /** The server behind savepoint/sim's startOpenAIServer (sim/wire/servers.ts, which loads this module when one starts). */
 export async function startOpenAIServer(options: OpenAIServerOptions): Promise<WireServer> {
+  checkStartOptions('startOpenAIServer', options, { apiKey: NON_EMPTY_STRING });
   const cache = new PrefixCache();
   return startWireServer(
     {
@@ -98,6 +99,9 @@ function handle(request: WireRequest, options: OpenAIServerOptions, cache: Prefi
   if (key !== options.apiKey) return incorrectKey(key);
   const json = parseJson(request.raw);
   if (!json.ok) return error(400, 'invalid_request_error', 'We could not parse the JSON body of your request.', null, null);
+  if ((json.value as { stream?: unknown } | null)?.stream === true) {
+    return error(400, 'invalid_request_error', `${NO_STREAMING}: stream: true is refused; send the request without stream (or stream: false)`, 'stream', 'unsupported_value');
+  }
   const parsed = WireBody.safeParse(json.value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

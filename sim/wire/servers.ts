@@ -14,6 +14,8 @@ import type { WireServer } from './http.js';
  * `@anthropic-ai/sdk`: a request the real API would refuse (an unknown field, a tool result that
  * answers no tool call, an unknown model, a wrong key) is refused in the real API's error shape, so
  * a test passes only for what the real API accepts. Streaming (`stream: true`) is served too.
+ * Options a plain-JavaScript caller gets wrong (no `apiKey`, `models` not an array, no `policy`, a
+ * `port` that is not an integer) are refused at start with a TypeError naming the option and value.
  *
  * @example
  * ```ts
@@ -40,7 +42,10 @@ export async function startAnthropicServer(options: AnthropicServerOptions): Pro
  * Starts a strict OpenAI Chat Completions API on 127.0.0.1 for tests that talk to it with the
  * official `openai` SDK: a request the real API would refuse (an unknown field, no token limit, a
  * tool call left unanswered, an unknown model, a wrong key) is refused in OpenAI's error shape. The
- * SDK's base URL is the server's `url` with `/v1`.
+ * SDK's base URL is the server's `url` with `/v1`. Streaming is not served: a request with
+ * `stream: true` gets a 400 `invalid_request_error` on param `stream` ("this local server serves
+ * no streaming: …"), which the SDK raises as `BadRequestError`. Options are checked at start as
+ * {@link startAnthropicServer}'s are.
  *
  * @example
  * ```ts
@@ -66,7 +71,10 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<W
  * Starts a strict Bedrock Runtime Converse API on 127.0.0.1 (HTTP/2 cleartext, as the SDK's default
  * handler speaks) for tests that talk to it with the official `@aws-sdk/client-bedrock-runtime`: the
  * SigV4 signature is checked against the given credentials and region, and a request the real API
- * would refuse is refused as Bedrock does (`x-amzn-errortype` and `{ message }`).
+ * would refuse is refused as Bedrock does (`x-amzn-errortype` and `{ message }`). Streaming is not
+ * served: ConverseStream (`ConverseStreamCommand`) gets a 404 `UnknownOperationException` ("this
+ * local server serves no streaming: …"). Options are checked at start (`region` and `credentials`
+ * too) as {@link startAnthropicServer}'s are.
  *
  * @example
  * ```ts

@@ -1,5 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { startAnthropicServer, startBedrockServer, startOpenAIServer, type Policy, type WireServer } from '../../sim/index.js';
@@ -102,5 +106,94 @@ describe('closing', () => {
     await server.close();
     await expect(server.close()).resolves.toBeUndefined();
     await expect(fetch(server.url)).rejects.toThrow('fetch failed');
+  });
+});
+
+/** A port nothing listens on (taken and given back). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** What starting gave: the refusal, or (a server that should not have started, closed) the server. */
+async function startOutcome(starting: () => Promise<WireServer>): Promise<unknown> {
+  const outcome = await starting().then((server) => server, (error: unknown) => error);
+  if (typeof (outcome as Partial<WireServer>).close === 'function') await (outcome as WireServer).close();
+  return outcome;
+}
+
+describe('start options', () => {
+  const FREE_PORT_AS_STRING = Symbol('a free port as a string');
+  const START = {
+    Anthropic: (options: object) => startAnthropicServer({ apiKey: KEY, models: [ANTHROPIC_MODEL], policy: hello, ...options }),
+    OpenAI: (options: object) => startOpenAIServer({ apiKey: KEY, models: [OPENAI_MODEL], policy: hello, ...options }),
+    Bedrock: (options: object) => startBedrockServer({ region: 'us-east-1', credentials: { AKIDTEST: 'secret' }, models: [BEDROCK_MODEL], policy: hello, ...options }),
+  } as const;
+  const cases: [keyof typeof START, string, unknown, string][] = [
+    ...(['Anthropic', 'OpenAI', 'Bedrock'] as const).flatMap((server): [keyof typeof START, string, unknown, string][] => [
+      [server, 'models', 'claude-haiku-4-5', "models must be an array of model ids (strings), got 'claude-haiku-4-5'"],
+      [server, 'policy', undefined, 'policy must be a function (request) => { content, stop_reason }, got undefined'],
+      // A free port's number as a string: had it listened, the probe below would reach it.
+      [server, 'port', FREE_PORT_AS_STRING, "port must be an integer from 0 to 65535, or left out, got '<free port>'"],
+    ]),
+    ['Anthropic', 'apiKey', undefined, 'apiKey must be a non-empty string, got undefined'],
+    ['OpenAI', 'apiKey', '', "apiKey must be a non-empty string, got ''"],
+    ['Bedrock', 'region', undefined, 'region must be a non-empty string, got undefined'],
+    ['Bedrock', 'credentials', undefined, 'credentials must be an object of access key id → secret access key (strings), got undefined'],
+  ];
+
+  it.each(cases)('fails when the %s server is started with %s of %o, naming the option and the value, nothing listening', async (server, name, value, message) => {
+    const port = await freePort();
+    const options = value === FREE_PORT_AS_STRING ? { port: String(port) } : { port, [name]: value };
+    const outcome = await startOutcome(() => START[server](options));
+    expect(outcome).toBeInstanceOf(TypeError);
+    expect((outcome as Error).message).toBe(`start${server}Server: ${message.replace('<free port>', String(port))}`);
+    await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow('fetch failed');
+  });
+
+  it('fails when the port is a string, rather than listening on a socket file of that name with the URL http://127.0.0.1:undefined', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wire-port-'));
+    try {
+      const socket = join(dir, 'abc');
+      const outcome = await startOutcome(() => START.Anthropic({ port: socket }));
+      expect(outcome).toBeInstanceOf(TypeError);
+      expect((outcome as Error).message).toContain(`port must be an integer from 0 to 65535, or left out, got '${socket}'`);
+      expect(existsSync(socket)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('streaming', () => {
+  const messages = [{ role: 'user' as const, content: 'Hi' }];
+
+  it('refuses an OpenAI stream: true with a 400 on param stream that says this server serves no streaming', async () => {
+    const error = await withServer(startOpenAIServer({ apiKey: KEY, models: [OPENAI_MODEL], policy: hello }), (server) =>
+      new OpenAI({ apiKey: KEY, baseURL: `${server.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: OPENAI_MODEL, max_completion_tokens: 64, messages, stream: true }).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error).toMatchObject({ param: 'stream', message: expect.stringContaining('this local server serves no streaming: stream: true is refused') });
+  });
+
+  it('refuses a Bedrock ConverseStream with UnknownOperationException that says this server serves no streaming', async () => {
+    const error = await withServer(startBedrockServer({ region: 'us-east-1', credentials: { [CREDENTIALS.accessKeyId]: CREDENTIALS.secretAccessKey }, models: [BEDROCK_MODEL], policy: hello }), async (server) => {
+      const client = new BedrockRuntimeClient({ region: 'us-east-1', endpoint: server.url, credentials: CREDENTIALS, maxAttempts: 1 });
+      try {
+        return await client.send(new ConverseStreamCommand({ modelId: BEDROCK_MODEL, messages: [{ role: 'user', content: [{ text: 'Hi' }] }], inferenceConfig: { maxTokens: 64 } })).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      } finally {
+        client.destroy();
+      }
+    });
+    expect(error).toMatchObject({ name: 'UnknownOperationException', message: expect.stringContaining('this local server serves no streaming: ConverseStream') });
   });
 });
