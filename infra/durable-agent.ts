@@ -253,10 +253,11 @@ export function pricesEnvironment(id: string, prices: DurableAgentProps['prices'
  * 10 s beyond the tool for its ledger work, and the lease 10 s beyond the function, so a live call
  * is never taken over (its Task allows the function TASK_TIMEOUT_MARGIN more: infra/agent-state-machine.ts).
  */
-export function callToolTimeouts(toolTimeout: Duration): { lambda: Duration; leaseMs: number } {
-  const toolMs = toolTimeout.toMilliseconds();
+export function callToolTimeouts(toolTimeout: Duration, prop = 'toolTimeout'): { lambda: Duration; leaseMs: number } {
+  // Not integral: the CDK's own check of a NaN or fractional duration would name no prop.
+  const toolMs = toolTimeout.toMilliseconds({ integral: false });
   if (!(Number.isInteger(toolMs) && toolMs >= 1 && toolMs <= MAX_TOOL_TIMEOUT_MS)) {
-    throw new Error(`toolTimeout must be from 1 ms to ${MAX_TOOL_TIMEOUT_MS} ms (a tool's longest timeoutMs), got ${toolTimeout.toHumanString()}`);
+    throw new Error(`${prop} must be from 1 ms to ${MAX_TOOL_TIMEOUT_MS} ms (a tool's longest timeoutMs), got ${Number.isFinite(toolMs) ? toolTimeout.toHumanString() : `${toolMs} ms`}`);
   }
   const lambda = Duration.seconds(Math.ceil(toolMs / 1000) + 10);
   return { lambda, leaseMs: lambda.toMilliseconds() + 10_000 };
@@ -334,9 +335,9 @@ export class DurableAgent extends Construct {
       new StepFunction(this, fnId, { step, bundledWith, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, ...(props.environment && { userEnvironment: { prop: `DurableAgent ${id}: environment`, variables: props.environment } }), reservedConcurrentExecutions: reserved[step], logGroup });
 
     // The model-calling steps: the model timeout and the step around the call (lambdas/shared/timing.ts).
-    const modelStep = modelStepTimeoutOf(props.models ?? {});
+    const modelStep = modelStepTimeoutOf(id, props.models ?? {});
     const toolTimeout = props.toolTimeout ?? Duration.millis(DEFAULT_TOOL_TIMEOUT_MS);
-    const callTool = callToolTimeouts(toolTimeout);
+    const callTool = callToolTimeouts(toolTimeout, `DurableAgent ${id}: toolTimeout`);
     const toolTimeoutMs = String(toolTimeout.toMilliseconds());
     const maxBudgets = maxBudgetsEnvironment(id, props.maxBudgets, props.agent);
     // Only the steps that call a model reserve within the fleet budget; a lease goes back by what the run records.
@@ -358,7 +359,7 @@ export class DurableAgent extends Construct {
     for (const [role, f] of Object.entries(functions)) ledger.grantTo(f, role as LedgerRole, props.agentName);
     // Where its input does not name the run, StartRun notes which run the execution drives, for the stack's recovery (infra/recovery.ts).
     ledger.grantExecutionRuns(functions.startRun, 'put');
-    bindModelAccess(functions, props.models ?? {});
+    bindModelAccess(id, functions, props.models ?? {});
     bindToolSecrets(this, functions.callTool, props.toolSecrets);
 
     const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', {
@@ -378,7 +379,7 @@ export class DurableAgent extends Construct {
     functions.requestApproval.addToRolePolicy(taskResponse);
     // The agents it runs as tools: their executions' ends wake its waits (the stack's ExecutionStopped, infra/recovery.ts).
     const childMachines = this.#bindChildren(props.children ?? [], { callTool: functions.callTool, taskResponse });
-    const maxRecoveries = checkMaxRecoveries(props.maxRecoveries ?? 3);
+    const maxRecoveries = checkMaxRecoveries(props.maxRecoveries ?? 3, `DurableAgent ${id}: maxRecoveries`);
     // Continue-as-new: Handoff starts the successor. (CallModel's decision bounds its execution's history
     // events from what the steps record, lambdas/guards/history.ts: it calls no Step Functions API.)
     // Versions: a run is continued on the version its execution runs, read from DescribeExecution;
@@ -435,7 +436,7 @@ export class DurableAgent extends Construct {
     });
     if (stackApi) {
       const settings = { ...approvalMachinery.apiSettings, ...(props.models?.model !== undefined && { model: props.models.model }), ...(props.prices && { prices: props.prices }), ...(props.maxBudgets && { maxBudgets: JSON.parse(maxBudgets.MAX_BUDGETS!) as BudgetCaps }), ...(batchItemFn && { batchItemFunction: batchItemFn.functionArn }) };
-      stackApi.serve({ agentName: props.agentName, entry: props.entry, stateMachine: arns, settings, people: peopleOf(props.approvals ?? {}), ...(props.approvalPage && { approvalPage: props.approvalPage }), apiGatewayAccount: props.apiGatewayAccount ?? true });
+      stackApi.serve({ agentName: props.agentName, entry: props.entry, stateMachine: arns, settings, people: peopleOf(props.approvals ?? {}, `DurableAgent ${id}`), ...(props.approvalPage && { approvalPage: props.approvalPage }), apiGatewayAccount: props.apiGatewayAccount ?? true });
       this.api = stackApi.api;
       new CfnOutput(this, 'ApprovalApiUrl', { value: stackApi.urlForPath('/approvals'), description: outputDescription(props.agentName, 'ApprovalApiUrl') });
     }

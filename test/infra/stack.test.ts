@@ -126,8 +126,8 @@ describe('the state machine', () => {
   it('refuses a toolConcurrency an inline Map cannot run, naming it', () => {
     const app = assertionApp();
     const stack = new SavepointStack(app, 'Concurrency');
-    expect(() => stack.addAgent('Agent', { agentName: 'a', entry: 'agent.ts', toolConcurrency: 41 })).toThrow(/toolConcurrency must be an integer from 1 to 40.*got 41/);
-    expect(() => stack.addAgent('Other', { agentName: 'b', entry: 'agent.ts', toolConcurrency: 0 })).toThrow(/toolConcurrency/);
+    expect(() => stack.addAgent('Agent', { agentName: 'a', entry: 'agent.ts', toolConcurrency: 41 })).toThrow(/^DurableAgent Agent: toolConcurrency must be an integer from 1 to 40.*got 41$/);
+    expect(() => stack.addAgent('Other', { agentName: 'b', entry: 'agent.ts', toolConcurrency: 0 })).toThrow(/^DurableAgent Other: toolConcurrency .*got 0$/);
   });
 
   it('retries the model call on throttling and transient faults, with full jitter and a max delay', () => {
@@ -283,6 +283,17 @@ describe('the nightly schedule', () => {
     expect(() => stack.addAgent('Dev', { agentName: 'refund-reconciler', entry: 'agents/refund-reconciler/agent.dev.ts' })).toThrow(
       'DurableAgent Dev: entry "agents/refund-reconciler/agent.dev.ts" is the agent\'s dev module (its simulated world and scripted model, for local runs and tests): deploy the agent\'s own module (agents/refund-reconciler/agent.ts)',
     );
+  });
+
+  it("fails at synth time for a toolTimeout or a model it cannot take, naming the agent's construct id and the prop", () => {
+    const stack = new SavepointStack(assertionApp(), 'Props');
+    const add = (id: string, props: object) => () => stack.addAgent(id, { agentName: id.toLowerCase(), entry: 'agent.ts', ...props });
+    // NaN got only the CDK's own "NaN must be a whole number of millis."; the others named no agent ("model access: …").
+    expect(add('NaN', { toolTimeout: Duration.millis(NaN) })).toThrow("DurableAgent NaN: toolTimeout must be from 1 ms to 840000 ms (a tool's longest timeoutMs), got NaN ms");
+    expect(add('Long', { toolTimeout: Duration.minutes(15) })).toThrow("DurableAgent Long: toolTimeout must be from 1 ms to 840000 ms (a tool's longest timeoutMs), got 15 minutes");
+    expect(add('Model', { models: { model: 'claude' } })).toThrow(/^DurableAgent Model: models\.model: invalid model spec "claude"/);
+    expect(add('Other', { models: { otherModels: ['anthropic:claude-haiku-4-5', 'gpt'] } })).toThrow(/^DurableAgent Other: models\.otherModels\[1\]: invalid model spec "gpt"/);
+    expect(add('Slow', { models: { timeout: Duration.seconds(900) } })).toThrow(/^DurableAgent Slow: models\.timeout must be a whole number of milliseconds from 1000 to 885000/);
   });
 });
 
