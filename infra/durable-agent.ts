@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Annotations, ArnFormat, CfnOutput, Duration, Stack, Token } from 'aws-cdk-lib';
-import { MAX_STATE_MACHINE_NAME, scheduleProblem } from '../lambdas/shared/aws-names.js';
+import { bucketNameProblem, MAX_STATE_MACHINE_NAME, scheduleProblem } from '../lambdas/shared/aws-names.js';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
@@ -37,7 +37,8 @@ import type { LedgerRole } from './ledger-table.js';
 export interface AgentBatchesProps {
   /**
    * Buckets whose objects a batch may read its items from (`manifest: { bucket, key }`): the batch
-   * state machine's role gets `s3:GetObject` on their objects, the ItemReader's read.
+   * state machine's role gets `s3:GetObject` on their objects, the ItemReader's read. A name S3
+   * would refuse fails the synth, naming it.
    * @default none: only a request's own list of items
    */
   readonly manifestBuckets?: readonly IBucket[];
@@ -93,7 +94,8 @@ export interface DurableAgentProps {
    * Tool credentials by name (a webhook URL that is a secret, an API key): each a Secrets Manager
    * secret, or its ARN or name. Only CallTool's role may read them, and its environment names them
    * (`TOOL_SECRETS`), never their values; a tool reads one at run time with
-   * `await context.secret('NAME')`, kept five minutes (infra/tool-secrets.ts).
+   * `await context.secret('NAME')`, kept five minutes (infra/tool-secrets.ts). A name or ARN Secrets
+   * Manager would refuse fails the synth, naming it.
    * @example { CHAT_WEBHOOK_URL: Secret.fromSecretNameV2(this, 'Webhook', 'chat-webhook-url') }
    * @default none
    */
@@ -360,7 +362,7 @@ export class DurableAgent extends Construct {
     // Where its input does not name the run, StartRun notes which run the execution drives, for the stack's recovery (infra/recovery.ts).
     ledger.grantExecutionRuns(functions.startRun, 'put');
     bindModelAccess(id, functions, props.models ?? {});
-    bindToolSecrets(this, functions.callTool, props.toolSecrets);
+    bindToolSecrets(this, id, functions.callTool, props.toolSecrets);
 
     const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', {
       functions,
@@ -487,7 +489,10 @@ export class DurableAgent extends Construct {
     // The runs API's reads and its start's writes, on this agent's records (its start path is the runs API's).
     bind.ledger.grantTo(item, 'runsApi', bind.agentName);
     batches.allowItemFunction(item);
-    for (const bucket of settings.manifestBuckets ?? []) {
+    for (const [index, bucket] of (settings.manifestBuckets ?? []).entries()) {
+      // S3 refuses such a name at run time only: the batch would fail reading its manifest.
+      const problem = !Token.isUnresolved(bucket.bucketName) && bucketNameProblem(bucket.bucketName);
+      if (problem) throw new Error(`DurableAgent ${this.node.id}: batches.manifestBuckets[${index}]: ${JSON.stringify(bucket.bucketName)} ${problem}`);
       batches.allowManifests(bucket);
       // The runs function reads a manifest batch's items too, to list its runs (`GET /v1/batches/{id}`): the same objects, GetObject only.
       bind.runsApi.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [bucket.arnForObjects('*')] }));
