@@ -46,7 +46,7 @@ export interface AgentBatchesProps {
 
 /** One agent's deployment: its name and module, and the defaults baked in (each prop says its `@default`). */
 export interface DurableAgentProps {
-  /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs. */
+  /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs (one agent to a name in a stack). */
   readonly agentName: string;
   /** The agent's module (a file exporting `defineAgent(…)`), bundled into each function. */
   readonly entry: string;
@@ -296,6 +296,12 @@ export class DurableAgent extends Construct {
       throw new Error(`DurableAgent ${id}: agentName must be the agent's name (lowercase letters, digits, "-"), got ${JSON.stringify(props.agentName)}`);
     }
     this.agentName = props.agentName;
+    // Said here, naming both agents: the stack's API and shared functions would say it after the agent's resources, naming neither.
+    const named = agentIdsByName.get(topLevelStack(this)) ?? agentIdsByName.set(topLevelStack(this), new Map()).get(topLevelStack(this))!;
+    const first = named.get(props.agentName);
+    if (first !== undefined) {
+      throw new Error(`DurableAgent ${id}: agentName: ${JSON.stringify(props.agentName)} is DurableAgent ${first}'s already (it names the agent's state machine and its runs: one agent to a name in a stack)`);
+    }
     const stack = Stack.of(this);
     // Said here, naming the prop, before a function is bundled: esbuild would say it of its own
     // alias ("Could not resolve … (originally @savepoint/agent-entry)"), after the first bundles.
@@ -465,6 +471,7 @@ export class DurableAgent extends Construct {
     // For `savepoint verify --stack`: finance checks the ledger with its own read access to the key.
     new CfnOutput(this, 'LedgerSealSecretArn', { value: ledger.sealKey.secretArn, description: outputDescription(props.agentName, 'LedgerSealSecretArn') });
     acknowledgeNagFindings(this, { stateMachine, stateMachineName, api: this.api }); // ops (#9): cdk-nag, each with its reason
+    named.set(props.agentName, id);
   }
 
   /**
@@ -554,6 +561,9 @@ export type AgentOutput = 'StateMachineArn' | 'StateMachineAliasArn' | 'LedgerTa
 export function outputDescription(agentName: string, output: AgentOutput): string {
   return `savepoint:${agentName}:${output}`;
 }
+
+/** The agents built in each top-level stack: agent name → construct id (an agent whose construction failed is not one). */
+const agentIdsByName = new WeakMap<Stack, Map<string, string>>();
 
 /** Each function's CHILD_STATE_MACHINES so far (agent name → alias ARN): a shared function's is every agent's children. */
 const childMachinesOf = new WeakMap<StepFunction, Record<string, string>>();

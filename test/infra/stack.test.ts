@@ -295,6 +295,16 @@ describe('the nightly schedule', () => {
     expect(add('Other', { models: { otherModels: ['anthropic:claude-haiku-4-5', 'gpt'] } })).toThrow(/^DurableAgent Other: models\.otherModels\[1\]: invalid model spec "gpt"/);
     expect(add('Slow', { models: { timeout: Duration.seconds(900) } })).toThrow(/^DurableAgent Slow: models\.timeout must be a whole number of milliseconds from 1000 to 885000/);
   });
+
+  it('fails at synth time for a second agent of an agentName the stack has, naming both construct ids and the prop (one whose construction failed holds no name)', () => {
+    const stack = new SavepointStack(assertionApp(), 'Twice');
+    expect(() => stack.addAgent('Broken', { agentName: 'a', entry: 'agent.ts', maxRecoveries: 0 })).toThrow(/^DurableAgent Broken: maxRecoveries/);
+    stack.addAgent('First', { agentName: 'a', entry: 'agent.ts' });
+    // This failed with "ControlPlane: agent a is served twice by the stack's API", naming neither.
+    expect(() => stack.addAgent('Second', { agentName: 'a', entry: 'agent.ts', approvalApi: false })).toThrow(
+      'DurableAgent Second: agentName: "a" is DurableAgent First\'s already (it names the agent\'s state machine and its runs: one agent to a name in a stack)',
+    );
+  });
 });
 
 describe('the kill switch', () => {
