@@ -214,7 +214,7 @@ export class AgentStateMachine extends Construct {
     }
     const toolConcurrency = props.toolConcurrency ?? DEFAULT_TOOL_CONCURRENCY;
     if (!Number.isInteger(toolConcurrency) || toolConcurrency < 1 || toolConcurrency > INLINE_MAP_MAX_CONCURRENCY) {
-      throw new Error(`toolConcurrency must be an integer from 1 to ${INLINE_MAP_MAX_CONCURRENCY} (an inline Map's most concurrent iterations), got ${toolConcurrency}`);
+      throw new Error(`DurableAgent ${scope.node.id}: toolConcurrency must be an integer from 1 to ${INLINE_MAP_MAX_CONCURRENCY} (an inline Map's most concurrent iterations), got ${toolConcurrency}`);
     }
 
     // Every Task invokes the function's version published by this deploy, never $LATEST: a live

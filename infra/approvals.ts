@@ -6,7 +6,7 @@ import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { principalDirectory, principalPatternProblem, type PrincipalDirectory } from '../lambdas/approvals/people.js';
-import type { AgentDefinition } from '../lambdas/define.js';
+import { shownValue, type AgentDefinition } from '../lambdas/define.js';
 import { ControlPlane } from './control-plane.js';
 import { addToSeparatePolicy } from './inline-policy-role.js';
 import type { AgentApiSettings } from '../lambdas/runs/api-settings.js';
@@ -124,9 +124,12 @@ export class ApprovalMachinery extends Construct {
   constructor(scope: Construct, id: string, props: ApprovalMachineryProps) {
     super(scope, id);
     const given = props.settings ?? {};
+    // Its errors name the agent (this construct's scope) and the prop.
+    const agent = `DurableAgent ${scope.node.id}`;
+    checkApprovers(agent, given.approvers);
     const approvers = typeof given.approvers === 'string' ? given.approvers : (given.approvers ?? []).join(',');
     if (given.secondApproverAboveMinor !== undefined && (!Number.isInteger(given.secondApproverAboveMinor) || given.secondApproverAboveMinor < 0)) {
-      throw new Error(`approvals.secondApproverAboveMinor must be a whole amount in minor units ≥ 0, got ${given.secondApproverAboveMinor}`);
+      throw new Error(`${agent}: approvals.secondApproverAboveMinor must be a whole amount in minor units ≥ 0, got ${given.secondApproverAboveMinor}`);
     }
     const { requestApproval, callTool, callback } = props;
 
@@ -139,7 +142,7 @@ export class ApprovalMachinery extends Construct {
     // A link is its approver's credential: it travels only on the topic, one message per approver
     // (the event on the default bus carries none: any rule there would receive it).
     if (links && given.topic === false) {
-      throw new Error('approvals.topic: false leaves the approvers\' links no way to reach them (they are sent on the encrypted topic only); drop it, or drop approvals.approvers');
+      throw new Error(`${agent}: approvals.topic: false leaves the approvers\' links no way to reach them (they are sent on the encrypted topic only); drop it, or drop approvals.approvers`);
     }
     if (given.topic ?? links) {
       // One topic for the stack's agents (infra/control-plane.ts); its key policy names this RequestApproval too.
@@ -170,7 +173,7 @@ export class ApprovalMachinery extends Construct {
     // Only the callback signs decisions; CallTool, BudgetCheck and CallModel (budget extensions) verify them.
     const verifiers = [callTool, ...(props.budgetCheck ? [props.budgetCheck] : []), ...(props.callModel ? [props.callModel] : [])];
     const keyVersion = given.decisionKeyVersion ?? 1;
-    if (!Number.isInteger(keyVersion) || keyVersion < 1) throw new Error(`approvals.decisionKeyVersion must be a whole number ≥ 1, got ${given.decisionKeyVersion}`);
+    if (!Number.isInteger(keyVersion) || keyVersion < 1) throw new Error(`${agent}: approvals.decisionKeyVersion must be a whole number ≥ 1, got ${given.decisionKeyVersion}`);
     // Version 1 keeps the id it always had: a new id is a new key (the old one is retained).
     // The stack's key (infra/control-plane.ts): its policy names each agent's callback and verifiers.
     this.decisionKey = ControlPlane.of(this).macKey(keyVersion === 1 ? 'DecisionKey' : `DecisionKeyV${keyVersion}`, 'Signs approval decisions (only the approval callback can)', [
@@ -179,7 +182,7 @@ export class ApprovalMachinery extends Construct {
     ]);
     for (const fn of verifiers) fn.addEnvironment('DECISION_KEY_ID', this.decisionKey.keyArn);
     const previous = given.previousDecisionKeys ?? [];
-    for (const arn of previous) if (!Token.isUnresolved(arn) && !/^arn:aws[\w-]*:kms:[\w-]+:\d{12}:key\/[\w-]+$/.test(arn)) throw new Error(`approvals.previousDecisionKeys: expected a KMS key ARN, got ${JSON.stringify(arn)}`);
+    for (const arn of previous) if (!Token.isUnresolved(arn) && !/^arn:aws[\w-]*:kms:[\w-]+:\d{12}:key\/[\w-]+$/.test(arn)) throw new Error(`${agent}: approvals.previousDecisionKeys: expected a KMS key ARN, got ${JSON.stringify(arn)}`);
     if (previous.length > 0) for (const fn of verifiers) fn.addEnvironment('DECISION_PREVIOUS_KEY_IDS', previous.join(','));
     // The stack's callback signs with the key its first agent uses (DECISION_KEY_ID); an agent on
     // another key (its decisionKeyVersion), or with keys it replaced, names them in its settings.
@@ -200,7 +203,7 @@ export class ApprovalMachinery extends Construct {
     }
 
     // Who is who (lambdas/approvals/people.ts): the callback resolves this agent's deciders, the runs function its starters.
-    const { approverPrincipals, starterPrincipals } = peopleOf(given);
+    const { approverPrincipals, starterPrincipals } = peopleOf(given, agent);
     if (given.separationOfDuties === false) settings.separationOfDuties = false;
     const mutable = (directory: PrincipalDirectory) => Object.fromEntries(Object.entries(directory).map(([person, patterns]) => [person, [...patterns]]));
     if (Object.keys(approverPrincipals).length > 0) settings.approverPrincipals = mutable(approverPrincipals);
@@ -222,23 +225,32 @@ export class ApprovalMachinery extends Construct {
 const callbackKeys = new WeakMap<LambdaFunction, string>();
 
 /** The deployment's people, checked at synth (a bad principal names its setting, person and pattern). */
-export function peopleOf(settings: ApprovalSettings): { approverPrincipals: PrincipalDirectory; starterPrincipals?: PrincipalDirectory } {
+export function peopleOf(settings: ApprovalSettings, agent: string): { approverPrincipals: PrincipalDirectory; starterPrincipals?: PrincipalDirectory } {
   const check = (setting: 'approverPrincipals' | 'starterPrincipals'): PrincipalDirectory | undefined => {
     const given = settings[setting];
     if (given === undefined) return undefined;
     const directory = principalDirectory(given);
     for (const [person, patterns] of Object.entries(directory)) {
-      if (person.trim() === '' || person.length > 200) throw new Error(`approvals.${setting}: a person's name must be 1-200 characters, got ${JSON.stringify(person)}`);
-      if (patterns.length === 0) throw new Error(`approvals.${setting}.${person}: name at least one principal`);
+      if (person.trim() === '' || person.length > 200) throw new Error(`${agent}: approvals.${setting}: a person's name must be 1-200 characters, got ${JSON.stringify(person)}`);
+      if (patterns.length === 0) throw new Error(`${agent}: approvals.${setting}.${person}: name at least one principal`);
       for (const pattern of patterns) {
         const problem = principalPatternProblem(pattern);
-        if (problem) throw new Error(`approvals.${setting}.${person}: ${problem}`);
+        if (problem) throw new Error(`${agent}: approvals.${setting}.${person}: ${problem}`);
       }
     }
     return directory;
   };
   const starters = check('starterPrincipals');
   return { approverPrincipals: check('approverPrincipals') ?? {}, ...(starters && { starterPrincipals: starters }) };
+}
+
+/** `approvals.approvers`, checked at synth: a string, or a list of strings (a number failed deep in the construct, naming nothing). */
+function checkApprovers(agent: string, approvers: unknown): void {
+  if (approvers === undefined || typeof approvers === 'string') return;
+  if (!Array.isArray(approvers)) throw new Error(`${agent}: approvals.approvers: expected a list of addresses or one comma-separated string, got ${shownValue(approvers)}`);
+  approvers.forEach((approver: unknown, index) => {
+    if (typeof approver !== 'string') throw new Error(`${agent}: approvals.approvers[${index}]: expected an address (an e-mail address, a chat handle), got ${shownValue(approver)}`);
+  });
 }
 
 /** The role a function runs as (every StepFunction has one). */

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Annotations, ArnFormat, CfnOutput, Duration, Stack, Token } from 'aws-cdk-lib';
-import { MAX_STATE_MACHINE_NAME, scheduleProblem } from '../lambdas/shared/aws-names.js';
+import { bucketNameProblem, MAX_STATE_MACHINE_NAME, scheduleProblem } from '../lambdas/shared/aws-names.js';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
@@ -37,7 +37,8 @@ import type { LedgerRole } from './ledger-table.js';
 export interface AgentBatchesProps {
   /**
    * Buckets whose objects a batch may read its items from (`manifest: { bucket, key }`): the batch
-   * state machine's role gets `s3:GetObject` on their objects, the ItemReader's read.
+   * state machine's role gets `s3:GetObject` on their objects, the ItemReader's read. A name S3
+   * would refuse fails the synth, naming it.
    * @default none: only a request's own list of items
    */
   readonly manifestBuckets?: readonly IBucket[];
@@ -45,7 +46,7 @@ export interface AgentBatchesProps {
 
 /** One agent's deployment: its name and module, and the defaults baked in (each prop says its `@default`). */
 export interface DurableAgentProps {
-  /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs. */
+  /** The agent's name, as its `defineAgent({ name })` says: it names the state machine and the runs (one agent to a name in a stack). */
   readonly agentName: string;
   /** The agent's module (a file exporting `defineAgent(…)`), bundled into each function. */
   readonly entry: string;
@@ -93,7 +94,8 @@ export interface DurableAgentProps {
    * Tool credentials by name (a webhook URL that is a secret, an API key): each a Secrets Manager
    * secret, or its ARN or name. Only CallTool's role may read them, and its environment names them
    * (`TOOL_SECRETS`), never their values; a tool reads one at run time with
-   * `await context.secret('NAME')`, kept five minutes (infra/tool-secrets.ts).
+   * `await context.secret('NAME')`, kept five minutes (infra/tool-secrets.ts). A name or ARN Secrets
+   * Manager would refuse fails the synth, naming it.
    * @example { CHAT_WEBHOOK_URL: Secret.fromSecretNameV2(this, 'Webhook', 'chat-webhook-url') }
    * @default none
    */
@@ -253,10 +255,11 @@ export function pricesEnvironment(id: string, prices: DurableAgentProps['prices'
  * 10 s beyond the tool for its ledger work, and the lease 10 s beyond the function, so a live call
  * is never taken over (its Task allows the function TASK_TIMEOUT_MARGIN more: infra/agent-state-machine.ts).
  */
-export function callToolTimeouts(toolTimeout: Duration): { lambda: Duration; leaseMs: number } {
-  const toolMs = toolTimeout.toMilliseconds();
+export function callToolTimeouts(toolTimeout: Duration, prop = 'toolTimeout'): { lambda: Duration; leaseMs: number } {
+  // Not integral: the CDK's own check of a NaN or fractional duration would name no prop.
+  const toolMs = toolTimeout.toMilliseconds({ integral: false });
   if (!(Number.isInteger(toolMs) && toolMs >= 1 && toolMs <= MAX_TOOL_TIMEOUT_MS)) {
-    throw new Error(`toolTimeout must be from 1 ms to ${MAX_TOOL_TIMEOUT_MS} ms (a tool's longest timeoutMs), got ${toolTimeout.toHumanString()}`);
+    throw new Error(`${prop} must be from 1 ms to ${MAX_TOOL_TIMEOUT_MS} ms (a tool's longest timeoutMs), got ${Number.isFinite(toolMs) ? toolTimeout.toHumanString() : `${toolMs} ms`}`);
   }
   const lambda = Duration.seconds(Math.ceil(toolMs / 1000) + 10);
   return { lambda, leaseMs: lambda.toMilliseconds() + 10_000 };
@@ -293,6 +296,12 @@ export class DurableAgent extends Construct {
       throw new Error(`DurableAgent ${id}: agentName must be the agent's name (lowercase letters, digits, "-"), got ${JSON.stringify(props.agentName)}`);
     }
     this.agentName = props.agentName;
+    // Said here, naming both agents: the stack's API and shared functions would say it after the agent's resources, naming neither.
+    const named = agentIdsByName.get(topLevelStack(this)) ?? agentIdsByName.set(topLevelStack(this), new Map()).get(topLevelStack(this))!;
+    const first = named.get(props.agentName);
+    if (first !== undefined) {
+      throw new Error(`DurableAgent ${id}: agentName: ${JSON.stringify(props.agentName)} is DurableAgent ${first}'s already (it names the agent's state machine and its runs: one agent to a name in a stack)`);
+    }
     const stack = Stack.of(this);
     // Said here, naming the prop, before a function is bundled: esbuild would say it of its own
     // alias ("Could not resolve … (originally @savepoint/agent-entry)"), after the first bundles.
@@ -334,9 +343,9 @@ export class DurableAgent extends Construct {
       new StepFunction(this, fnId, { step, bundledWith, agentEntry: props.entry, timeout: options.timeout, environment: { ...common, ...options.environment }, ...(props.environment && { userEnvironment: { prop: `DurableAgent ${id}: environment`, variables: props.environment } }), reservedConcurrentExecutions: reserved[step], logGroup });
 
     // The model-calling steps: the model timeout and the step around the call (lambdas/shared/timing.ts).
-    const modelStep = modelStepTimeoutOf(props.models ?? {});
+    const modelStep = modelStepTimeoutOf(id, props.models ?? {});
     const toolTimeout = props.toolTimeout ?? Duration.millis(DEFAULT_TOOL_TIMEOUT_MS);
-    const callTool = callToolTimeouts(toolTimeout);
+    const callTool = callToolTimeouts(toolTimeout, `DurableAgent ${id}: toolTimeout`);
     const toolTimeoutMs = String(toolTimeout.toMilliseconds());
     const maxBudgets = maxBudgetsEnvironment(id, props.maxBudgets, props.agent);
     // Only the steps that call a model reserve within the fleet budget; a lease goes back by what the run records.
@@ -358,8 +367,8 @@ export class DurableAgent extends Construct {
     for (const [role, f] of Object.entries(functions)) ledger.grantTo(f, role as LedgerRole, props.agentName);
     // Where its input does not name the run, StartRun notes which run the execution drives, for the stack's recovery (infra/recovery.ts).
     ledger.grantExecutionRuns(functions.startRun, 'put');
-    bindModelAccess(functions, props.models ?? {});
-    bindToolSecrets(this, functions.callTool, props.toolSecrets);
+    bindModelAccess(id, functions, props.models ?? {});
+    bindToolSecrets(this, id, functions.callTool, props.toolSecrets);
 
     const { stateMachine, arns } = new AgentStateMachine(this, 'Agent', {
       functions,
@@ -378,7 +387,7 @@ export class DurableAgent extends Construct {
     functions.requestApproval.addToRolePolicy(taskResponse);
     // The agents it runs as tools: their executions' ends wake its waits (the stack's ExecutionStopped, infra/recovery.ts).
     const childMachines = this.#bindChildren(props.children ?? [], { callTool: functions.callTool, taskResponse });
-    const maxRecoveries = checkMaxRecoveries(props.maxRecoveries ?? 3);
+    const maxRecoveries = checkMaxRecoveries(props.maxRecoveries ?? 3, `DurableAgent ${id}: maxRecoveries`);
     // Continue-as-new: Handoff starts the successor. (CallModel's decision bounds its execution's history
     // events from what the steps record, lambdas/guards/history.ts: it calls no Step Functions API.)
     // Versions: a run is continued on the version its execution runs, read from DescribeExecution;
@@ -435,7 +444,7 @@ export class DurableAgent extends Construct {
     });
     if (stackApi) {
       const settings = { ...approvalMachinery.apiSettings, ...(props.models?.model !== undefined && { model: props.models.model }), ...(props.prices && { prices: props.prices }), ...(props.maxBudgets && { maxBudgets: JSON.parse(maxBudgets.MAX_BUDGETS!) as BudgetCaps }), ...(batchItemFn && { batchItemFunction: batchItemFn.functionArn }) };
-      stackApi.serve({ agentName: props.agentName, entry: props.entry, stateMachine: arns, settings, people: peopleOf(props.approvals ?? {}), ...(props.approvalPage && { approvalPage: props.approvalPage }), apiGatewayAccount: props.apiGatewayAccount ?? true });
+      stackApi.serve({ agentName: props.agentName, entry: props.entry, stateMachine: arns, settings, people: peopleOf(props.approvals ?? {}, `DurableAgent ${id}`), ...(props.approvalPage && { approvalPage: props.approvalPage }), apiGatewayAccount: props.apiGatewayAccount ?? true });
       this.api = stackApi.api;
       new CfnOutput(this, 'ApprovalApiUrl', { value: stackApi.urlForPath('/approvals'), description: outputDescription(props.agentName, 'ApprovalApiUrl') });
     }
@@ -462,6 +471,7 @@ export class DurableAgent extends Construct {
     // For `savepoint verify --stack`: finance checks the ledger with its own read access to the key.
     new CfnOutput(this, 'LedgerSealSecretArn', { value: ledger.sealKey.secretArn, description: outputDescription(props.agentName, 'LedgerSealSecretArn') });
     acknowledgeNagFindings(this, { stateMachine, stateMachineName, api: this.api }); // ops (#9): cdk-nag, each with its reason
+    named.set(props.agentName, id);
   }
 
   /**
@@ -486,7 +496,10 @@ export class DurableAgent extends Construct {
     // The runs API's reads and its start's writes, on this agent's records (its start path is the runs API's).
     bind.ledger.grantTo(item, 'runsApi', bind.agentName);
     batches.allowItemFunction(item);
-    for (const bucket of settings.manifestBuckets ?? []) {
+    for (const [index, bucket] of (settings.manifestBuckets ?? []).entries()) {
+      // S3 refuses such a name at run time only: the batch would fail reading its manifest.
+      const problem = !Token.isUnresolved(bucket.bucketName) && bucketNameProblem(bucket.bucketName);
+      if (problem) throw new Error(`DurableAgent ${this.node.id}: batches.manifestBuckets[${index}]: ${JSON.stringify(bucket.bucketName)} ${problem}`);
       batches.allowManifests(bucket);
       // The runs function reads a manifest batch's items too, to list its runs (`GET /v1/batches/{id}`): the same objects, GetObject only.
       bind.runsApi.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [bucket.arnForObjects('*')] }));
@@ -548,6 +561,9 @@ export type AgentOutput = 'StateMachineArn' | 'StateMachineAliasArn' | 'LedgerTa
 export function outputDescription(agentName: string, output: AgentOutput): string {
   return `savepoint:${agentName}:${output}`;
 }
+
+/** The agents built in each top-level stack: agent name → construct id (an agent whose construction failed is not one). */
+const agentIdsByName = new WeakMap<Stack, Map<string, string>>();
 
 /** Each function's CHILD_STATE_MACHINES so far (agent name → alias ARN): a shared function's is every agent's children. */
 const childMachinesOf = new WeakMap<StepFunction, Record<string, string>>();

@@ -39,43 +39,46 @@ export type KeyedProvider = Extract<(typeof MODEL_PROVIDERS.descriptors)[number]
 /** A value per provider that takes an API key: its secret, or the secret's name or ARN. */
 export type ApiKeySecrets<S> = { readonly [P in KeyedProvider]?: S };
 
-/** The model timeout of `props`, checked at synth time (the error names the prop and the value). */
-export function modelTimeoutOf(props: ModelAccessProps): Duration {
+/** The model timeout of `props`, checked at synth time (the error names the agent's construct `id`, the prop and the value). */
+export function modelTimeoutOf(id: string, props: ModelAccessProps): Duration {
   const ms = props.timeout?.toMilliseconds() ?? DEFAULT_MODEL_TIMEOUT_MS;
   try {
     checkModelTimeout(ms, 'models.timeout');
   } catch (error) {
-    throw new Error(`model access: ${(error as Error).message}`);
+    throw new Error(`DurableAgent ${id}: ${(error as Error).message}`);
   }
   return Duration.millis(ms);
 }
 
 /** The Lambda timeout of the functions that call the model once (CallModel, Compact). */
-export function modelStepTimeoutOf(props: ModelAccessProps): Duration {
-  return Duration.millis(modelStepTimeoutMs(modelTimeoutOf(props).toMilliseconds()));
+export function modelStepTimeoutOf(id: string, props: ModelAccessProps): Duration {
+  return Duration.millis(modelStepTimeoutMs(modelTimeoutOf(id, props).toMilliseconds()));
 }
 
 /**
  * Grants and binds in one call: CallModel gets read access to the API key secrets and
  * `bedrock:InvokeModel` on the configured Bedrock models only, with the variables naming them;
- * StartRun gets the stack's model. Invalid model specs throw at synth time with the bad value.
+ * StartRun gets the stack's model. Invalid model specs throw at synth time with the bad value,
+ * naming the agent's construct `id` and the prop.
  */
 export function bindModelAccess(
+  id: string,
   functions: { readonly startRun: LambdaFunction; readonly callModel: LambdaFunction; readonly compact?: LambdaFunction },
   props: ModelAccessProps,
 ): void {
   // The functions that call the model: CallModel, and Compact (a model call like any other).
   const callers = [functions.callModel, ...(functions.compact ? [functions.compact] : [])];
-  const specs = [...(props.model === undefined ? [] : [props.model]), ...(props.otherModels ?? [])].map((spec) => {
+  const given = [...(props.model === undefined ? [] : [{ prop: 'models.model', spec: props.model }]), ...(props.otherModels ?? []).map((spec, index) => ({ prop: `models.otherModels[${index}]`, spec }))];
+  const specs = given.map(({ prop, spec }) => {
     try {
       return parseModelSpec(spec);
     } catch (error) {
-      throw new Error(`model access: ${(error as Error).message}`);
+      throw new Error(`DurableAgent ${id}: ${prop}: ${(error as Error).message}`);
     }
   });
   if (props.model !== undefined) functions.startRun.addEnvironment('MODEL', props.model);
   if (props.simulatorUrl !== undefined) for (const fn of callers) fn.addEnvironment('MODEL_API_URL', props.simulatorUrl);
-  for (const fn of callers) fn.addEnvironment(ENV.modelTimeout, String(modelTimeoutOf(props).toMilliseconds()));
+  for (const fn of callers) fn.addEnvironment(ENV.modelTimeout, String(modelTimeoutOf(id, props).toMilliseconds()));
 
   // The variable holds the secret's ARN, never its value: CallModel reads the value at run time.
   const secrets = MODEL_PROVIDERS.descriptors.flatMap((descriptor) => {

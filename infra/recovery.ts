@@ -26,9 +26,9 @@ export interface RecoveredAgent {
 }
 
 /** The bound `maxRecoveries` may take. */
-export function checkMaxRecoveries(maxRecoveries: number): number {
+export function checkMaxRecoveries(maxRecoveries: number, prop = 'maxRecoveries'): number {
   if (!Number.isInteger(maxRecoveries) || maxRecoveries < 1 || maxRecoveries > 20) {
-    throw new Error(`maxRecoveries must be an integer from 1 to 20, got ${maxRecoveries}`);
+    throw new Error(`${prop} must be an integer from 1 to 20, got ${maxRecoveries}`);
   }
   return maxRecoveries;
 }

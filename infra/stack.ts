@@ -1,4 +1,4 @@
-import { CfnOutput, CfnParameter, CfnResource, NestedStack, Stack, type Duration, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CfnParameter, CfnResource, NestedStack, Stack, Token, type Duration, type StackProps } from 'aws-cdk-lib';
 import { stackOperationProblem, templateQuotaProblems } from '../lambdas/shared/cloudformation-quotas.js';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -9,6 +9,7 @@ import { LedgerTable } from './ledger-table.js';
 import { setStackFleetBudget, type FleetBudgetProps } from './fleet-budget.js';
 import type { ApiKeySecrets, ModelAccessProps } from './model-access.js';
 import { MODEL_PROVIDERS } from '../lambdas/models/providers.js';
+import { secretReferenceProblem } from '../lambdas/shared/aws-names.js';
 
 /** A `SavepointStack`'s props: the stack's own, and the model and prices its agents share. */
 export interface SavepointStackProps extends StackProps {
@@ -22,7 +23,8 @@ export interface SavepointStackProps extends StackProps {
   readonly otherModels?: readonly string[];
   /**
    * Names (or ARNs) of existing Secrets Manager secrets holding the providers' API keys. The stack
-   * references them; their values never enter the template. @default none
+   * references them; their values never enter the template. A provider that takes no key, or a name
+   * Secrets Manager would refuse, fails the synth, naming it. @default none
    */
   readonly apiKeySecrets?: ApiKeySecrets<string>;
   /**
@@ -98,6 +100,14 @@ export class SavepointStack extends Stack {
   constructor(scope: Construct, id: string, props: SavepointStackProps = {}) {
     super(scope, id, props);
     this.ledger = new LedgerTable(this, 'Ledger');
+    // Checked here, naming this stack's prop: an unknown provider was ignored, and a name Secrets Manager refuses failed only the first model call.
+    const keyed = MODEL_PROVIDERS.descriptors.filter((descriptor) => descriptor.secret).map((descriptor) => descriptor.name as string);
+    for (const [provider, name] of Object.entries(props.apiKeySecrets ?? {}) as [string, unknown][]) {
+      if (!keyed.includes(provider)) throw new Error(`SavepointStack ${id}: apiKeySecrets.${provider}: not a provider that takes an API key (those are ${keyed.join(', ')})`);
+      if (typeof name !== 'string') throw new Error(`SavepointStack ${id}: apiKeySecrets.${provider}: expected a secret's name or ARN, got ${JSON.stringify(name) ?? String(name)}`);
+      const problem = !Token.isUnresolved(name) && secretReferenceProblem(name);
+      if (problem) throw new Error(`SavepointStack ${id}: apiKeySecrets.${provider}: ${JSON.stringify(name)} ${problem}`);
+    }
     const secret = (name: string | undefined, secretId: string) =>
       name === undefined ? undefined : name.startsWith('arn:') ? Secret.fromSecretCompleteArn(this, secretId, name) : Secret.fromSecretNameV2(this, secretId, name);
     // Each provider's key secret, imported under its descriptor's construct id.

@@ -33,3 +33,23 @@ export function scheduleProblem(expression: string): string | undefined {
   }
   return 'is not a schedule: EventBridge takes rate(...) or cron(...) (Schedule.rate, Schedule.cron)';
 }
+
+/**
+ * Why Secrets Manager would refuse `reference` as a secret's name or ARN, or undefined: a name is
+ * 1–512 characters of letters, digits and `/_+=.@-` (Secrets Manager API reference, CreateSecret
+ * `Name`); an ARN is `arn:<partition>:secretsmanager:<region>:<account>:secret:<name>`.
+ */
+export function secretReferenceProblem(reference: string): string | undefined {
+  const name = /^arn:/.test(reference) ? /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:(.*)$/.exec(reference)?.[1] : reference;
+  if (name === undefined) return 'is no secret ARN (arn:<partition>:secretsmanager:<region>:<account>:secret:<name>)';
+  return /^[A-Za-z0-9/_+=.@-]{1,512}$/.test(name) ? undefined : 'is no secret name Secrets Manager takes (1 to 512 letters, digits and /_+=.@-)';
+}
+
+/**
+ * Why S3 would refuse `name` as a bucket's name, or undefined: 3–63 characters of lowercase
+ * letters, digits, dots and hyphens, starting and ending with a letter or digit (S3 user guide,
+ * "General purpose bucket naming rules").
+ */
+export function bucketNameProblem(name: string): string | undefined {
+  return /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name) ? undefined : 'is no S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit)';
+}

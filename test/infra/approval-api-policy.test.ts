@@ -79,9 +79,9 @@ describe('the approval API in the template', () => {
   });
 
   it.each<[string, ApprovalSettings, RegExp]>([
-    ['a session of a role whose caller names it', { approverPrincipals: { alice: 'arn:aws:sts::111122223333:assumed-role/Shared/alice' } }, /^approvals\.approverPrincipals\.alice: .*only on IAM Identity Center's roles/],
-    ['a group', { approverPrincipals: { team: ['arn:aws:iam::111122223333:group/approvers'] } }, /^approvals\.approverPrincipals\.team: expected an IAM user or role ARN/],
-    ['a person with no principal', { starterPrincipals: { nobody: [] } }, /^approvals\.starterPrincipals\.nobody: name at least one principal/],
+    ['a session of a role whose caller names it', { approverPrincipals: { alice: 'arn:aws:sts::111122223333:assumed-role/Shared/alice' } }, /^DurableAgent Agent: approvals\.approverPrincipals\.alice: .*only on IAM Identity Center's roles/],
+    ['a group', { approverPrincipals: { team: ['arn:aws:iam::111122223333:group/approvers'] } }, /^DurableAgent Agent: approvals\.approverPrincipals\.team: expected an IAM user or role ARN/],
+    ['a person with no principal', { starterPrincipals: { nobody: [] } }, /^DurableAgent Agent: approvals\.starterPrincipals\.nobody: name at least one principal/],
   ])('fails the synth on %s, naming the setting and the person', (_case, approvals, message) => {
     const stack = new SavepointStack(assertionApp(), 'Bad');
     expect(() => stack.addAgent('Agent', { agentName: 'bad', entry: EXAMPLE_AGENTS.refundReconciler, approvals })).toThrow(message);

@@ -222,6 +222,20 @@ describe('approvers named at synth', () => {
     const stack = new SavepointStack(assertionApp(), 'NoTopic');
     expect(() => stack.addAgent('Agent', { agentName: 'no-topic', entry: EXAMPLE_AGENTS.refundReconciler, approvals: { approvers: ['ada@example.com'], topic: false } })).toThrow(/approvals\.topic: false leaves the approvers' links no way to reach them/);
   });
+
+  it("fails the synth on an approvals setting it cannot take, naming the agent's construct id, the prop and the value", () => {
+    const stack = new SavepointStack(assertionApp(), 'BadApprovals');
+    const add = (id: string, approvals: object) => () => stack.addAgent(id, { agentName: id.toLowerCase(), entry: EXAMPLE_AGENTS.refundReconciler, approvals });
+    // This failed with "approver.trim is not a function", naming nothing.
+    expect(add('Numbered', { approvers: ['ada@example.com', 5] })).toThrow('DurableAgent Numbered: approvals.approvers[1]: expected an address (an e-mail address, a chat handle), got 5');
+    expect(add('Single', { approvers: 5 })).toThrow('DurableAgent Single: approvals.approvers: expected a list of addresses or one comma-separated string, got 5');
+    // The others named the prop, not the agent.
+    expect(add('Second', { secondApproverAboveMinor: -1 })).toThrow('DurableAgent Second: approvals.secondApproverAboveMinor must be a whole amount in minor units ≥ 0, got -1');
+    expect(add('Topic', { approvers: ['ada@example.com'], topic: false })).toThrow(/^DurableAgent Topic: approvals\.topic: false leaves/);
+    expect(add('Key', { decisionKeyVersion: 0 })).toThrow('DurableAgent Key: approvals.decisionKeyVersion must be a whole number ≥ 1, got 0');
+    expect(add('Previous', { previousDecisionKeys: ['alias/old'] })).toThrow('DurableAgent Previous: approvals.previousDecisionKeys: expected a KMS key ARN, got "alias/old"');
+    expect(add('People', { approverPrincipals: { ada: [] } })).toThrow('DurableAgent People: approvals.approverPrincipals.ada: name at least one principal');
+  });
 });
 
 // Issue 36 item 7: KMS rotates no HMAC key; rotating the decision key is a new key, the old one still verifying its decisions.

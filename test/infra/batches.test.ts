@@ -110,4 +110,13 @@ describe('batches on AWS', () => {
     const stack = new SavepointStack(assertionApp(), 'NoApi');
     expect(() => new DurableAgent(stack, 'Lonely', { agentName: 'lonely', entry: EXAMPLE_AGENTS.supportTriage, approvalApi: false, batches: {} })).toThrow('DurableAgent Lonely: batches need the runs API (approvalApi: false has none)');
   });
+
+  it('fails at synth for a manifest bucket S3 would refuse the name of, naming the agent, the prop and the name', () => {
+    const stack = new SavepointStack(assertionApp(), 'BadBucket');
+    // This synthesized; each batch on it failed at run time, reading its manifest.
+    const buckets = [Bucket.fromBucketName(stack, 'Fine', 'acme-batches.eu-1'), Bucket.fromBucketName(stack, 'Bad', 'My_Bucket')];
+    expect(() => stack.addAgent('Refunds', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler, batches: { manifestBuckets: buckets } })).toThrow(
+      'DurableAgent Refunds: batches.manifestBuckets[1]: "My_Bucket" is no S3 bucket name (3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit)',
+    );
+  });
 });

@@ -105,6 +105,14 @@ describe('model access', () => {
     }
   });
 
+  it("fails at synth for an apiKeySecrets provider that takes no key, or a secret's name Secrets Manager would refuse, naming the stack, the prop and the value", () => {
+    const stack = (id: string, apiKeySecrets: object) => () => new SavepointStack(assertionApp(), id, { apiKeySecrets });
+    // The first was ignored (the key never reached CallModel); the second synthesized, and the first model call failed on AWS.
+    expect(stack('Unknown', { antropic: 'savepoint/anthropic-api-key' })).toThrow('SavepointStack Unknown: apiKeySecrets.antropic: not a provider that takes an API key (those are anthropic, openai)');
+    expect(stack('Spaced', { anthropic: 'anthropic key' })).toThrow('SavepointStack Spaced: apiKeySecrets.anthropic: "anthropic key" is no secret name Secrets Manager takes (1 to 512 letters, digits and /_+=.@-)');
+    expect(stack('Arn', { openai: 'arn:nope' })).toThrow(/^SavepointStack Arn: apiKeySecrets\.openai: "arn:nope" is no secret ARN/);
+  });
+
   it('refuses an invalid model spec at synth time, naming the value', () => {
     expect(() => synth({ model: 'claude' })).toThrow(/invalid model spec "claude"/);
   });

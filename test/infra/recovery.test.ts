@@ -76,7 +76,7 @@ describe('the recovery function', () => {
 
   it('fails at synth time for a bound that is not a small positive integer, naming it', () => {
     const stack = new SavepointStack(assertionApp(), 'Bound');
-    expect(() => stack.addAgent('Agent', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler, maxRecoveries: 0 })).toThrow(/maxRecoveries must be an integer from 1 to 20, got 0/);
+    expect(() => stack.addAgent('Agent', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler, maxRecoveries: 0 })).toThrow('DurableAgent Agent: maxRecoveries must be an integer from 1 to 20, got 0');
   });
 });
 

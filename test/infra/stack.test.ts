@@ -126,8 +126,8 @@ describe('the state machine', () => {
   it('refuses a toolConcurrency an inline Map cannot run, naming it', () => {
     const app = assertionApp();
     const stack = new SavepointStack(app, 'Concurrency');
-    expect(() => stack.addAgent('Agent', { agentName: 'a', entry: 'agent.ts', toolConcurrency: 41 })).toThrow(/toolConcurrency must be an integer from 1 to 40.*got 41/);
-    expect(() => stack.addAgent('Other', { agentName: 'b', entry: 'agent.ts', toolConcurrency: 0 })).toThrow(/toolConcurrency/);
+    expect(() => stack.addAgent('Agent', { agentName: 'a', entry: 'agent.ts', toolConcurrency: 41 })).toThrow(/^DurableAgent Agent: toolConcurrency must be an integer from 1 to 40.*got 41$/);
+    expect(() => stack.addAgent('Other', { agentName: 'b', entry: 'agent.ts', toolConcurrency: 0 })).toThrow(/^DurableAgent Other: toolConcurrency .*got 0$/);
   });
 
   it('retries the model call on throttling and transient faults, with full jitter and a max delay', () => {
@@ -282,6 +282,27 @@ describe('the nightly schedule', () => {
     );
     expect(() => stack.addAgent('Dev', { agentName: 'refund-reconciler', entry: 'agents/refund-reconciler/agent.dev.ts' })).toThrow(
       'DurableAgent Dev: entry "agents/refund-reconciler/agent.dev.ts" is the agent\'s dev module (its simulated world and scripted model, for local runs and tests): deploy the agent\'s own module (agents/refund-reconciler/agent.ts)',
+    );
+  });
+
+  it("fails at synth time for a toolTimeout or a model it cannot take, naming the agent's construct id and the prop", () => {
+    const stack = new SavepointStack(assertionApp(), 'Props');
+    const add = (id: string, props: object) => () => stack.addAgent(id, { agentName: id.toLowerCase(), entry: 'agent.ts', ...props });
+    // NaN got only the CDK's own "NaN must be a whole number of millis."; the others named no agent ("model access: …").
+    expect(add('NaN', { toolTimeout: Duration.millis(NaN) })).toThrow("DurableAgent NaN: toolTimeout must be from 1 ms to 840000 ms (a tool's longest timeoutMs), got NaN ms");
+    expect(add('Long', { toolTimeout: Duration.minutes(15) })).toThrow("DurableAgent Long: toolTimeout must be from 1 ms to 840000 ms (a tool's longest timeoutMs), got 15 minutes");
+    expect(add('Model', { models: { model: 'claude' } })).toThrow(/^DurableAgent Model: models\.model: invalid model spec "claude"/);
+    expect(add('Other', { models: { otherModels: ['anthropic:claude-haiku-4-5', 'gpt'] } })).toThrow(/^DurableAgent Other: models\.otherModels\[1\]: invalid model spec "gpt"/);
+    expect(add('Slow', { models: { timeout: Duration.seconds(900) } })).toThrow(/^DurableAgent Slow: models\.timeout must be a whole number of milliseconds from 1000 to 885000/);
+  });
+
+  it('fails at synth time for a second agent of an agentName the stack has, naming both construct ids and the prop (one whose construction failed holds no name)', () => {
+    const stack = new SavepointStack(assertionApp(), 'Twice');
+    expect(() => stack.addAgent('Broken', { agentName: 'a', entry: 'agent.ts', maxRecoveries: 0 })).toThrow(/^DurableAgent Broken: maxRecoveries/);
+    stack.addAgent('First', { agentName: 'a', entry: 'agent.ts' });
+    // This failed with "ControlPlane: agent a is served twice by the stack's API", naming neither.
+    expect(() => stack.addAgent('Second', { agentName: 'a', entry: 'agent.ts', approvalApi: false })).toThrow(
+      'DurableAgent Second: agentName: "a" is DurableAgent First\'s already (it names the agent\'s state machine and its runs: one agent to a name in a stack)',
     );
   });
 });

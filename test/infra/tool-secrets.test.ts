@@ -27,6 +27,16 @@ describe('toolSecrets on the construct', () => {
 
   it('fails the synth for a name a tool could not ask for, naming it', () => {
     const stack = new SavepointStack(assertionApp(), 'BadTools');
-    expect(() => stack.addAgent('Agent', { agentName: 'bad-tools', entry: EXAMPLE_AGENTS.refundReconciler, toolSecrets: { 'chat-webhook': ARN } })).toThrow(/toolSecrets: "chat-webhook" is not a tool secret name/);
+    expect(() => stack.addAgent('Agent', { agentName: 'bad-tools', entry: EXAMPLE_AGENTS.refundReconciler, toolSecrets: { 'chat-webhook': ARN } })).toThrow(/^DurableAgent Agent: toolSecrets: "chat-webhook" is not a tool secret name/);
+  });
+
+  it("fails the synth for a secret's name or ARN Secrets Manager would refuse, naming the agent, the prop and the value", () => {
+    const stack = new SavepointStack(assertionApp(), 'BadSecrets');
+    const add = (id: string, given: string) => () => stack.addAgent(id, { agentName: id.toLowerCase(), entry: EXAMPLE_AGENTS.refundReconciler, toolSecrets: { CHAT_WEBHOOK_URL: given } });
+    // The CDK's own ARN error named no prop; the name synthesized, and the tool's first read failed on AWS.
+    expect(add('Arn', 'arn:nope')).toThrow('DurableAgent Arn: toolSecrets.CHAT_WEBHOOK_URL: "arn:nope" is no secret ARN (arn:<partition>:secretsmanager:<region>:<account>:secret:<name>)');
+    expect(add('Name', 'has space!')).toThrow('DurableAgent Name: toolSecrets.CHAT_WEBHOOK_URL: "has space!" is no secret name Secrets Manager takes (1 to 512 letters, digits and /_+=.@-)');
+    expect(add('Partial', 'arn:aws:secretsmanager:us-east-1:123456789012:secret:chat webhook')).toThrow(/^DurableAgent Partial: toolSecrets\.CHAT_WEBHOOK_URL: .* is no secret name/);
+    expect(add('Fine', 'team/chat-webhook_url+1=@.')).not.toThrow();
   });
 });
