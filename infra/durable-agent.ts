@@ -424,7 +424,7 @@ export class DurableAgent extends Construct {
 
     // The stack's API (infra/stack-api.ts): one REST API, approval callback, runs and events function for every agent.
     if (props.batches && props.approvalApi === false) throw new Error(`DurableAgent ${id}: batches need the runs API (approvalApi: false has none)`);
-    const stackApi = (props.approvalApi ?? true) ? controlPlane.api(ledger, { agentName: props.agentName, ...(props.approvalPage && { approvalPage: props.approvalPage }), apiGatewayAccount: props.apiGatewayAccount ?? true }) : undefined;
+    const stackApi = (props.approvalApi ?? true) ? controlPlane.api(ledger, { id, agentName: props.agentName, ...(props.approvalPage && { approvalPage: props.approvalPage }), apiGatewayAccount: props.apiGatewayAccount ?? true }) : undefined;
     if (stackApi) {
       // The stack's runs function cancels this agent's runs: with them, their child runs' executions (lambdas/runs/child-tree.ts).
       this.#grantStopChildren(stackApi.runsApi, props.children ?? []);
@@ -444,7 +444,7 @@ export class DurableAgent extends Construct {
     });
     if (stackApi) {
       const settings = { ...approvalMachinery.apiSettings, ...(props.models?.model !== undefined && { model: props.models.model }), ...(props.prices && { prices: props.prices }), ...(props.maxBudgets && { maxBudgets: JSON.parse(maxBudgets.MAX_BUDGETS!) as BudgetCaps }), ...(batchItemFn && { batchItemFunction: batchItemFn.functionArn }) };
-      stackApi.serve({ agentName: props.agentName, entry: props.entry, stateMachine: arns, settings, people: peopleOf(props.approvals ?? {}, `DurableAgent ${id}`), ...(props.approvalPage && { approvalPage: props.approvalPage }), apiGatewayAccount: props.apiGatewayAccount ?? true });
+      stackApi.serve({ id, agentName: props.agentName, entry: props.entry, stateMachine: arns, settings, people: peopleOf(props.approvals ?? {}, `DurableAgent ${id}`), ...(props.approvalPage && { approvalPage: props.approvalPage }), apiGatewayAccount: props.apiGatewayAccount ?? true });
       this.api = stackApi.api;
       new CfnOutput(this, 'ApprovalApiUrl', { value: stackApi.urlForPath('/approvals'), description: outputDescription(props.agentName, 'ApprovalApiUrl') });
     }

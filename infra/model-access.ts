@@ -4,7 +4,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { ENV } from '../lambdas/models/config.js';
 import { MODEL_PROVIDERS } from '../lambdas/models/providers.js';
-import { parseModelSpec } from '../lambdas/models/spec.js';
+import { parseModelSpec, type ModelSpec } from '../lambdas/models/spec.js';
 import { checkModelTimeout, DEFAULT_MODEL_TIMEOUT_MS, modelStepTimeoutMs } from '../lambdas/shared/timing.js';
 
 /** How an agent's CallModel reaches its models on AWS. */
@@ -39,6 +39,29 @@ export type KeyedProvider = Extract<(typeof MODEL_PROVIDERS.descriptors)[number]
 /** A value per provider that takes an API key: its secret, or the secret's name or ARN. */
 export type ApiKeySecrets<S> = { readonly [P in KeyedProvider]?: S };
 
+/**
+ * `apiKeySecrets`' entries, each of a provider that takes an API key: another (a typo such as
+ * `antropic`, or `bedrock`) would be ignored, its key never reaching CallModel, so it fails the
+ * synth, naming `owner` (`DurableAgent <id>`, `SavepointStack <id>`) and the prop at `prop`.
+ */
+export function apiKeySecretEntries<S>(owner: string, prop: string, apiKeySecrets: ApiKeySecrets<S> | undefined): [KeyedProvider, unknown][] {
+  const keyed = MODEL_PROVIDERS.descriptors.filter((descriptor) => descriptor.secret).map((descriptor) => descriptor.name as string);
+  const entries = Object.entries(apiKeySecrets ?? {}) as [string, unknown][];
+  for (const [provider] of entries) {
+    if (!keyed.includes(provider)) throw new Error(`${owner}: ${prop}.${provider}: not a provider that takes an API key (those are ${keyed.join(', ')})`);
+  }
+  return entries as [KeyedProvider, unknown][];
+}
+
+/** `spec` parsed, or an error naming `owner` (`DurableAgent <id>`, `SavepointStack <id>`), the prop at `prop` and the value. */
+export function modelSpecOf(owner: string, prop: string, spec: string): ModelSpec {
+  try {
+    return parseModelSpec(spec);
+  } catch (error) {
+    throw new Error(`${owner}: ${prop}: ${(error as Error).message}`);
+  }
+}
+
 /** The model timeout of `props`, checked at synth time (the error names the agent's construct `id`, the prop and the value). */
 export function modelTimeoutOf(id: string, props: ModelAccessProps): Duration {
   const ms = props.timeout?.toMilliseconds() ?? DEFAULT_MODEL_TIMEOUT_MS;
@@ -69,13 +92,8 @@ export function bindModelAccess(
   // The functions that call the model: CallModel, and Compact (a model call like any other).
   const callers = [functions.callModel, ...(functions.compact ? [functions.compact] : [])];
   const given = [...(props.model === undefined ? [] : [{ prop: 'models.model', spec: props.model }]), ...(props.otherModels ?? []).map((spec, index) => ({ prop: `models.otherModels[${index}]`, spec }))];
-  const specs = given.map(({ prop, spec }) => {
-    try {
-      return parseModelSpec(spec);
-    } catch (error) {
-      throw new Error(`DurableAgent ${id}: ${prop}: ${(error as Error).message}`);
-    }
-  });
+  const specs = given.map(({ prop, spec }) => modelSpecOf(`DurableAgent ${id}`, prop, spec));
+  apiKeySecretEntries(`DurableAgent ${id}`, 'models.apiKeySecrets', props.apiKeySecrets);
   if (props.model !== undefined) functions.startRun.addEnvironment('MODEL', props.model);
   if (props.simulatorUrl !== undefined) for (const fn of callers) fn.addEnvironment('MODEL_API_URL', props.simulatorUrl);
   for (const fn of callers) fn.addEnvironment(ENV.modelTimeout, String(modelTimeoutOf(id, props).toMilliseconds()));

@@ -34,6 +34,8 @@ const PAGE_PATH = '/decide/{approvalId}';
 
 /** What the first agent served sets for the whole API (its stage): every later agent must agree. */
 export interface ApiStage {
+  /** The agent's construct id, which its errors name (`DurableAgent <id>: approvalPage…`). */
+  readonly id: string;
   readonly agentName: string;
   readonly approvalPage?: { readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number }; readonly webAclArn?: string };
   /** Whether the stack sets API Gateway's account-wide CloudWatch Logs role. */
@@ -95,12 +97,12 @@ export class StackApi extends Construct {
     // refuses another at deploy (Infinity is written as null), as WAF refuses an association with
     // no regional web ACL's ARN (a CloudFront one is global).
     for (const [field, value] of Object.entries(this.#page.throttle)) {
-      if (!(typeof value === 'number' && value > 0 && Number.isFinite(value))) throw new Error(`DurableAgent ${first.agentName}: approvalPage.throttle.${field} must be a positive number, got ${value}`);
-      if (field === 'burstLimit' && !Number.isInteger(value)) throw new Error(`DurableAgent ${first.agentName}: approvalPage.throttle.burstLimit must be a whole number of requests, got ${value}`);
+      if (!(typeof value === 'number' && value > 0 && Number.isFinite(value))) throw new Error(`DurableAgent ${first.id}: approvalPage.throttle.${field} must be a positive number, got ${value}`);
+      if (field === 'burstLimit' && !Number.isInteger(value)) throw new Error(`DurableAgent ${first.id}: approvalPage.throttle.burstLimit must be a whole number of requests, got ${value}`);
     }
     const webAclArn = this.#page.webAclArn;
     if (webAclArn !== undefined && !Token.isUnresolved(webAclArn) && !/^arn:aws[\w-]*:wafv2:[a-z0-9-]+:\d{12}:regional\/webacl\/[\w-]{1,128}\/[\w-]+$/.test(webAclArn)) {
-      throw new Error(`DurableAgent ${first.agentName}: approvalPage.webAclArn: expected a regional WAFv2 web ACL's ARN (arn:aws:wafv2:<region>:<account>:regional/webacl/<name>/<id>), got ${JSON.stringify(webAclArn)}`);
+      throw new Error(`DurableAgent ${first.id}: approvalPage.webAclArn: expected a regional WAFv2 web ACL's ARN (arn:aws:wafv2:<region>:<account>:regional/webacl/<name>/<id>), got ${JSON.stringify(webAclArn)}`);
     }
     const environment = {
       POWERTOOLS_SERVICE_NAME: stackName,
@@ -196,7 +198,7 @@ export class StackApi extends Construct {
     // One API, one stage: its page throttle and web ACL are the stack's, set by its agents alike.
     const throttle = agent.approvalPage?.throttle ?? PAGE_THROTTLE;
     if (JSON.stringify(throttle) !== JSON.stringify(this.#page.throttle) || agent.approvalPage?.webAclArn !== this.#page.webAclArn) {
-      throw new Error(`DurableAgent ${agent.agentName}: approvalPage: the agents of a stack share its API, whose page throttle and web ACL are set by its first agent (${JSON.stringify(this.#page)}): give every agent the same approvalPage`);
+      throw new Error(`DurableAgent ${agent.id}: approvalPage: the agents of a stack share its API, whose page throttle and web ACL are set by its first agent (${JSON.stringify(this.#page)}): give every agent the same approvalPage`);
     }
     this.#settings[agent.agentName] = agent.settings;
     this.#entries.push(agent.entry);

@@ -2,12 +2,11 @@ import { CfnOutput, CfnParameter, CfnResource, NestedStack, Stack, Token, type D
 import { stackOperationProblem, templateQuotaProblems } from '../lambdas/shared/cloudformation-quotas.js';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { parseModelSpec } from '../lambdas/models/spec.js';
 import { checkModelTimeout } from '../lambdas/shared/timing.js';
 import { DurableAgent, type DurableAgentProps } from './durable-agent.js';
 import { LedgerTable } from './ledger-table.js';
 import { setStackFleetBudget, type FleetBudgetProps } from './fleet-budget.js';
-import type { ApiKeySecrets, ModelAccessProps } from './model-access.js';
+import { apiKeySecretEntries, modelSpecOf, type ApiKeySecrets, type ModelAccessProps } from './model-access.js';
 import { MODEL_PROVIDERS } from '../lambdas/models/providers.js';
 import { secretReferenceProblem } from '../lambdas/shared/aws-names.js';
 
@@ -101,9 +100,7 @@ export class SavepointStack extends Stack {
     super(scope, id, props);
     this.ledger = new LedgerTable(this, 'Ledger');
     // Checked here, naming this stack's prop: an unknown provider was ignored, and a name Secrets Manager refuses failed only the first model call.
-    const keyed = MODEL_PROVIDERS.descriptors.filter((descriptor) => descriptor.secret).map((descriptor) => descriptor.name as string);
-    for (const [provider, name] of Object.entries(props.apiKeySecrets ?? {}) as [string, unknown][]) {
-      if (!keyed.includes(provider)) throw new Error(`SavepointStack ${id}: apiKeySecrets.${provider}: not a provider that takes an API key (those are ${keyed.join(', ')})`);
+    for (const [provider, name] of apiKeySecretEntries(`SavepointStack ${id}`, 'apiKeySecrets', props.apiKeySecrets)) {
       if (typeof name !== 'string') throw new Error(`SavepointStack ${id}: apiKeySecrets.${provider}: expected a secret's name or ARN, got ${JSON.stringify(name) ?? String(name)}`);
       const problem = !Token.isUnresolved(name) && secretReferenceProblem(name);
       if (problem) throw new Error(`SavepointStack ${id}: apiKeySecrets.${provider}: ${JSON.stringify(name)} ${problem}`);
@@ -126,7 +123,9 @@ export class SavepointStack extends Stack {
         throw new Error(`SavepointStack ${id}: ${(error as Error).message} (${props.modelTimeout.toHumanString()})`);
       }
     }
-    const simulated = props.model === undefined || parseModelSpec(props.model).provider === 'sim';
+    // Checked here, naming this stack's props: an agent would check them only at addAgent, as its own `models.otherModels`.
+    const simulated = props.model === undefined || modelSpecOf(`SavepointStack ${id}`, 'model', props.model).provider === 'sim';
+    for (const [index, spec] of (props.otherModels ?? []).entries()) modelSpecOf(`SavepointStack ${id}`, `otherModels[${index}]`, spec);
     this.#models = {
       ...(props.model !== undefined && { model: props.model }),
       ...(props.otherModels && { otherModels: props.otherModels }),

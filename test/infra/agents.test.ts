@@ -73,11 +73,11 @@ describe('an app with two agents', () => {
 });
 
 describe("the stack's one API", () => {
-  it('fails the synth when an agent asks for another approval page than the stack\'s API has (one stage), naming the agent', () => {
+  it('fails the synth when an agent asks for another approval page than the stack\'s API has (one stage), naming the agent\'s construct id', () => {
     const stack = new SavepointStack(assertionApp(), 'Pages');
     stack.addAgent('A', { agentName: 'agent-a', entry: EXAMPLE_AGENTS.refundReconciler });
     expect(() => stack.addAgent('B', { agentName: 'agent-b', entry: EXAMPLE_AGENTS.refundReconciler, approvalPage: { throttle: { rateLimit: 1, burstLimit: 2 } } })).toThrow(
-      /^DurableAgent agent-b: approvalPage: the agents of a stack share its API/,
+      /^DurableAgent B: approvalPage: the agents of a stack share its API/,
     );
   });
 

@@ -56,12 +56,12 @@ describe('the approval API throttle', () => {
     expect(() => stack.addAgent('Refunds', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler, approvalPage: { throttle: { rateLimit: 0, burstLimit: 5 } } })).toThrow(/approvalPage\.throttle\.rateLimit must be a positive number, got 0/);
   });
 
-  it('fails at synth on a page throttle or web ACL the stage would refuse at deploy, naming the field and the value', () => {
+  it("fails at synth on a page throttle or web ACL the stage would refuse at deploy, naming the agent's construct id, the field and the value", () => {
     const add = (approvalPage: object) => () => new SavepointStack(assertionApp(), 'Bad').addAgent('Refunds', { agentName: 'refund-reconciler', entry: EXAMPLE_AGENTS.refundReconciler, approvalPage });
     // These synthesized: a ThrottlingRateLimit of null (Infinity in JSON), a ThrottlingBurstLimit of 2.5 (an Integer), a WebACLArn of "approvals-acl".
-    expect(add({ throttle: { rateLimit: Infinity, burstLimit: 10 } })).toThrow('DurableAgent refund-reconciler: approvalPage.throttle.rateLimit must be a positive number, got Infinity');
-    expect(add({ throttle: { rateLimit: 5, burstLimit: 2.5 } })).toThrow('DurableAgent refund-reconciler: approvalPage.throttle.burstLimit must be a whole number of requests, got 2.5');
-    expect(add({ webAclArn: 'approvals-acl' })).toThrow(/^DurableAgent refund-reconciler: approvalPage\.webAclArn: expected a regional WAFv2 web ACL's ARN .*, got "approvals-acl"$/);
+    expect(add({ throttle: { rateLimit: Infinity, burstLimit: 10 } })).toThrow('DurableAgent Refunds: approvalPage.throttle.rateLimit must be a positive number, got Infinity');
+    expect(add({ throttle: { rateLimit: 5, burstLimit: 2.5 } })).toThrow('DurableAgent Refunds: approvalPage.throttle.burstLimit must be a whole number of requests, got 2.5');
+    expect(add({ webAclArn: 'approvals-acl' })).toThrow(/^DurableAgent Refunds: approvalPage\.webAclArn: expected a regional WAFv2 web ACL's ARN .*, got "approvals-acl"$/);
     // A CloudFront web ACL (global) cannot be associated with a regional API's stage.
     expect(add({ webAclArn: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/approvals/0000' })).toThrow(/approvalPage\.webAclArn: expected a regional WAFv2 web ACL's ARN/);
   });

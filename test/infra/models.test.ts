@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
 import { exampleStack } from '../../infra/example.js';
 import { SavepointStack, type SavepointStackProps } from '../../infra/stack.js';
@@ -113,8 +114,20 @@ describe('model access', () => {
     expect(stack('Arn', { openai: 'arn:nope' })).toThrow(/^SavepointStack Arn: apiKeySecrets\.openai: "arn:nope" is no secret ARN/);
   });
 
-  it('refuses an invalid model spec at synth time, naming the value', () => {
-    expect(() => synth({ model: 'claude' })).toThrow(/invalid model spec "claude"/);
+  it("fails at synth for an agent's models.apiKeySecrets provider that takes no key, naming the agent's construct id and the prop", () => {
+    const stack = new SavepointStack(assertionApp(), 'AgentKeys');
+    const key = Secret.fromSecretNameV2(stack, 'Key', 'savepoint/anthropic-api-key');
+    // It was ignored: the agent synthesized, and its key never reached CallModel.
+    expect(() => stack.addAgent('Refunds', { agentName: 'refunds', entry: 'agent.ts', models: { model: 'anthropic:claude-sonnet-4-5', apiKeySecrets: { antropic: key } as object } })).toThrow(
+      'DurableAgent Refunds: models.apiKeySecrets.antropic: not a provider that takes an API key (those are anthropic, openai)',
+    );
+  });
+
+  it("refuses the stack's invalid model or otherModels spec at synth time, naming the stack, the prop and the value", () => {
+    const stack = (id: string, props: SavepointStackProps) => () => new SavepointStack(assertionApp(), id, props);
+    // The model failed naming neither the stack nor the prop; otherModels at the first addAgent, as the agent's models.otherModels.
+    expect(stack('Model', { model: 'claude' })).toThrow('SavepointStack Model: model: invalid model spec "claude": expected "provider:model-id" with provider one of sim, anthropic, bedrock, openai (e.g. "anthropic:claude-sonnet-4-6")');
+    expect(stack('Other', { otherModels: ['anthropic:claude-haiku-4-5', 'gpt:5'] })).toThrow('SavepointStack Other: otherModels[1]: invalid model spec "gpt:5": unknown provider "gpt"; expected one of sim, anthropic, bedrock, openai');
   });
 });
 
