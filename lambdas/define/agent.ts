@@ -4,6 +4,7 @@ import type { MessageRequest, MessageResponse } from '../records/messages.js';
 import { BudgetCaps, RunConfig, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
 import { priceTable, type Price } from '../models/prices.js';
 import { parseModelSpec } from '../models/spec.js';
+import { LAMBDA_ENVIRONMENT_NAME } from '../shared/lambda-environment.js';
 import { MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN } from '../shared/timing.js';
 import { defineTool, toolTimeoutMs, type ToolDefinition, type ToolTrace } from './tool.js';
 
@@ -256,8 +257,6 @@ export function shownValue(value: unknown): string {
 export const DEV_MODULE = /\.dev\.[cm]?[jt]s$/;
 
 const AGENT_NAME = /^[a-z][a-z0-9-]{0,39}$/;
-/** What Lambda accepts as an environment variable's name. */
-const ENV_NAME = /^[a-zA-Z][a-zA-Z0-9_]*$/;
 
 /**
  * The longest timeout of the agent's tools: what the CallTool function's timeout (and a tool
@@ -339,6 +338,8 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
 ): AgentDefinition<Input, Deps, World> {
   const agent: AgentDefinition<Input, Deps, World> = typeof spec.tools === 'function' ? { ...spec, tools: spec.tools(defineTool) } : (spec as AgentDefinition<Input, Deps, World>);
   if (!AGENT_NAME.test(agent.name)) throw new Error(`defineAgent: name ${JSON.stringify(agent.name)} must match ${AGENT_NAME}`);
+  // Every turn sends it: Anthropic and Bedrock refuse an empty system prompt at the first model call.
+  if (typeof agent.system !== 'string' || agent.system.trim() === '') throw new Error(`defineAgent ${agent.name}: system must be a prompt the model is given, got ${JSON.stringify(agent.system)}`);
   const cap = agent.approvals?.maxUnapprovedPerRun;
   if (cap !== undefined && !(Number.isSafeInteger(cap) && cap >= 0)) throw new Error(`defineAgent ${agent.name}: approvals.maxUnapprovedPerRun must be a whole number of minor units ≥ 0, got ${cap}`);
   for (const field of ['model', 'fallbackModel'] as const) {
@@ -368,7 +369,7 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
     throw new Error(`defineAgent ${agent.name}: budgets.maxTokensPerTurn must be a whole number from 1 to ${MAX_TOKENS_PER_TURN} (what a model can write within the longest model timeout, ${MAX_MODEL_TIMEOUT_MS} ms), got ${perTurn}`);
   }
   for (const name of agent.env ?? []) {
-    if (!ENV_NAME.test(name)) throw new Error(`defineAgent ${agent.name}: env: ${JSON.stringify(name)} is not an environment variable name (${ENV_NAME})`);
+    if (!LAMBDA_ENVIRONMENT_NAME.test(name)) throw new Error(`defineAgent ${agent.name}: env: ${JSON.stringify(name)} is not an environment variable name Lambda takes (a letter, then at least one letter, digit or _)`);
   }
   // The agent's budgets are every run's config: a bad one fails here, naming `budgets`, not each run's start as "invalid run config".
   const budgets = RunConfig().partial().safeParse(agent.budgets ?? {});
@@ -385,7 +386,13 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
     }
   }
   const names = new Set<string>();
-  for (const tool of agent.tools) {
+  for (const [index, tool] of agent.tools.entries()) {
+    // A tool written as an object literal is a ToolDefinition too: it gets defineTool's checks here, not a provider's refusal at the first model call.
+    try {
+      defineTool(tool);
+    } catch (error) {
+      throw new Error(`defineAgent ${agent.name}: tools[${index}]: ${(error as Error).message}`, { cause: error });
+    }
     if (names.has(tool.name)) throw new Error(`defineAgent ${agent.name}: tools: two tools are named ${tool.name}`);
     names.add(tool.name);
   }

@@ -318,9 +318,11 @@ export function toolTimeoutMs(tool: Pick<ToolDefinition, 'timeoutMs'>): number {
   return tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
 }
 
-/** Declares a tool. Checks what can be checked before any run: the name and the effect. */
+/** Declares a tool. Checks what can be checked before any run: the name, the description, the effect, the input schema and the limits. */
 export function defineTool<Args, Input = any, Deps = any>(tool: ToolDefinition<Args, Input, Deps>): ToolDefinition<Args, Input, Deps> {
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) throw new Error(`defineTool: name ${JSON.stringify(tool.name)} must be 1-64 letters, digits, "_" or "-"`);
+  // Bedrock refuses an empty description at the first model call (toolSpec.description: at least 1 character).
+  if (typeof tool.description !== 'string' || tool.description.trim() === '') throw new Error(`defineTool ${tool.name}: description must say what the tool does, for the model, got ${JSON.stringify(tool.description)}`);
   if (tool.effect !== 'read' && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: effect must be 'read' or 'write', got ${JSON.stringify(tool.effect)}`);
   if (tool.aggregate && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: aggregate is for write tools (a read moves nothing)`);
   if (tool.aggregate && !(Number.isSafeInteger(tool.aggregate.threshold) && tool.aggregate.threshold >= 0)) {

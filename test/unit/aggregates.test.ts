@@ -41,5 +41,5 @@ describe('declaring limits', () => {
   it('fails when a read tool declares an aggregate', () => expect(tool('read')).toThrow(/aggregate is for write tools/));
   it('fails when the threshold is not a whole number ≥ 0', () => expect(tool('write', 0.5)).toThrow(/aggregate.threshold/));
   it('fails when maxUnapprovedPerRun is negative', () =>
-    expect(() => defineAgent({ name: 'a', model: 'sim:savepoint-sim-1', system: '', input: z.object({}), prompt: () => '', tools: [], approvals: { maxUnapprovedPerRun: -1 } })).toThrow(/approvals.maxUnapprovedPerRun/));
+    expect(() => defineAgent({ name: 'a', model: 'sim:savepoint-sim-1', system: 's', input: z.object({}), prompt: () => '', tools: [], approvals: { maxUnapprovedPerRun: -1 } })).toThrow(/approvals.maxUnapprovedPerRun/));
 });

@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod';
-import { defineAgent, JsonHttpClient, type ToolContext } from '../../lambdas/index.js';
+import { defineAgent, defineTool, JsonHttpClient, type ToolContext } from '../../lambdas/index.js';
 
 /**
  * A tool's `deps` typed from its agent (issue 39, item 6): `tools: (defineTool) => [...]` gets a
@@ -66,6 +66,27 @@ describe('defineAgent({ tools: (defineTool) => [...] })', () => {
         tools: (defineTool) => [defineTool({ name: 'no spaces', description: 'd', input: z.object({}), effect: 'read', execute: async () => 1 })],
       }),
     ).toThrow('defineTool: name "no spaces" must be 1-64 letters');
+  });
+
+  it('fails when a tool in the list was not made by defineTool and breaks its rules, naming the agent, the tool and the value', () => {
+    const lookup = { name: 'look up', description: 'd', input: z.object({}), effect: 'read' as const, execute: async () => 1 };
+    const agent = { name: 'plain-tools', model: 'sim:savepoint-sim-1', system: 's', input: z.object({}), prompt: () => 'p' };
+    expect(() => defineAgent({ ...agent, tools: [lookup] })).toThrow('defineAgent plain-tools: tools[0]: defineTool: name "look up" must be 1-64 letters');
+    expect(() => defineAgent({ ...agent, tools: [{ ...lookup, name: 'lookup', input: z.string() }] })).toThrow('defineAgent plain-tools: tools[0]: defineTool lookup: input must be an object schema');
+  });
+
+  it('fails when a tool description or the system prompt is empty, which a provider refuses', () => {
+    const lookup = { name: 'lookup', description: ' ', input: z.object({}), effect: 'read' as const, execute: async () => 1 };
+    expect(() => defineTool(lookup)).toThrow('defineTool lookup: description must say what the tool does, for the model, got " "');
+    expect(() =>
+      defineAgent({ name: 'no-system', model: 'sim:savepoint-sim-1', system: '', input: z.object({}), prompt: () => 'p', tools: [{ ...lookup, description: 'd' }] }),
+    ).toThrow('defineAgent no-system: system must be a prompt the model is given, got ""');
+  });
+
+  it('fails when env names a variable Lambda cannot set (one character)', () => {
+    expect(() =>
+      defineAgent({ name: 'short-env', model: 'sim:savepoint-sim-1', system: 's', input: z.object({}), prompt: () => 'p', env: ['X'], tools: [] }),
+    ).toThrow('defineAgent short-env: env: "X" is not an environment variable name Lambda takes');
   });
 
   it('fails when env names something that is not an environment variable', () => {
