@@ -364,6 +364,17 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
   }
   const share = agent.compaction?.share;
   if (share !== undefined && !(share > 0 && share < 1)) throw new Error(`defineAgent ${agent.name}: compaction.share must be between 0 and 1, got ${share}`);
+  const keepRecent = agent.compaction?.keepRecentTurns;
+  if (keepRecent !== undefined && !(Number.isSafeInteger(keepRecent) && keepRecent >= 0)) {
+    throw new Error(`defineAgent ${agent.name}: compaction.keepRecentTurns must be a whole number of turns ≥ 0, got ${keepRecent}`);
+  }
+  // Compaction is measured against the window: without one, the settings were silently never used.
+  if (agent.compaction !== undefined && agent.contextWindow === undefined) {
+    throw new Error(`defineAgent ${agent.name}: compaction needs contextWindow (the model's context window in tokens, which compaction.share is a share of): without it nothing is ever compacted`);
+  }
+  if (agent.version !== undefined && !(typeof agent.version === 'string' && agent.version.trim() !== '')) {
+    throw new Error(`defineAgent ${agent.name}: version must name this version of the agent (it is part of the fingerprint that guards resumes), got ${JSON.stringify(agent.version)}`);
+  }
   const perTurn = agent.budgets?.maxTokensPerTurn;
   if (perTurn !== undefined && !(Number.isInteger(perTurn) && perTurn > 0 && perTurn <= MAX_TOKENS_PER_TURN)) {
     throw new Error(`defineAgent ${agent.name}: budgets.maxTokensPerTurn must be a whole number from 1 to ${MAX_TOKENS_PER_TURN} (what a model can write within the longest model timeout, ${MAX_MODEL_TIMEOUT_MS} ms), got ${perTurn}`);

@@ -89,6 +89,21 @@ describe('defineAgent({ tools: (defineTool) => [...] })', () => {
     ).toThrow('defineAgent short-env: env: "X" is not an environment variable name Lambda takes');
   });
 
+  it('fails on compaction settings that would do nothing or break a run (no contextWindow, a fraction or a negative count of turns), and on an empty version, naming each', () => {
+    const base = { model: 'sim:savepoint-sim-1', system: 's', input: z.object({}), prompt: () => 'p', tools: [] } as const;
+    expect(() => defineAgent({ ...base, name: 'no-window', compaction: { share: 0.5 } })).toThrow(
+      'defineAgent no-window: compaction needs contextWindow (the model\'s context window in tokens, which compaction.share is a share of): without it nothing is ever compacted',
+    );
+    for (const keepRecentTurns of [-1, 1.5, Number.NaN]) {
+      expect(() => defineAgent({ ...base, name: 'keep', contextWindow: 200_000, compaction: { keepRecentTurns } }), String(keepRecentTurns)).toThrow(
+        `defineAgent keep: compaction.keepRecentTurns must be a whole number of turns ≥ 0, got ${keepRecentTurns}`,
+      );
+    }
+    for (const version of ['', '  ']) {
+      expect(() => defineAgent({ ...base, name: 'versioned', version })).toThrow(`defineAgent versioned: version must name this version of the agent (it is part of the fingerprint that guards resumes), got ${JSON.stringify(version)}`);
+    }
+  });
+
   it('fails when env names something that is not an environment variable', () => {
     expect(() =>
       defineAgent({ name: 'bad-env', model: 'sim:savepoint-sim-1', system: 's', input: z.object({}), prompt: () => 'p', env: ['PAYMENTS-URL'], tools: [] }),
