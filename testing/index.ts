@@ -97,7 +97,7 @@ export class TestClock implements Clock, Timers {
    * Not past the year 9999: the ledger's times are ISO strings, compared as text, and a later one (`+010000-…`) sorts before them.
    */
   readonly advance = (ms: number): void => {
-    const got = typeof ms === 'string' ? JSON.stringify(ms) : String(ms);
+    const got = shown(ms);
     // A string would be concatenated to the time, Infinity would make it no date: refused, not run on.
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw new Error(`TestClock.advance: ms must be a finite number ≥ 0, got ${got}`);
     if (this.#now + ms > LAST_ISO_TIME) throw new Error(`TestClock.advance: ${got} ms moves the clock past ${new Date(LAST_ISO_TIME).toISOString()}, the last time the ledger records (it is ${this.now().toISOString()})`);

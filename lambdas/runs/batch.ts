@@ -274,6 +274,9 @@ export interface ManifestReader {
   etag(bucket: string, key: string): Promise<string | undefined>;
 }
 
+/** The HTTP status an AWS SDK error answered with (its `$metadata`); undefined for one with no answer (the network). */
+const httpStatusOf = (error: unknown) => (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+
 /**
  * A HeadObject's ETag, or undefined for an object S3 will not show (missing, denied, a bucket of
  * another region: any 3xx or 4xx), whose batch then starts and fails on it as before; a failure of
@@ -283,7 +286,7 @@ export async function headEtag(head: () => Promise<{ ETag?: string }>): Promise<
   try {
     return (await head()).ETag;
   } catch (error) {
-    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    const status = httpStatusOf(error);
     if (status !== undefined && status >= 300 && status < 500) return undefined;
     throw error;
   }
@@ -308,7 +311,7 @@ export async function manifestRuns(
     text = await read.text(manifest.bucket, manifest.key, manifest.etag);
   } catch (error) {
     // Another object put at its location since the batch read it: its runs are not that object's items.
-    if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412) {
+    if (httpStatusOf(error) === 412) {
       return { runs: [], unlisted: `${where} holds another object since the batch started (not ETag ${manifest.etag}): the runs it started are not listed from it` };
     }
     // As the ItemReader words it (local/engine/local-engine.ts): the S3 error's name says why (AccessDenied, NoSuchKey).
