@@ -1,6 +1,8 @@
+import { Token } from 'aws-cdk-lib';
 import type { ILayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
+import { otlpEndpointProblem } from '../lambdas/telemetry/config.js';
 
 /**
  * OpenTelemetry GenAI traces and metrics from the deployed functions (lambdas/telemetry/): each
@@ -46,7 +48,10 @@ export function tracingEnvironment(id: string, agentName: string, tracing: GenAi
   if (!tracing) return {};
   const endpoint = tracing.endpoint ?? (tracing.collectorLayer ? 'http://localhost:4318' : undefined);
   if (!endpoint) throw new Error(`DurableAgent ${id}: tracing needs an endpoint or a collectorLayer`);
-  if (!/^https?:\/\/[^\s/]+/.test(endpoint)) throw new Error(`DurableAgent ${id}: tracing.endpoint must be an http(s) URL, got ${JSON.stringify(endpoint)}`);
+  // Said here, naming the prop: the functions would say it at their cold start, in a log. (A token,
+  // e.g. an imported value, is known at deploy time only: their cold start checks what it became.)
+  const problem = !Token.isUnresolved(endpoint) && otlpEndpointProblem(endpoint);
+  if (problem) throw new Error(`DurableAgent ${id}: tracing.endpoint ${JSON.stringify(endpoint)} ${problem}`);
   // A base URL (OTEL_EXPORTER_OTLP_ENDPOINT): each signal's path is added to it, so one that already
   // ends in a signal's path would be posted to `…/v1/traces/v1/traces`, its spans lost without a word.
   const signalPath = /\/v1\/(traces|metrics|logs)\/?$/.exec(endpoint);

@@ -18,14 +18,35 @@ import type { ContentOptions } from './spans.js';
  * a function with tracing off pays nothing for them at its cold start.
  */
 
+/**
+ * Why an OTLP/HTTP exporter could not post to `endpoint`, or undefined: it takes an absolute http:
+ * or https: URL (the OpenTelemetry exporter specification, `OTEL_EXPORTER_OTLP_ENDPOINT`). Checked
+ * by savepoint/cdk at synth (the construct's `tracing.endpoint`) and here, where the variables are
+ * read, so that a value one takes the other takes too.
+ */
+export function otlpEndpointProblem(endpoint: string): string | undefined {
+  let protocol: string;
+  try {
+    protocol = new URL(endpoint).protocol;
+  } catch {
+    protocol = '';
+  }
+  return protocol === 'http:' || protocol === 'https:' ? undefined : 'is no absolute http(s) URL, which the OTLP/HTTP exporter posts to (e.g. https://otlp.example.com, http://localhost:4318)';
+}
+
+const endpointUrl = z.string().superRefine((value, context) => {
+  const problem = otlpEndpointProblem(value);
+  if (problem) context.addIssue({ code: 'custom', message: `${JSON.stringify(value)} ${problem}` });
+});
+
 const flag = z
   .string()
   .optional()
   .transform((value) => value?.trim().toLowerCase() === 'true');
 
 export const TracingEnv = z.object({
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: endpointUrl.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpointUrl.optional(),
   /** The OTLP protocol; `grpc` is not supported (the Lambda ADOT layer's collector accepts HTTP). @default http/protobuf */
   OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional(),
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional(),
@@ -38,7 +59,7 @@ export const TracingEnv = z.object({
   OTEL_SDK_DISABLED: flag,
   OTEL_TRACES_EXPORTER: z.string().optional(),
   OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: flag,
-  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: endpointUrl.optional(),
   OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional(),
   OTEL_EXPORTER_OTLP_METRICS_HEADERS: z.string().optional(),
   OTEL_EXPORTER_OTLP_METRICS_TIMEOUT: z.coerce.number().int().positive().optional(),

@@ -1,9 +1,11 @@
+import { Fn } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { EXAMPLE_AGENTS } from '../../infra/example.js';
 import { SavepointStack } from '../../infra/stack.js';
 import type { GenAiTracing } from '../../infra/tracing.js';
+import { tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
 import { assertionApp } from './example-template.js';
 import { identityPolicies } from '../support/role-policies.js';
 
@@ -83,12 +85,23 @@ describe('DurableAgent tracing', { timeout: 120_000 }, () => {
     for (const [id, fn] of stepFunctions(synth(() => undefined))) expect(Object.keys(fn.Properties.Environment.Variables).filter((name) => name.startsWith('OTEL_')), id).toEqual([]);
   });
 
-  it('fails when neither an endpoint nor a layer is given, or the endpoint is not a URL, naming the prop', () => {
+  it('fails when neither an endpoint nor a layer is given, naming the prop', () => {
     expect(() => synth(() => ({}))).toThrow(/tracing needs an endpoint or a collectorLayer/);
-    expect(() => synth(() => ({ endpoint: 'otlp.example.com' }))).toThrow(/tracing\.endpoint must be an http\(s\) URL, got "otlp\.example\.com"/);
     expect(() => synth(() => ({ endpoint: 'https://otlp.example.com', collectorConfigUri: '/x.yaml' }))).toThrow(/tracing\.collectorConfigUri needs a collectorLayer/);
     // A signal's own URL given as the base would be posted to …/v1/traces/v1/traces (lambdas/telemetry/config.ts).
     expect(() => synth(() => ({ endpoint: 'https://otlp.example.com/v1/traces' }))).toThrow(/tracing\.endpoint is the collector's base URL, to which each signal's path \(\/v1\/traces, \/v1\/metrics\) is added: drop \/v1\/traces from "https:\/\/otlp\.example\.com\/v1\/traces"/);
     expect(() => synth(() => ({ endpoint: 'https://otlp.example.com/otlp' }))).not.toThrow();
+  });
+
+  it('fails when the endpoint is no absolute http(s) URL, naming the construct and the prop, as the functions would at their cold start', () => {
+    // The first two synthesized, and the functions failed at their cold start on AWS; a host without
+    // a scheme, or another scheme, is no URL the exporter posts to either.
+    for (const endpoint of ['http://otlp example.com', 'https://otlp.example.com:99999', 'otlp.example.com', 'ftp://otlp.example.com']) {
+      expect(() => synth(() => ({ endpoint }))).toThrow(`DurableAgent Refunds: tracing.endpoint ${JSON.stringify(endpoint)} is no absolute http(s) URL, which the OTLP/HTTP exporter posts to`);
+      // The same check where the functions (and the CLI) read the variable (lambdas/telemetry/config.ts).
+      expect(() => tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint })).toThrow(`OTEL_EXPORTER_OTLP_ENDPOINT: ${JSON.stringify(endpoint)} is no absolute http(s) URL`);
+    }
+    // A token is known at deploy time only (e.g. an imported value): left to the functions' own check.
+    expect(() => synth(() => ({ endpoint: `https://${Fn.importValue('OtlpHost')}` }))).not.toThrow();
   });
 });
