@@ -37,6 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { refusalOf } from '../client/runs-api-error.js';
 import { loadReport, type ChildRunFigure, type RunReport } from '../lambdas/runs/report.js';
 import { RunId } from '../lambdas/runs/run-request.js';
+import { shownValue } from '../lambdas/shared/text.js';
 import { problemsOf } from '../lambdas/shared/validation.js';
 import { notAnAgent, settleMsOf, type AgentDefinition, type DevWorld } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
@@ -97,7 +98,7 @@ export class TestClock implements Clock, Timers {
    * Not past the year 9999: the ledger's times are ISO strings, compared as text, and a later one (`+010000-…`) sorts before them.
    */
   readonly advance = (ms: number): void => {
-    const got = shown(ms);
+    const got = shownValue(ms);
     // A string would be concatenated to the time, Infinity would make it no date: refused, not run on.
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw new Error(`TestClock.advance: ms must be a finite number ≥ 0, got ${got}`);
     if (this.#now + ms > LAST_ISO_TIME) throw new Error(`TestClock.advance: ${got} ms moves the clock past ${new Date(LAST_ISO_TIME).toISOString()}, the last time the ledger records (it is ${this.now().toISOString()})`);
@@ -255,22 +256,19 @@ function assertAgent(caller: string, options: { agent?: unknown; approve?: unkno
   if (problem) throw new TypeError(`${caller}: agent: ${problem}`);
   const approve = options?.approve;
   if (approve !== undefined && approve !== 'approve' && approve !== 'reject' && typeof approve !== 'function') {
-    throw new TypeError(`${caller}: approve: expected 'approve', 'reject', a function that answers each approval, or undefined (every approval waits for decide), got ${shown(approve)}`);
+    throw new TypeError(`${caller}: approve: expected 'approve', 'reject', a function that answers each approval, or undefined (every approval waits for decide), got ${shownValue(approve)}`);
   }
   // The rest as the options' types say, named, rather than a string failRate never failing anything.
   const { failRate, seed, toolSecrets, clock } = options ?? {};
-  if (failRate !== undefined && !(typeof failRate === 'number' && failRate >= 0 && failRate <= 1)) throw new TypeError(`${caller}: failRate: expected a number from 0 to 1, got ${shown(failRate)}`);
-  if (seed !== undefined && !Number.isSafeInteger(seed)) throw new TypeError(`${caller}: seed: expected an integer, got ${shown(seed)}`);
+  if (failRate !== undefined && !(typeof failRate === 'number' && failRate >= 0 && failRate <= 1)) throw new TypeError(`${caller}: failRate: expected a number from 0 to 1, got ${shownValue(failRate)}`);
+  if (seed !== undefined && !Number.isSafeInteger(seed)) throw new TypeError(`${caller}: seed: expected an integer, got ${shownValue(seed)}`);
   if (toolSecrets !== undefined) {
     const bad = typeof toolSecrets === 'object' && toolSecrets !== null ? Object.entries(toolSecrets).find(([, value]) => typeof value !== 'string') : undefined;
-    if (typeof toolSecrets !== 'object' || toolSecrets === null || Array.isArray(toolSecrets)) throw new TypeError(`${caller}: toolSecrets: expected an object of strings by name, got ${shown(toolSecrets)}`);
-    if (bad) throw new TypeError(`${caller}: toolSecrets.${bad[0]}: expected a string, got ${shown(bad[1])}`);
+    if (typeof toolSecrets !== 'object' || toolSecrets === null || Array.isArray(toolSecrets)) throw new TypeError(`${caller}: toolSecrets: expected an object of strings by name, got ${shownValue(toolSecrets)}`);
+    if (bad) throw new TypeError(`${caller}: toolSecrets.${bad[0]}: expected a string, got ${shownValue(bad[1])}`);
   }
-  if (clock !== undefined && !(clock instanceof TestClock)) throw new TypeError(`${caller}: clock: expected a TestClock (new TestClock(start)), got ${shown(clock)}`);
+  if (clock !== undefined && !(clock instanceof TestClock)) throw new TypeError(`${caller}: clock: expected a TestClock (new TestClock(start)), got ${shownValue(clock)}`);
 }
-
-/** A value as an error message shows it: a string quoted, anything else as it prints. */
-const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value) : typeof value === 'object' && value !== null ? (Array.isArray(value) ? 'an array' : `an object (${Object.prototype.toString.call(value)})`) : String(value));
 
 async function open<World extends DevWorld>(
   options: TestEnvironmentOptions<World>,
@@ -319,7 +317,7 @@ async function open<World extends DevWorld>(
       let decision: ApprovalAnswer;
       try {
         decision = answer(approval);
-        if (decision !== undefined && decision !== 'approve' && decision !== 'reject') throw new TypeError(`expected 'approve', 'reject' or undefined (leave it to decide), got ${shown(decision)}`);
+        if (decision !== undefined && decision !== 'approve' && decision !== 'reject') throw new TypeError(`expected 'approve', 'reject' or undefined (leave it to decide), got ${shownValue(decision)}`);
       } catch (error) {
         return answerFailed(new Error(`approve: answering approval ${approval.approvalId} (${approval.toolName}): ${(error as Error).message}`, { cause: error }));
       }

@@ -5,6 +5,7 @@ import { BudgetCaps, RunConfig, type ToolCallRecord, type TurnRecord } from '../
 import { priceTable, type Price } from '../models/prices.js';
 import { parseModelSpec } from '../models/spec.js';
 import { LAMBDA_ENVIRONMENT_NAME } from '../shared/lambda-environment.js';
+import { shownValue } from '../shared/text.js';
 import { MAX_MODEL_TIMEOUT_MS, MAX_TOKENS_PER_TURN } from '../shared/timing.js';
 import { defineTool, toolTimeoutMs, type ToolDefinition, type ToolTrace } from './tool.js';
 
@@ -246,11 +247,6 @@ export function isAgentDefinition(value: unknown): value is AgentDefinition {
  */
 export function notAnAgent(value: unknown): string | undefined {
   return isAgentDefinition(value) ? undefined : `expected an agent made by defineAgent (or withDev), got ${shownValue(value)}`;
-}
-
-/** A value as an error shows what was given instead of an agent: `undefined`, or `an object with default, saved`. */
-export function shownValue(value: unknown): string {
-  return value === null || typeof value !== 'object' ? String(value) : `an object with ${Object.keys(value).slice(0, 5).join(', ') || 'no keys'}`;
 }
 
 /** A dev module's path (`my-agent.dev.ts` beside `my-agent.ts`): the agent with its simulated world and scripted model, for local runs and tests only. */

@@ -30,3 +30,24 @@ export function byCodeUnits(a: string, b: string): number {
 export function counted(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
+
+/**
+ * A value as an error message shows what was given instead of what was expected, the one wording
+ * for every check of input from outside (defineAgent, the construct's props, the testing kit): a
+ * string quoted (`"5"` is not read as 5, nor `""` as nothing) and cut at 80 characters, an object
+ * by its first keys (a module's namespace given for its default export shows its exports), an
+ * array by its length, a function as one (not its source), anything else as it prints.
+ *
+ * @example
+ * shownValue('0.5')                                // → '"0.5"'
+ * shownValue(undefined)                            // → 'undefined'
+ * shownValue({ default: agent, saved: new Map() }) // → 'an object with default, saved'
+ * shownValue(['a', 'b'])                           // → 'an array of 2 items'
+ */
+export function shownValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(clip(value, 80));
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return `an array of ${counted(value.length, 'item')}`;
+  if (typeof value === 'object' && value !== null) return `an object with ${Object.keys(value).slice(0, 5).join(', ') || 'no keys'}`;
+  return String(value);
+}

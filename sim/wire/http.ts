@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { nodeHttp } from '../../lambdas/shared/node-http.js';
+import { shownValue } from '../../lambdas/shared/text.js';
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { inspect } from 'node:util';
 import { readBody } from '../in-process.js';
 import type { Fault } from './policy.js';
 
@@ -80,15 +80,11 @@ const SHARED_RULES: Readonly<Record<string, OptionRule>> = {
  * model, a missing policy failed every request and a missing key accepted requests without one.
  */
 export function checkStartOptions(server: string, options: unknown, own: Readonly<Record<string, OptionRule>>): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`${server}: options must be an object, got ${shown(options)}`);
+  if (typeof options !== 'object' || options === null) throw new TypeError(`${server}: options must be an object, got ${shownValue(options)}`);
   for (const [name, [expected, ok]] of Object.entries({ ...SHARED_RULES, ...own })) {
     const value = (options as Record<string, unknown>)[name];
-    if (!ok(value)) throw new TypeError(`${server}: ${name} must be ${expected}, got ${shown(value)}`);
+    if (!ok(value)) throw new TypeError(`${server}: ${name} must be ${expected}, got ${shownValue(value)}`);
   }
-}
-
-function shown(value: unknown): string {
-  return inspect(value, { depth: 1, breakLength: Infinity, maxArrayLength: 5, maxStringLength: 80 });
 }
 
 export interface WireServerOptions {

@@ -280,6 +280,9 @@ describe('the nightly schedule', () => {
     expect(() => stack.addAgent('Namespace', { agentName: 'refund-reconciler', agent: namespace as never, entry: 'agents/refund-reconciler/agent.ts' })).toThrow(
       'DurableAgent Namespace: agent: expected an agent made by defineAgent, got an object with default, saved (a module\'s namespace? pass its default export)',
     );
+    expect(() => stack.addAgent('Path', { agentName: 'refund-reconciler', agent: './agent.js' as never, entry: 'agents/refund-reconciler/agent.ts' })).toThrow(
+      'DurableAgent Path: agent: expected an agent made by defineAgent, got "./agent.js" (a module\'s namespace? pass its default export)',
+    );
     expect(() => stack.addAgent('Dev', { agentName: 'refund-reconciler', entry: 'agents/refund-reconciler/agent.dev.ts' })).toThrow(
       'DurableAgent Dev: entry "agents/refund-reconciler/agent.dev.ts" is the agent\'s dev module (its simulated world and scripted model, for local runs and tests): deploy the agent\'s own module (agents/refund-reconciler/agent.ts)',
     );

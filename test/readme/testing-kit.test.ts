@@ -308,6 +308,8 @@ describe('savepoint/testing', () => {
     const namespace = { default: dev, saved: new Map() };
     await expect(createTestEnvironment({ agent: namespace as never })).rejects.toThrow('createTestEnvironment: agent: expected an agent made by defineAgent (or withDev), got an object with default, saved');
     await expect(createTestEnvironment({ agent: undefined as never })).rejects.toThrow('createTestEnvironment: agent: expected an agent made by defineAgent (or withDev), got undefined');
+    // A path where the agent belongs: quoted, as every value the kit refuses is (lambdas/shared/text.ts shownValue).
+    await expect(createTestEnvironment({ agent: './my-agent.js' as never })).rejects.toThrow('createTestEnvironment: agent: expected an agent made by defineAgent (or withDev), got "./my-agent.js"');
     await expect(forEachCrashPoint({ agent: namespace as never, input: {}, check: () => undefined })).rejects.toThrow('forEachCrashPoint: agent: expected an agent made by defineAgent (or withDev), got an object with default, saved');
   });
 
@@ -360,7 +362,7 @@ describe('savepoint/testing', () => {
     await expect(refused({ seed: 'abc' })).rejects.toThrow('createTestEnvironment: seed: expected an integer, got "abc"');
     await expect(refused({ toolSecrets: { mail: 1 } })).rejects.toThrow('createTestEnvironment: toolSecrets.mail: expected a string, got 1');
     await expect(refused({ toolSecrets: 'key' })).rejects.toThrow('createTestEnvironment: toolSecrets: expected an object of strings by name, got "key"');
-    await expect(refused({ clock: { now: () => new Date() } })).rejects.toThrow('createTestEnvironment: clock: expected a TestClock (new TestClock(start)), got an object ([object Object])');
+    await expect(refused({ clock: { now: () => new Date() } })).rejects.toThrow('createTestEnvironment: clock: expected a TestClock (new TestClock(start)), got an object with now');
     await expect(forEachCrashPoint({ agent: dev, input: { urgent: false }, seed: 1.5, check: () => undefined } as never)).rejects.toThrow('forEachCrashPoint: seed: expected an integer, got 1.5');
     expect(sent.size).toBe(0);
   });

@@ -134,13 +134,13 @@ describe('start options', () => {
   } as const;
   const cases: [keyof typeof START, string, unknown, string][] = [
     ...(['Anthropic', 'OpenAI', 'Bedrock'] as const).flatMap((server): [keyof typeof START, string, unknown, string][] => [
-      [server, 'models', 'claude-haiku-4-5', "models must be an array of model ids (strings), got 'claude-haiku-4-5'"],
+      [server, 'models', 'claude-haiku-4-5', 'models must be an array of model ids (strings), got "claude-haiku-4-5"'],
       [server, 'policy', undefined, 'policy must be a function (request) => { content, stop_reason }, got undefined'],
       // A free port's number as a string: had it listened, the probe below would reach it.
-      [server, 'port', FREE_PORT_AS_STRING, "port must be an integer from 0 to 65535, or left out, got '<free port>'"],
+      [server, 'port', FREE_PORT_AS_STRING, 'port must be an integer from 0 to 65535, or left out, got "<free port>"'],
     ]),
     ['Anthropic', 'apiKey', undefined, 'apiKey must be a non-empty string, got undefined'],
-    ['OpenAI', 'apiKey', '', "apiKey must be a non-empty string, got ''"],
+    ['OpenAI', 'apiKey', '', 'apiKey must be a non-empty string, got ""'],
     ['Bedrock', 'region', undefined, 'region must be a non-empty string, got undefined'],
     ['Bedrock', 'credentials', undefined, 'credentials must be an object of access key id → secret access key (strings), got undefined'],
   ];
@@ -160,7 +160,7 @@ describe('start options', () => {
       const socket = join(dir, 'abc');
       const outcome = await startOutcome(() => START.Anthropic({ port: socket }));
       expect(outcome).toBeInstanceOf(TypeError);
-      expect((outcome as Error).message).toContain(`port must be an integer from 0 to 65535, or left out, got '${socket}'`);
+      expect((outcome as Error).message).toContain(`port must be an integer from 0 to 65535, or left out, got ${JSON.stringify(socket)}`);
       expect(existsSync(socket)).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });

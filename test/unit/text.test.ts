@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isRecord } from '../../lambdas/shared/json.js';
-import { byCodeUnits, clip } from '../../lambdas/shared/text.js';
+import { byCodeUnits, clip, shownValue } from '../../lambdas/shared/text.js';
 
 describe('byCodeUnits', () => {
   it("orders ISO timestamps (toISOString's, the ledger's createdAt and decideBy) as their instants, and as localeCompare did", () => {
@@ -33,5 +33,22 @@ describe('clip', () => {
 describe('isRecord', () => {
   it('holds for a plain object only', () => {
     expect([{}, { a: 1 }, null, [], 'x', 1, undefined].map(isRecord)).toEqual([true, true, false, false, false, false, false]);
+  });
+});
+
+describe('shownValue', () => {
+  it.each([
+    ['a string, quoted (not read as a number, nor as nothing)', '0.5', '"0.5"'],
+    ['an empty string', '', '""'],
+    ['a long string, cut at 80 characters', 'x'.repeat(200), `"${'x'.repeat(79)}…"`],
+    ['a number', 1.5, '1.5'],
+    ['undefined', undefined, 'undefined'],
+    ['null', null, 'null'],
+    ["a module's namespace, by its first keys", { default: {}, saved: new Map() }, 'an object with default, saved'],
+    ['an object without keys', new Map(), 'an object with no keys'],
+    ['an array, by its length', ['a', 'b'], 'an array of 2 items'],
+    ['a function, not its source', () => 'secret', 'a function'],
+  ])('shows %s', (_, value, shown) => {
+    expect(shownValue(value)).toBe(shown);
   });
 });
