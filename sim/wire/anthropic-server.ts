@@ -21,7 +21,7 @@ export interface AnthropicServerOptions {
   policy: Policy;
   /** The one key the server accepts; any other is a 401 `authentication_error`. */
   apiKey: string;
-  /** Model ids the server knows; any other is a 404 `not_found_error`. */
+  /** Model ids the server knows (at least one); any other is a 404 `not_found_error`. */
   models: readonly string[];
   /** The loopback port. @default 0 (a free one; read it from `url`) */
   port?: number;

@@ -24,7 +24,7 @@ export interface BedrockServerOptions {
   region: string;
   /** Access key id → secret access key of the identities the server accepts. */
   credentials: Record<string, string>;
-  /** Model ids the server knows; any other is a 400 `ValidationException` ("The provided model identifier is invalid."). */
+  /** Model ids the server knows (at least one); any other is a 400 `ValidationException` ("The provided model identifier is invalid."). */
   models: readonly string[];
   /** The loopback port. @default 0 (a free one; read it from `url`) */
   port?: number;

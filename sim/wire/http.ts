@@ -69,7 +69,8 @@ export const NON_EMPTY_STRING: OptionRule = ['a non-empty string', (value) => ty
 /** The options every wire server takes. */
 const SHARED_RULES: Readonly<Record<string, OptionRule>> = {
   policy: ['a function (request) => { content, stop_reason }', (value) => typeof value === 'function'],
-  models: ['an array of model ids (strings)', (value) => Array.isArray(value) && value.every((id) => typeof id === 'string' && id !== '')],
+  // None would leave every model unknown: each request refused, 404, by a server that started fine.
+  models: ['a non-empty array of model ids (strings)', (value) => Array.isArray(value) && value.length > 0 && value.every((id) => typeof id === 'string' && id !== '')],
   port: ['an integer from 0 to 65535, or left out', (value) => value === undefined || (Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65535)],
 };
 

@@ -21,7 +21,7 @@ export interface OpenAIServerOptions {
   policy: Policy;
   /** The one bearer key the server accepts; any other is a 401 `invalid_api_key`. */
   apiKey: string;
-  /** Model ids the server knows; any other is a 404 `model_not_found`. */
+  /** Model ids the server knows (at least one); any other is a 404 `model_not_found`. */
   models: readonly string[];
   /** The loopback port. @default 0 (a free one; read it from `url`) */
   port?: number;

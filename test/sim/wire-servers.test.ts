@@ -134,7 +134,9 @@ describe('start options', () => {
   } as const;
   const cases: [keyof typeof START, string, unknown, string][] = [
     ...(['Anthropic', 'OpenAI', 'Bedrock'] as const).flatMap((server): [keyof typeof START, string, unknown, string][] => [
-      [server, 'models', 'claude-haiku-4-5', 'models must be an array of model ids (strings), got "claude-haiku-4-5"'],
+      [server, 'models', 'claude-haiku-4-5', 'models must be a non-empty array of model ids (strings), got "claude-haiku-4-5"'],
+      // No model: every request would be refused as one the server does not serve.
+      [server, 'models', [], 'models must be a non-empty array of model ids (strings), got an array of 0 items'],
       [server, 'policy', undefined, 'policy must be a function (request) => { content, stop_reason }, got undefined'],
       // A free port's number as a string: had it listened, the probe below would reach it.
       [server, 'port', FREE_PORT_AS_STRING, 'port must be an integer from 0 to 65535, or left out, got "<free port>"'],
