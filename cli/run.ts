@@ -160,6 +160,13 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   // `config.<budget>`, once the stack has started). `resume` applies no budget: the run keeps its own.
   const overBudget = !options.resume && overBudgetRequest(options, budgetCeilings(agent), asTyped);
   if (overBudget) throw new UsageError(overBudget.message);
+  // A crash aimed at a tool the agent does not have would never happen: the run would finish and
+  // look recoverable without ever having been killed.
+  const crashTool = options.crashAt?.tool;
+  if (crashTool !== undefined) {
+    const names = agent.tools.flatMap((tool) => (tool.child ? [tool.name, tool.child.agent.name] : [tool.name]));
+    if (!names.includes(crashTool)) throw new UsageError(`--crash-at: agent ${agent.name} has no tool ${JSON.stringify(crashTool)} (it has ${names.join(', ')}): the crash would never happen`);
+  }
   await checkTracingEnv();
   const approvalMode = options.approve ?? (io.interactive ? 'prompt' : 'wait');
   // Unattended, nobody will decide: approvals escalate quickly so the run finishes on its own

@@ -184,6 +184,17 @@ describe('a bad --day file or --date exits 2 naming it, and changes no state', (
     expect(existsSync(stateDir)).toBe(false);
   });
 
+  // A crash aimed at a tool the agent does not have never happens: the run finished and a crash
+  // test passed without any process being killed. Refused, naming the agent's tools.
+  it('a --crash-at tool the agent does not have, named with the tools it has, before anything is made', async () => {
+    const stateDir = join(root, `untouched-${Math.random().toString(36).slice(2)}`);
+    const result = await savepoint('--state-dir', stateDir, 'run', '--template', template, '--crash-at', 'after-commit:issue_refnud');
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/^savepoint: --crash-at: agent refund-reconciler has no tool "issue_refnud" \(it has list_refund_requests, get_order, get_payment, issue_refund, flag_for_review, post_report\): the crash would never happen$/m);
+    oneSentence(result.stderr);
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
   // A number option is decimal digits (an amount: with a fraction), refused otherwise naming the option
   // as typed: read by JavaScript's Number(), `0x10` ran as 16, `1e2` as 100 and `5.0` as 5.
   it.each([
