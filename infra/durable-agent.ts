@@ -181,7 +181,8 @@ export interface DurableAgentProps {
    * The most a run request (the runs API, `StartExecution`, `savepoint --stack … run --max-…`)
    * may ask for, per budget, within the agent's own `maxBudgets`: a request above it is refused,
    * naming the budget (lambdas/runs/budget-caps.ts). Checked at synth; with `agent`, each ceiling
-   * must also be at least the agent's own budget (a run that asks for nothing runs on it).
+   * must also be at least the agent's own budget (a run that asks for nothing runs on it); without
+   * `agent`, a run that asks for nothing is held within each ceiling as it starts.
    * @example { maxDollars: 20, maxSteps: 1_000 }
    * @default none: the agent's `maxBudgets`, else its own budgets (a starter may lower them, not raise them)
    */

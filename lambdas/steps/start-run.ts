@@ -31,7 +31,7 @@ export const DefinitionFacts = schemaOnFirstUse(() => z.object({
 export type DefinitionFacts = z.infer<ReturnType<typeof DefinitionFacts>>;
 import { requestShape } from '../runs/request-shape.js';
 import { copyPrefix, editedPrefix, finishCopy, forkPrefix, forkRunIdTaken, forkRunRecord, type ForkRequest } from '../runs/fork.js';
-import { budgetCeilings, overBudgetRequest } from '../runs/budget-caps.js';
+import { budgetCeilings, overBudgetRequest, withinCeilings } from '../runs/budget-caps.js';
 
 export const StartRunInput = schemaOnFirstUse(() => z.object({
   event: z.unknown(),
@@ -88,7 +88,8 @@ export function createStartRun(deps: StartRunDeps) {
     for (const spec of [model, ...(agent.fallbackModel ? [agent.fallbackModel] : [])]) priceFor(spec, prices);
     const fingerprint = agentFingerprint({ ...agent, model }, deps.codeVersion, prices.version);
     const definitionHash = definition.hash;
-    const config = parseOrThrow(RunConfig(), { ...agent.budgets, ...request.config }, 'run config');
+    const ceilings = budgetCeilings(agent, deps.maxBudgets);
+    const config = withinCeilings(parseOrThrow(RunConfig(), { ...agent.budgets, ...request.config }, 'run config'), request.config, ceilings);
     // Refused before anything is written: a run whose approvals could not be decided in time.
     const problems = configProblems(config, definition);
     if (problems.length > 0) throw new InvalidInputError(`config.${problems.join('; config.')}`);
@@ -124,7 +125,7 @@ export function createStartRun(deps: StartRunDeps) {
     }
     if (request.fork) return startFork(deps, run, { ...request, fork: request.fork }, executionArn, now);
     // A new run may ask for no more than its starter is allowed; a run already started keeps what it was given.
-    const overBudget = overBudgetRequest(request.config, budgetCeilings(agent, deps.maxBudgets));
+    const overBudget = overBudgetRequest(request.config, ceilings);
     // Said before the write that DynamoDB would refuse (one that exists was written, and resumes).
     const tooLarge = runRecordTooLarge({ input: run.input, prompt: run.prompt, requestShape: run.requestShape }, 'input');
     if (tooLarge && !(await deps.ledger.getRun(run.runId))) throw new InvalidInputError(tooLarge);

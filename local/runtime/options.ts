@@ -112,7 +112,8 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   readonly prices?: PriceOverrides;
   /**
    * The deployment's ceilings on the budgets a run request may ask for (the construct's
-   * `maxBudgets`), within the agent's own `maxBudgets` (lambdas/runs/budget-caps.ts).
+   * `maxBudgets`), within the agent's own `maxBudgets` (lambdas/runs/budget-caps.ts); a run that
+   * asks for nothing is held within them too.
    * @default none: the agent's `maxBudgets`, else its own budgets
    */
   readonly maxBudgets?: BudgetCaps;

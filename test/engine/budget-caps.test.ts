@@ -40,4 +40,15 @@ describe('a run request above its budget ceilings', () => {
     expect((await waitFor(() => harness!.stack.ledger.getRun('modest'))).config).toMatchObject({ maxSteps: 300, maxDollars: 20 });
     await expect(harness.startAs('alice@example.com', request('past-deployment', { maxDollars: 20.01 }))).rejects.toThrow(/config\.maxDollars: 20\.01 is above the most a run of this agent may ask for \(20;/);
   });
+
+  it('runs within the deployment’s ceilings when it asks for nothing, though the agent’s own budgets are higher', async () => {
+    // A deployment that caps runs below the agent's own budgets ($5, 400 steps): the construct
+    // refuses it at synth only when given the agent, so the start path must hold it too.
+    harness = await startHarness({ maxBudgets: { maxDollars: 2, maxSteps: 100 } });
+    void harness.startAs('alice@example.com', request('capped', {})).catch(() => undefined);
+    expect((await waitFor(() => harness!.stack.ledger.getRun('capped'))).config).toMatchObject({ maxSteps: 100, maxDollars: 2, maxTokens: 600_000 });
+    // A budget the request names is still the request's, within the ceiling.
+    void harness.startAs('alice@example.com', request('asked', { maxSteps: 50 })).catch(() => undefined);
+    expect((await waitFor(() => harness!.stack.ledger.getRun('asked'))).config).toMatchObject({ maxSteps: 50, maxDollars: 2 });
+  });
 });
