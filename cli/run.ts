@@ -164,7 +164,7 @@ export async function runCommand(raw: Record<string, unknown>, io: { out: (line:
   // look recoverable without ever having been killed.
   const crashTool = options.crashAt?.tool;
   if (crashTool !== undefined) {
-    const names = agent.tools.flatMap((tool) => (tool.child ? [tool.name, tool.child.agent.name] : [tool.name]));
+    const names = [...crashTargets(agent)];
     if (!names.includes(crashTool)) throw new UsageError(`--crash-at: agent ${agent.name} has no tool ${JSON.stringify(crashTool)} (it has ${names.join(', ')}): the crash would never happen`);
   }
   await checkTracingEnv();
@@ -684,4 +684,22 @@ export function fleetBudgetFile(path: string): LocalFleetBudget {
   const parsed = LocalFleetBudget().safeParse(jsonFile('--fleet-budget', path));
   if (!parsed.success) throw new UsageError(`--fleet-budget ${path}: ${problemsOf(parsed.error)}`);
   return parsed.data;
+}
+
+/**
+ * What a `--crash-at <point>:<tool>` may name: the agent's tools and, through each agent tool, the
+ * child agent and its own (a crash point holds in the child runs the run starts too).
+ */
+function crashTargets(agent: Partial<Pick<AgentDefinition, 'tools'>>, seen = new Set<unknown>()): Set<string> {
+  const names = new Set<string>();
+  if (seen.has(agent)) return names;
+  seen.add(agent);
+  for (const tool of agent.tools ?? []) {
+    names.add(tool.name);
+    if (!tool.child) continue;
+    names.add(tool.child.agent.name);
+    // Locally a child agent is its whole definition (local/runtime/children.ts), its tools included.
+    for (const name of crashTargets(tool.child.agent as Partial<Pick<AgentDefinition, 'tools'>>, seen)) names.add(name);
+  }
+  return names;
 }
