@@ -182,12 +182,12 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   };
 
   /** The run a route under `/runs/{runId}` names: 404 when there is none. */
-  const runOf = async (params: Record<string, string>) => {
-    const runId = parseOrThrow(RunId, params['runId'], 'runId');
+  const runOf = async (runId: string) => {
     const run = await options.ledger.getRun(runId);
     if (!run) throw new HttpError(404, `runId: no run ${runId}`);
-    return { runId, run };
+    return run;
   };
+  const runIdOf = (params: Record<string, string>) => parseOrThrow(RunId, params['runId'], 'runId');
   const routes = routeTable<ConsoleRoute>([
     { route: 'GET /version', answer: () => ({ version }) },
     { route: 'GET /stream-ticket', answer: () => tickets.issue() },
@@ -212,7 +212,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     {
       route: 'GET /runs/{runId}',
       answer: async ({ params }) => {
-        const { runId, run } = await runOf(params);
+        const runId = runIdOf(params);
+        const run = await runOf(runId);
         const [view, executions] = await Promise.all([options.client.status(runId), executionLinks(run, options.history, options.executionLink)]);
         // Its lineage: the run it was forked from, and the runs forked from it.
         const lineage = { forkedFrom: run.forkedFrom ?? null, forks: run.forks ?? [] };
@@ -223,21 +224,23 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       // The hazard report of a fork at a turn, shown before it starts.
       route: 'GET /runs/{runId}/fork-report',
       answer: async ({ params, query }) => {
-        const { runId } = await runOf(params);
+        const runId = runIdOf(params);
+        await runOf(runId);
         return { lines: await options.client.forkReport(runId, parseOrThrow(ForkQuery, query, 'query')), version };
       },
     },
     {
       route: 'GET /runs/{runId}/timeline',
       answer: async ({ params, query }) => {
-        const { run } = await runOf(params);
+        const run = await runOf(runIdOf(params));
         return { ...(await timeline(options.ledger, options.history, run, parseOrThrow(TimelineQuery, query, 'query'), options.executionLink)), version };
       },
     },
     {
       route: 'GET /runs/{runId}/state-machine',
       answer: async ({ params, query }) => {
-        const { runId, run } = await runOf(params);
+        const runId = runIdOf(params);
+        const run = await runOf(runId);
         // Counts over the whole chain of executions, or over the one named by `?execution=`.
         const { execution } = parseOrThrow(StateMachineQuery, query, 'query');
         const selected = execution === undefined ? run.executions : run.executions.filter((arn) => executionName(arn) === execution);
@@ -261,7 +264,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       // A run's event stream (lambdas/runs/events.ts): the run view follows its run through it, as any client of the runs API does.
       route: 'GET /runs/{runId}/events',
       stream: ({ params, query }, request, response) => {
-        const runId = parseOrThrow(RunId, params['runId'], 'runId');
+        const runId = runIdOf(params);
         const lastEventId = request.headers['last-event-id'];
         // The ticket is the console's own (it authorized the stream); the rest is the route's query.
         const { ticket: _ticket, ...rest } = query;
@@ -283,9 +286,9 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     {
       route: 'POST /runs/{runId}/kill',
       answer: async ({ params, body }) => {
-        const runId = parseOrThrow(RunId, params['runId'], 'runId');
+        const runId = runIdOf(params);
         const { reason } = parseOrThrow(KillBody, body, 'body');
-        const { run } = await runOf(params);
+        const run = await runOf(runId);
         if (run.status !== 'running') throw new HttpError(409, `runId: run ${runId} is ${run.status}, not running`);
         const view = await options.client.cancel(runId, { by: actor, reason: reason ?? 'killed in the console' });
         changed();
@@ -295,9 +298,9 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     {
       route: 'POST /runs/{runId}/resume',
       answer: async ({ params, body }) => {
-        const runId = parseOrThrow(RunId, params['runId'], 'runId');
+        const runId = runIdOf(params);
         const { force } = parseOrThrow(ResumeBody, body, 'body');
-        const { run } = await runOf(params);
+        const run = await runOf(runId);
         if (run.status !== 'failed') throw new HttpError(409, `runId: run ${runId} is ${run.status}; only a failed run is resumed here`);
         if (!options.canStart) throw new HttpError(409, 'no engine runs: resume with `savepoint resume <runId>`');
         const started = await options.client.start({ runId, input: run.input, ...(force && { force }) });
@@ -308,9 +311,9 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     {
       route: 'POST /runs/{runId}/fork',
       answer: async ({ params, body }) => {
-        const runId = parseOrThrow(RunId, params['runId'], 'runId');
+        const runId = runIdOf(params);
         const fork = parseOrThrow(ForkBody, body, 'body');
-        await runOf(params);
+        await runOf(runId);
         if (!options.canStart) throw new HttpError(409, 'no engine runs: fork with `savepoint fork <runId> --at <turn>`');
         const started = await options.client.fork(runId, { ...fork, runId: fork.runId ?? `${runId}-fork-${fork.at}${fork.effects === 'dry' ? '-dry' : ''}`.slice(0, 80) });
         changed();
