@@ -11,7 +11,7 @@ import { ErrorNames } from '../lambdas/shared/errors.js';
 import { createLoopbackServer } from '../lambdas/shared/loopback-server.js';
 import { sameSecret } from '../lambdas/shared/same-secret.js';
 import { parseOrThrow } from '../lambdas/shared/validation.js';
-import { routeMethods } from '../lambdas/adapters/api-methods.js';
+import { routeTable } from '../lambdas/adapters/api-methods.js';
 import { KillReason } from '../lambdas/runs/run-request.js';
 import { systemClock, type Clock } from '../lambdas/shared/ports.js';
 import { localUser } from '../local/services/approval-api.js';
@@ -105,8 +105,6 @@ const TimelineQuery = z
   .strict();
 const StateMachineQuery = z.object({ execution: z.string().min(1).max(200).optional() }).strict();
 const RunId = z.string().min(1).max(200);
-/** A run's event stream (lambdas/runs/events.ts): the run view follows its run through it, as any client of the runs API does. */
-const RUN_EVENTS = /^\/api\/runs\/([^/]+)\/events$/;
 /** What a decision records (and a kill: KillReason): the page's reason box takes no more (static/index.html). */
 const Reason = z.string().max(MAX_DECISION_REASON).optional();
 const DecisionBody = z.object({ decision: z.enum(['approve', 'reject']), reason: Reason }).strict();
@@ -121,34 +119,28 @@ class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    /** Sent with the answer: a 405's `Allow`. */
-    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
 }
 
+/** A request to a route of the console's API: its path parameters (decoded), its query, and a POST's JSON body. */
+interface ApiCall {
+  params: Record<string, string>;
+  query: Record<string, string>;
+  body: unknown;
+}
+
 /**
- * The console's API routes (under `/api`), each with its method: another method on one of them is
- * refused 405 with the route's methods in `Allow` (RFC 9110 §15.5.6), before a body is read.
+ * A route of the console's API (`METHOD /path` under `/api`, api-methods.ts routeTable) and what
+ * answers it: JSON, or an event stream it writes itself (opened with a ticket, as a browser's
+ * EventSource sends no header). Another method on a route is refused 405 with the route's methods in
+ * `Allow` (RFC 9110 §15.5.6), before a body is read: the same table dispatches and refuses.
  */
-const CONSOLE_ROUTES = routeMethods([
-  'GET /version',
-  'GET /stream-ticket',
-  'GET /info',
-  'GET /events',
-  'GET /runs',
-  'GET /runs/{runId}',
-  'GET /runs/{runId}/fork-report',
-  'GET /runs/{runId}/timeline',
-  'GET /runs/{runId}/state-machine',
-  'GET /runs/{runId}/events',
-  'POST /approvals/{approvalId}/decide',
-  'POST /runs/{runId}/kill',
-  'POST /runs/{runId}/resume',
-  'POST /runs/{runId}/fork',
-  'POST /kill-all',
-]);
+type ConsoleRoute = { route: `${'GET' | 'POST'} /${string}` } & (
+  | { answer(call: ApiCall): Promise<unknown> | unknown }
+  | { stream(call: ApiCall, request: IncomingMessage, response: ServerResponse): Promise<void> | void }
+);
 
 export async function startConsole(options: ConsoleOptions): Promise<ConsoleServer> {
   const host = options.host ?? '127.0.0.1';
@@ -189,108 +181,156 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     return Array.isArray(value) ? value[0] : value;
   };
 
-  const api = async (request: IncomingMessage, url: URL): Promise<unknown> => {
-    const method = request.method ?? 'GET';
-    const refused = CONSOLE_ROUTES.methodNotAllowed(method, url.pathname.slice('/api'.length), url.pathname);
-    if (refused) throw new HttpError(405, refused.message, { allow: refused.allow });
-    const parts = url.pathname.split('/').slice(2).map(decodeSegment); // after /api/
-    const query = Object.fromEntries(url.searchParams);
-    if (method === 'GET') {
-      if (parts[0] === 'version' && parts.length === 1) return { version };
-      if (parts[0] === 'stream-ticket' && parts.length === 1) return tickets.issue();
-      if (parts[0] === 'info' && parts.length === 1) {
+  /** The run a route under `/runs/{runId}` names: 404 when there is none. */
+  const runOf = async (runId: string) => {
+    const run = await options.ledger.getRun(runId);
+    if (!run) throw new HttpError(404, `runId: no run ${runId}`);
+    return run;
+  };
+  const runIdOf = (params: Record<string, string>) => parseOrThrow(RunId, params['runId'], 'runId');
+  const routes = routeTable<ConsoleRoute>([
+    { route: 'GET /version', answer: () => ({ version }) },
+    { route: 'GET /stream-ticket', answer: () => tickets.issue() },
+    {
+      route: 'GET /info',
+      answer: async () => {
         const globalKill = await options.ledger.getGlobalKill();
         return { agent: options.agent ?? null, where: options.where ?? null, readOnly, canStart: options.canStart, version, globalKill: globalKill ?? null };
-      }
-      if (parts[0] === 'runs' && parts.length === 1) return { ...(await runRows(options.ledger, parseOrThrow(RunsQuery, query, 'query'), new Date())), version };
-      if (parts[0] === 'runs' && parts.length >= 2) {
-        const runId = parseOrThrow(RunId, parts[1], 'runId');
-        const run = await options.ledger.getRun(runId);
-        if (!run) throw new HttpError(404, `runId: no run ${runId}`);
-        if (parts.length === 2) {
-          const [view, executions] = await Promise.all([options.client.status(runId), executionLinks(run, options.history, options.executionLink)]);
-          // Its lineage: the run it was forked from, and the runs forked from it.
-          const lineage = { forkedFrom: run.forkedFrom ?? null, forks: run.forks ?? [] };
-          return { ...view, executions, config: run.config, lineage, version };
-        }
-        // The hazard report of a fork at a turn, shown before it starts.
-        if (parts[2] === 'fork-report' && parts.length === 3) return { lines: await options.client.forkReport(runId, parseOrThrow(ForkQuery, query, 'query')), version };
-        if (parts[2] === 'timeline' && parts.length === 3) return { ...(await timeline(options.ledger, options.history, run, parseOrThrow(TimelineQuery, query, 'query'), options.executionLink)), version };
-        if (parts[2] === 'state-machine' && parts.length === 3) {
-          // Counts over the whole chain of executions, or over the one named by `?execution=`.
-          const { execution } = parseOrThrow(StateMachineQuery, query, 'query');
-          const selected = execution === undefined ? run.executions : run.executions.filter((arn) => executionName(arn) === execution);
-          if (selected.length === 0) throw new HttpError(404, `execution: run ${runId} has no execution ${execution}`);
-          const definition = await options.definition?.(run);
-          if (!definition) throw new HttpError(404, 'the state machine definition is not available here (no engine runs and no agent to synthesize it)');
-          const ask = historyAsk(run);
-          const lines = await Promise.all(selected.map((arn) => options.history.linesOf(arn, ask)));
-          const current = run.status === 'running' ? currentState(await options.history.linesOf(run.executionArn)) : undefined;
-          return {
-            ...layoutDefinition(definition),
-            counts: countStates(lines),
-            current: current ?? null,
-            executions: run.executions.map(executionName),
-            selected: execution ?? null,
-            version,
-          };
-        }
-      }
-      throw new HttpError(404, `no route GET ${url.pathname}`);
-    }
-    if (method === 'POST') {
-      if (readOnly) throw new HttpError(403, `read-only: the console is bound to ${host}, not loopback`);
-      const body = await readJson(request);
-      if (parts[0] === 'approvals' && parts.length === 3 && parts[2] === 'decide') {
-        const approvalId = parseOrThrow(z.string().min(1).max(200), parts[1], 'approvalId');
+      },
+    },
+    {
+      // The console's own changes, as a version counter the page reloads on.
+      route: 'GET /events',
+      stream: (_call, request, response) => {
+        response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
+        response.write(`event: version\ndata: ${version}\n\n`);
+        streams.add(response);
+        request.on('close', () => streams.delete(response));
+      },
+    },
+    { route: 'GET /runs', answer: async ({ query }) => ({ ...(await runRows(options.ledger, parseOrThrow(RunsQuery, query, 'query'), new Date())), version }) },
+    {
+      route: 'GET /runs/{runId}',
+      answer: async ({ params }) => {
+        const runId = runIdOf(params);
+        const run = await runOf(runId);
+        const [view, executions] = await Promise.all([options.client.status(runId), executionLinks(run, options.history, options.executionLink)]);
+        // Its lineage: the run it was forked from, and the runs forked from it.
+        const lineage = { forkedFrom: run.forkedFrom ?? null, forks: run.forks ?? [] };
+        return { ...view, executions, config: run.config, lineage, version };
+      },
+    },
+    {
+      // The hazard report of a fork at a turn, shown before it starts.
+      route: 'GET /runs/{runId}/fork-report',
+      answer: async ({ params, query }) => {
+        const runId = runIdOf(params);
+        await runOf(runId);
+        return { lines: await options.client.forkReport(runId, parseOrThrow(ForkQuery, query, 'query')), version };
+      },
+    },
+    {
+      route: 'GET /runs/{runId}/timeline',
+      answer: async ({ params, query }) => {
+        const run = await runOf(runIdOf(params));
+        return { ...(await timeline(options.ledger, options.history, run, parseOrThrow(TimelineQuery, query, 'query'), options.executionLink)), version };
+      },
+    },
+    {
+      route: 'GET /runs/{runId}/state-machine',
+      answer: async ({ params, query }) => {
+        const runId = runIdOf(params);
+        const run = await runOf(runId);
+        // Counts over the whole chain of executions, or over the one named by `?execution=`.
+        const { execution } = parseOrThrow(StateMachineQuery, query, 'query');
+        const selected = execution === undefined ? run.executions : run.executions.filter((arn) => executionName(arn) === execution);
+        if (selected.length === 0) throw new HttpError(404, `execution: run ${runId} has no execution ${execution}`);
+        const definition = await options.definition?.(run);
+        if (!definition) throw new HttpError(404, 'the state machine definition is not available here (no engine runs and no agent to synthesize it)');
+        const ask = historyAsk(run);
+        const lines = await Promise.all(selected.map((arn) => options.history.linesOf(arn, ask)));
+        const current = run.status === 'running' ? currentState(await options.history.linesOf(run.executionArn)) : undefined;
+        return {
+          ...layoutDefinition(definition),
+          counts: countStates(lines),
+          current: current ?? null,
+          executions: run.executions.map(executionName),
+          selected: execution ?? null,
+          version,
+        };
+      },
+    },
+    {
+      // A run's event stream (lambdas/runs/events.ts): the run view follows its run through it, as any client of the runs API does.
+      route: 'GET /runs/{runId}/events',
+      stream: ({ params, query }, request, response) => {
+        const runId = runIdOf(params);
+        const lastEventId = request.headers['last-event-id'];
+        // The ticket is the console's own (it authorized the stream); the rest is the route's query.
+        const { ticket: _ticket, ...rest } = query;
+        return runEvents({ runId, query: rest, lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
+      },
+    },
+    {
+      route: 'POST /approvals/{approvalId}/decide',
+      answer: async ({ params, body }) => {
+        const approvalId = parseOrThrow(z.string().min(1).max(200), params['approvalId'], 'approvalId');
         const { decision, reason } = parseOrThrow(DecisionBody, body, 'body');
         // Decided as the person running the console: the approval API records this machine's user.
         const result = await options.client.decide(approvalId, decision, { reason: reason ?? `${decision}d in the console by ${actor}` });
         changed();
         if (!result.ok) throw new HttpError(result.status, `approvalId: ${result.message}`);
         return { ok: true, status: result.approval.status, delivered: result.delivered, ...(result.waitingForSecond && { waitingForSecond: true }) };
-      }
-      if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'kill') {
-        const runId = parseOrThrow(RunId, parts[1], 'runId');
+      },
+    },
+    {
+      route: 'POST /runs/{runId}/kill',
+      answer: async ({ params, body }) => {
+        const runId = runIdOf(params);
         const { reason } = parseOrThrow(KillBody, body, 'body');
-        const run = await options.ledger.getRun(runId);
-        if (!run) throw new HttpError(404, `runId: no run ${runId}`);
+        const run = await runOf(runId);
         if (run.status !== 'running') throw new HttpError(409, `runId: run ${runId} is ${run.status}, not running`);
         const view = await options.client.cancel(runId, { by: actor, reason: reason ?? 'killed in the console' });
         changed();
         return { ok: true, status: view.report.status, lifecycle: view.lifecycle };
-      }
-      if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'resume') {
-        const runId = parseOrThrow(RunId, parts[1], 'runId');
+      },
+    },
+    {
+      route: 'POST /runs/{runId}/resume',
+      answer: async ({ params, body }) => {
+        const runId = runIdOf(params);
         const { force } = parseOrThrow(ResumeBody, body, 'body');
-        const run = await options.ledger.getRun(runId);
-        if (!run) throw new HttpError(404, `runId: no run ${runId}`);
+        const run = await runOf(runId);
         if (run.status !== 'failed') throw new HttpError(409, `runId: run ${runId} is ${run.status}; only a failed run is resumed here`);
         if (!options.canStart) throw new HttpError(409, 'no engine runs: resume with `savepoint resume <runId>`');
         const started = await options.client.start({ runId, input: run.input, ...(force && { force }) });
         changed();
         return { ok: true, executionArn: started.executionArn };
-      }
-      if (parts[0] === 'runs' && parts.length === 3 && parts[2] === 'fork') {
-        const runId = parseOrThrow(RunId, parts[1], 'runId');
+      },
+    },
+    {
+      route: 'POST /runs/{runId}/fork',
+      answer: async ({ params, body }) => {
+        const runId = runIdOf(params);
         const fork = parseOrThrow(ForkBody, body, 'body');
-        if (!(await options.ledger.getRun(runId))) throw new HttpError(404, `runId: no run ${runId}`);
+        await runOf(runId);
         if (!options.canStart) throw new HttpError(409, 'no engine runs: fork with `savepoint fork <runId> --at <turn>`');
         const started = await options.client.fork(runId, { ...fork, runId: fork.runId ?? `${runId}-fork-${fork.at}${fork.effects === 'dry' ? '-dry' : ''}`.slice(0, 80) });
         changed();
         return { ok: true, runId: started.runId, executionArn: started.executionArn };
-      }
-      if (parts[0] === 'kill-all' && parts.length === 1) {
+      },
+    },
+    {
+      route: 'POST /kill-all',
+      answer: async ({ body }) => {
         const { on, reason } = parseOrThrow(GlobalKillBody, body, 'body');
         const flag = { by: actor, at: new Date().toISOString(), reason: reason ?? 'global kill from the console' };
         const stopped = on ? await killEveryRun(options.ledger, options.client, flag) : await options.ledger.setGlobalKill(undefined).then(() => []);
         changed();
         return { ok: true, globalKill: on, ...(stopped.length > 0 && { stopped }) };
-      }
-      throw new HttpError(404, `no route POST ${url.pathname}`);
-    }
-    throw new HttpError(404, `no route ${method} ${url.pathname}`);
-  };
+      },
+    },
+  ]);
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     // A target that is no URL (`//[`) is none of the console's pages: refused 404 as any other (proxy.ts refuses it too), never a 500.
@@ -318,9 +358,11 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       response.writeHead(200, headers);
       return response.end(asset.body);
     }
+    const method = request.method ?? 'GET';
+    const path = url.pathname.slice('/api'.length);
+    const found = routes.match(method, path);
     // Only the header (or, for an event stream, a ticket taken with it): never a cookie or basic auth.
-    const followed = request.method === 'GET' ? RUN_EVENTS.exec(url.pathname) : null;
-    const stream = request.method === 'GET' && (url.pathname === '/api/events' || followed !== null);
+    const stream = found !== undefined && 'stream' in found.route;
     const ticket = stream ? url.searchParams.get('ticket') : null;
     const authorized = ticket !== null ? tickets.redeem(ticket) : validToken(headerToken(request));
     if (!authorized) {
@@ -331,29 +373,21 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       if (origin !== undefined && !origins.has(origin)) return send(403, { message: `Origin ${origin} may not post to this console` });
       if (request.headers['sec-fetch-site'] === 'cross-site') return send(403, { message: 'a cross-site request may not post to this console' });
     }
-    if (followed) {
-      let runId: string;
-      try {
-        runId = parseOrThrow(RunId, decodeSegment(followed[1]!), 'runId');
-      } catch (error) {
-        return send(400, { message: error instanceof Error ? error.message : String(error) });
-      }
-      const lastEventId = request.headers['last-event-id'];
-      // The ticket is the console's own (it authorized the stream above); the rest is the route's query.
-      const { ticket: _ticket, ...query } = Object.fromEntries(url.searchParams);
-      return runEvents({ runId, query, lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined }, nodeStreamResponse(request, response));
-    }
-    if (stream) {
-      response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
-      response.write(`event: version\ndata: ${version}\n\n`);
-      streams.add(response);
-      request.on('close', () => streams.delete(response));
-      return;
+    if (!found) {
+      const refused = routes.methodNotAllowed(method, path, url.pathname);
+      if (refused) return send(405, { message: refused.message }, { allow: refused.allow });
+      return send(404, { message: `no route ${method} ${url.pathname}` });
     }
     try {
-      send(200, await api(request, url));
+      const params = Object.fromEntries(Object.entries(found.params).map(([name, value]) => [name, decodeSegment(value)]));
+      if (method === 'POST' && readOnly) throw new HttpError(403, `read-only: the console is bound to ${host}, not loopback`);
+      const call = { params, query: Object.fromEntries(url.searchParams), body: method === 'POST' ? await readJson(request) : undefined };
+      if ('stream' in found.route) return await found.route.stream(call, request, response);
+      send(200, await found.route.answer(call));
     } catch (error) {
-      if (error instanceof HttpError) return send(error.status, { message: error.message }, error.headers);
+      // A stream that fails once open cannot be answered anew: the server logs it (createLoopbackServer below).
+      if (response.headersSent) throw error;
+      if (error instanceof HttpError) return send(error.status, { message: error.message });
       if (error instanceof Error && error.name === ErrorNames.InvalidInput) return send(400, { message: error.message });
       // Damaged state is named (which run, which record, what is wrong: what `savepoint verify` says), as the approval API names it.
       if (error instanceof Error && error.name === ErrorNames.LedgerIntegrity) return send(500, { message: error.message });

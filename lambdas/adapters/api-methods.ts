@@ -24,15 +24,31 @@ export const API_METHODS = [
 ] as const;
 
 /**
- * The method checks of a table of routes (`METHOD /path`, `{name}` a path parameter of one
- * segment, as API Gateway matches it; API Gateway's resource, `/runs/{runId}`, matches itself):
- * the methods a path takes, and the refusal of one it does not take.
+ * A table of routes (`METHOD /path`, `{name}` a path parameter of one segment, as API Gateway
+ * matches it; API Gateway's resource, `/runs/{runId}`, matches itself), each with what serves it:
+ * the route of a request with its path parameters (as sent: still percent-encoded), the methods a
+ * path takes, and the refusal of one it does not take. A router that dispatches through `match`
+ * and refuses through `methodNotAllowed` cannot serve a route its 405 does not know, or the reverse.
  */
-export function routeMethods(routes: readonly string[]) {
-  const table = routes.map((route) => {
-    const [method, path] = route.split(' ') as [string, string];
-    return { method, pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`) };
+export function routeTable<Route extends { readonly route: string }>(routes: readonly Route[]) {
+  const table = routes.map((entry) => {
+    const [method, path] = entry.route.split(' ') as [string, string];
+    const names = [...path.matchAll(/\{([^}]+)\}/g)].map((found) => found[1]!);
+    return { entry, method, names, shape: path.replace(/\{[^}]+\}/g, '{}'), pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '([^/]+)')}$`) };
   });
+  // A second route of the same method and path (its parameters named otherwise or not) would never answer.
+  for (const [index, { method, shape, entry }] of table.entries()) {
+    const first = table.findIndex((other) => other.method === method && other.shape === shape);
+    if (first !== index) throw new Error(`routes: ${entry.route} is served by ${table[first]!.entry.route} already`);
+  }
+  /** The route serving `method` on `path`, with its path parameters; undefined when none does (a 405 or a 404). */
+  const match = (method: string, path: string): { route: Route; params: Record<string, string> } | undefined => {
+    for (const { entry, method: taken, names, pattern } of table) {
+      const found = taken === method ? pattern.exec(path) : null;
+      if (found) return { route: entry, params: Object.fromEntries(names.map((name, i) => [name, found[i + 1]!])) };
+    }
+    return undefined;
+  };
   /** The methods the route of `path` takes: none for a path no route serves. */
   const allowedMethods = (path: string): string[] => table.filter(({ pattern }) => pattern.test(path)).map(({ method }) => method);
   /** The refusal of `method` on `path` when its route does not take it (its 405's message and `Allow`), or undefined: it does, or no route serves the path (its router's 404). */
@@ -41,6 +57,12 @@ export function routeMethods(routes: readonly string[]) {
     if (allowed.length === 0 || allowed.includes(method)) return undefined;
     return { message: `${method} is not allowed on ${shownPath}: it takes ${allowed.join(', ')}`, allow: allowed.join(', ') };
   };
+  return { match, allowedMethods, methodNotAllowed };
+}
+
+/** The method checks of a table of routes with nothing to serve them here (a router that chooses by resource: runs-http.ts). */
+export function routeMethods(routes: readonly string[]) {
+  const { allowedMethods, methodNotAllowed } = routeTable(routes.map((route) => ({ route })));
   return { allowedMethods, methodNotAllowed };
 }
 

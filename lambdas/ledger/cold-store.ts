@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { sameSecret } from '../shared/same-secret.js';
@@ -25,11 +25,23 @@ import type { LedgerSealer } from './seal.js';
  * without the key can make it point elsewhere. Reading a group reads one bucket: ~1/256 of what
  * the store holds.
  *
- * It is derived, never the record: the process that opens the ledger to write replays the whole
- * log, so it makes the store anew (`create`) and owns it while it holds the ledger's lock. A
- * reader (`EmbeddedLedger.openToRead`) does not use it; it has the sealed index.
+ * It is derived, never the record: the process that opens the ledger to write owns it while it
+ * holds the ledger's lock, and builds it from the log (`build`): anew, unless the store on disk is
+ * the one an earlier open built from the same log, whole (`built.json`, below). A reader
+ * (`EmbeddedLedger.openToRead`) does not use it; it has the sealed index.
  */
 export const COLD_DIR = 'ledger.cold';
+
+/**
+ * What the store on disk was built from, written last when an open builds it and removed before
+ * anything else is noted in it: the log it was built from (its lines, bytes and chain), each bucket
+ * file's sha256, and a MAC under the chain key. An open of the same log whose store matches it in
+ * every bucket keeps it as it is; a log appended to since, a build cut short by a crash, a store
+ * noted in after its build, or a bucket gone, added or altered is made anew. Every open of the
+ * ledger to write (every CLI command that may write, one then refused too) built the whole store
+ * again before it: a write of every bucket for nothing changed.
+ */
+const BUILT_FILE = 'built.json';
 
 /**
  * One record of a group let go of: its key, where its line is in the log, and what identifies that
@@ -55,6 +67,16 @@ type ApprovalLine = ['a', string, string];
 
 /** The MAC's domain: no log line's chain, no head and no index MAC is this. */
 const MAC_DOMAIN = 'savepoint ledger cold v1';
+const BUILT_DOMAIN = 'savepoint ledger cold built v1';
+/** The form of the groups an open notes (embedded-tiers.ts `take`) and of their lines: a store built by another is made anew. */
+const BUILD_FORMAT = 1;
+
+/** The log a store is built from: its lines, their bytes and the chain of the last one (ledger-index.ts Checkpoint). */
+interface BuiltFrom {
+  readonly lines: number;
+  readonly bytes: number;
+  readonly tip: string;
+}
 
 export class ColdStore {
   /**
@@ -72,6 +94,8 @@ export class ColdStore {
    * answered "not here" without reading and hashing its whole bucket. Made on the first note.
    */
   private noted?: KeyFilter;
+  /** Whether `built.json` stands for the store: from its build until something else is noted. */
+  private built = false;
 
   private constructor(
     readonly dir: string,
@@ -86,6 +110,76 @@ export class ColdStore {
   static create(dir: string, sealer: LedgerSealer): ColdStore {
     rmSync(dir, { recursive: true, force: true });
     return new ColdStore(dir, sealer);
+  }
+
+  /** A store in `dir`, as an earlier process left it: `build` decides whether to keep it. */
+  static at(dir: string, sealer: LedgerSealer): ColdStore {
+    return new ColdStore(dir, sealer);
+  }
+
+  /**
+   * Makes the store hold `groups`, the groups an open lets go of from the log at `from`: the store
+   * on disk when `built.json` says it was built from that log and every bucket is what it says (its
+   * keys noted in the filter, its buckets' hashes taken from them), or else made anew, `built.json`
+   * written last.
+   */
+  build(groups: readonly ColdGroup[], from: BuiltFrom): void {
+    if (this.keep(from)) {
+      for (const group of groups) {
+        (this.noted ??= new KeyFilter()).add(group.group);
+        for (const id of group.approvals) this.noted.add(approvalBucketKey(id));
+      }
+      this.built = true;
+      return;
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+    this.made = false;
+    this.written.clear();
+    this.noted = undefined;
+    this.putAll(groups);
+    if (this.made) {
+      const buckets = Object.fromEntries([...this.written].map(([path, hash]) => [path.slice(this.dir.length + 1), hash.copy().digest('hex')]));
+      const json = JSON.stringify({ format: BUILD_FORMAT, from: { lines: from.lines, bytes: from.bytes, tip: from.tip }, buckets });
+      // Last, after every bucket: a build cut short by a crash has none (or one cut short, whose MAC fails).
+      writeFileSync(join(this.dir, BUILT_FILE), `${json}\t${this.sealer.chain(BUILT_DOMAIN, json)}`, { mode: 0o600 });
+      this.built = true;
+    }
+  }
+
+  /** Whether the store on disk is the one built from `from`, whole: then its buckets are this process's, as written. */
+  private keep(from: BuiltFrom): boolean {
+    const built = join(this.dir, BUILT_FILE);
+    if (!existsSync(built)) return false;
+    let written: Map<string, Hash> | undefined;
+    try {
+      written = this.builtFrom(readFileSync(built, 'utf8'), from);
+    } catch {
+      // A store it cannot read (a directory where a bucket was) is made anew, as any other damage.
+      return false;
+    }
+    if (!written) return false;
+    for (const [path, hash] of written) this.written.set(path, hash);
+    this.made = true;
+    return true;
+  }
+
+  /** Each bucket's hash, when `text` (built.json) is this ledger's, of a build from `from`, and every bucket is what it says. */
+  private builtFrom(text: string, from: BuiltFrom): Map<string, Hash> | undefined {
+    const tab = text.lastIndexOf('\t');
+    const json = text.slice(0, tab);
+    if (tab < 0 || !sameSecret(text.slice(tab + 1), this.sealer.chain(BUILT_DOMAIN, json))) return undefined;
+    const noted = JSON.parse(json) as { format: number; from: BuiltFrom; buckets: Record<string, string> };
+    if (noted.format !== BUILD_FORMAT || noted.from.lines !== from.lines || noted.from.bytes !== from.bytes || noted.from.tip !== from.tip) return undefined;
+    const names = readdirSync(this.dir).filter((name) => name !== BUILT_FILE);
+    if (names.length !== Object.keys(noted.buckets).length) return undefined;
+    const written = new Map<string, Hash>();
+    for (const name of names) {
+      const path = join(this.dir, name);
+      const hash = createHash('sha256').update(readFileSync(path));
+      if (noted.buckets[name] !== hash.copy().digest('hex')) return undefined;
+      written.set(path, hash);
+    }
+    return written;
   }
 
   /** Notes `group` as let go of (replacing what the store held for it), and its approval ids. */
@@ -108,6 +202,11 @@ export class ColdStore {
       if (group.run || group.approvals.length > 0) line.push(group.run?.status, group.run?.createdAt, [...group.approvals]);
       add(group.group, line);
       for (const id of group.approvals) add(approvalBucketKey(id), ['a', id, group.group] satisfies ApprovalLine);
+    }
+    // The store is no longer what was built: the next open builds it again (one deleted under the engine is gone already).
+    if (buckets.size > 0 && this.built) {
+      rmSync(join(this.dir, BUILT_FILE), { force: true });
+      this.built = false;
     }
     if (buckets.size > 0 && !this.made) {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
@@ -135,7 +234,7 @@ export class ColdStore {
 
   /** Every group the store holds now (each bucket read in turn: time in what it holds, memory in one bucket). */
   *groups(): Generator<ColdGroup> {
-    const present = existsSync(this.dir) ? readdirSync(this.dir) : [];
+    const present = existsSync(this.dir) ? readdirSync(this.dir).filter((name) => name !== BUILT_FILE) : [];
     const names = new Set([...present, ...[...this.written.keys()].map((path) => path.slice(this.dir.length + 1))]);
     for (const name of [...names].sort()) {
       const current = new Map<string, GroupLine>();
@@ -187,6 +286,7 @@ export class ColdStore {
   }
 
   private damaged(path: string, what: string): LedgerIntegrityError {
+    // Kept by the next open only if every bucket is what built.json says: a damaged one is made anew.
     return new LedgerIntegrityError({ record: path }, `${what}: the directory ${this.dir} is made anew from the log when the ledger is next opened to write (restart the engine)`);
   }
 

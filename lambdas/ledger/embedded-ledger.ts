@@ -136,8 +136,8 @@ export class EmbeddedLedger extends TieredStore {
       if (options.retainFinishedRuns !== undefined) ledger.retainFinishedRuns = Math.max(1, options.retainFinishedRuns);
       if (options.retainEffects !== undefined) ledger.retainEffects = Math.max(1, options.retainEffects);
       if (options.listedFinishedRuns !== undefined) ledger.listed.limit = Math.max(1, options.listedFinishedRuns);
-      // The index is current now: whatever an earlier process noted of what it let go of is made anew from it.
-      ledger.cold = ColdStore.create(join(options.dir, COLD_DIR), files.sealer);
+      // The index is current now: `take` builds the cold store from it (kept when an earlier open built it from the same log).
+      ledger.cold = ColdStore.at(join(options.dir, COLD_DIR), files.sealer);
       ledger.take(files.index);
       ledger.compactIfLarge(files.index.liveBytes(), options.compaction ?? { ratio: 4, minBytes: 1 << 20 }, onNote);
       ledger.evictFinished();

@@ -129,7 +129,8 @@ export abstract class TieredStore extends StorageLedger {
       const item = items.find((cold) => cold.pk === group && cold.sk === RUN_SK);
       if (run && item) listed.push({ pk: group, createdAt: run.createdAt, item });
     }
-    this.cold!.putAll(groups);
+    // Built from the log at this index: kept as it is on disk when an earlier open built it from the same log.
+    this.cold!.build(groups, index.log);
     this.listNewest(listed);
     const { lines, tip } = index.log;
     this.tip = tip;

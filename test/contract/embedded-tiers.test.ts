@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -204,7 +204,139 @@ describe('what the engine lets go of from memory (ledger.cold/)', () => {
     }
   });
 
-  it('is made anew by each open, and a prune goes through what was let go of', async () => {
+  /**
+   * The files of `dir`'s ledger.cold/ now, held by hard links elsewhere: `replaced()` names those an
+   * open since made anew (or removed), and any file it added.
+   */
+  function holdCold(dir: string) {
+    const cold = join(dir, 'ledger.cold');
+    const held = mkdtempSync(join(tmpdir(), 'savepoint-held-'));
+    dirs.push(held);
+    const names = readdirSync(cold).sort();
+    for (const name of names) linkSync(join(cold, name), join(held, name));
+    const same = (name: string) => existsSync(join(cold, name)) && statSync(join(cold, name)).ino === statSync(join(held, name)).ino;
+    return { names, replaced: () => [...names.filter((name) => !same(name)), ...readdirSync(cold).filter((name) => !names.includes(name))] };
+  }
+
+  /** What `finishedRuns(count)` wrote, read back (from ledger.cold/ for the runs let go of). */
+  async function readsBack(ledger: EmbeddedLedger, count: number) {
+    const ids = Array.from({ length: count }, (_, i) => `run${count - i}`);
+    expect((await ledger.listRuns(count + 5)).map((r) => r.runId)).toEqual(ids);
+    for (let i = 1; i <= count; i++) {
+      expect((await ledger.listConversation(`run${i}`)).turns.map((record) => record.content)).toEqual([[{ type: 'text', text: `turn of run${i}` }]]);
+      expect(await ledger.getEffect(`refunds:issue_refund:rr_${i}`)).toMatchObject({ runId: `run${i}` });
+      expect(await ledger.findApproval(`apv_${String(i).padStart(16, '0')}`)).toMatchObject({ runId: `run${i}`, status: 'approved' });
+    }
+  }
+
+  /** A ledger of `count` finished runs closed, then opened and closed again: its ledger.cold/ as that open built it. */
+  async function built(count: number) {
+    const { dir, ledger } = await finishedRuns(count);
+    ledger.close();
+    EmbeddedLedger.open({ dir }).close();
+    expect(existsSync(join(dir, 'ledger.cold', 'built.json'))).toBe(true);
+    return dir;
+  }
+
+  it('is kept as it is by an open of the log it was built from: an open that writes nothing, or whose write is refused, writes none of its files', async () => {
+    const dir = await built(4);
+    const held = holdCold(dir);
+    expect(held.names.length).toBeGreaterThan(2);
+    const ledger = EmbeddedLedger.open({ dir, retainFinishedRuns: 1, retainEffects: 1, listedFinishedRuns: 2 });
+    try {
+      // A kill of a run there is not: refused, nothing written (as `savepoint kill` of a run that ended is refused).
+      expect(await ledger.killRun('run9', { by: 'alice', at: at(60).toISOString(), reason: 'no such run' })).toBe(false);
+      await readsBack(ledger, 4);
+    } finally {
+      ledger.close();
+    }
+    expect(held.replaced()).toEqual([]);
+  });
+
+  it('is made anew when the log was appended to since it was built: a late write to a run it held (read back, never let go of again) is found', async () => {
+    const dir = await built(3);
+    const held = holdCold(dir);
+    const ledger = EmbeddedLedger.open({ dir });
+    try {
+      await ledger.putBlob('run1', 'd1', ['late blob']);
+    } finally {
+      ledger.close();
+    }
+    // run1's group stayed in memory (16 finished runs are): ledger.cold/ still holds it as it was built, without the blob.
+    expect(held.replaced()).toEqual([]);
+    const reopened = EmbeddedLedger.open({ dir, retainFinishedRuns: 1, retainEffects: 1, listedFinishedRuns: 2 });
+    try {
+      expect(held.replaced()).toEqual(expect.arrayContaining(held.names));
+      expect(await reopened.getBlob('run1', 'd1')).toEqual(['late blob']);
+      await readsBack(reopened, 3);
+    } finally {
+      reopened.close();
+    }
+  });
+
+  it('claims no build once noted in after it (runs let go of since), and is made anew at the next open', async () => {
+    const dir = await built(3);
+    const held = holdCold(dir);
+    const ledger = EmbeddedLedger.open({ dir, retainFinishedRuns: 1, retainEffects: 1, listedFinishedRuns: 2 });
+    try {
+      // Kept at open; then two more runs finish and one of them is let go of into it: it is no longer the build.
+      expect(held.replaced()).toEqual([]);
+      for (const i of [4, 5]) {
+        await ledger.createRun(run(`run${i}`, { createdAt: at(i).toISOString() }));
+        await ledger.recordTurn(turn(1, `turn of run${i}`, `run${i}`));
+        const key = `refunds:issue_refund:rr_${i}`;
+        await ledger.claimCall(call({ runId: `run${i}`, effectKey: key }), at(i), holder({ key, runId: `run${i}` }));
+        await ledger.completeCall({ runId: `run${i}`, turn: 3, call: 1, outcome: { outcome: 'ok', result: `{"paid":${i}}`, latencyMs: 1 }, now: at(i), effect: { key } });
+        await ledger.upsertApproval(approval({ runId: `run${i}`, approvalId: `apv_${String(i).padStart(16, '0')}` }), `token-${i}`);
+        await ledger.decideApproval({ runId: `run${i}`, turn: 3, call: 1 }, { status: 'approved', decidedBy: 'alice' }, at(i));
+        await ledger.finishRun(`run${i}`, { status: 'succeeded' }, at(i + 1));
+      }
+      expect(existsSync(join(dir, 'ledger.cold', 'built.json'))).toBe(false);
+      await readsBack(ledger, 5);
+    } finally {
+      ledger.close();
+    }
+    const reopened = EmbeddedLedger.open({ dir, retainFinishedRuns: 1, retainEffects: 1, listedFinishedRuns: 2 });
+    try {
+      expect(held.replaced()).toEqual(expect.arrayContaining(held.names));
+      expect(existsSync(join(dir, 'ledger.cold', 'built.json'))).toBe(true);
+      await readsBack(reopened, 5);
+    } finally {
+      reopened.close();
+    }
+  });
+
+  // Each as an earlier process, a crash or a person may leave it; each made anew at the next open, and every record found.
+  it.each<[string, (cold: string, bucket: string) => void]>([
+    ['a bucket altered (its run record pointed at an older line of it)', (_cold, bucket) => writeFileSync(bucket, readFileSync(bucket, 'utf8').replace(/("RUN#run1","RUN",)(\d+)/, (_m, head, offset) => `${head}${Number(offset) - 1}`))],
+    ['a bucket cut short', (_cold, bucket) => writeFileSync(bucket, readFileSync(bucket, 'utf8').slice(0, -10))],
+    ['a bucket deleted', (_cold, bucket) => unlinkSync(bucket)],
+    ['a file added', (cold) => writeFileSync(join(cold, 'planted.jsonl'), 'not a line of the store\n')],
+    ['built.json altered', (cold) => writeFileSync(join(cold, 'built.json'), readFileSync(join(cold, 'built.json'), 'utf8').replace('"format":1', '"format":1 '))],
+    ['a build cut short by a crash before built.json (a bucket half written)', (cold, bucket) => {
+      unlinkSync(join(cold, 'built.json'));
+      writeFileSync(bucket, readFileSync(bucket, 'utf8').slice(0, 30));
+    }],
+    ['a build cut short by a crash writing built.json', (cold) => writeFileSync(join(cold, 'built.json'), readFileSync(join(cold, 'built.json'), 'utf8').slice(0, -20))],
+  ])('is made anew when damaged: %s', async (_name, damage) => {
+    const dir = await built(4);
+    const cold = join(dir, 'ledger.cold');
+    const bucket = readdirSync(cold).map((name) => join(cold, name)).find((path) => readFileSync(path, 'utf8').includes('"RUN#run1"'))!;
+    const whole = readFileSync(bucket, 'utf8');
+    damage(cold, bucket);
+    const held = holdCold(dir);
+    const ledger = EmbeddedLedger.open({ dir, retainFinishedRuns: 1, retainEffects: 1, listedFinishedRuns: 2 });
+    try {
+      expect(held.replaced()).toEqual(expect.arrayContaining(held.names.filter((name) => name !== 'planted.jsonl')));
+      expect(readdirSync(cold)).not.toContain('planted.jsonl');
+      expect(readFileSync(bucket, 'utf8')).toBe(whole);
+      await readsBack(ledger, 4);
+    } finally {
+      ledger.close();
+    }
+  });
+
+  it('is made anew by an open after a process that noted in it (a file planted there gone), and a prune goes through what was let go of', async () => {
     const { dir, ledger } = await finishedRuns(4);
     ledger.close();
     writeFileSync(join(dir, 'ledger.cold', 'planted.jsonl'), 'not a line of the store\n');
