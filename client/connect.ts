@@ -170,8 +170,8 @@ export interface RunsClient {
    * itself after the last event yielded (`Last-Event-ID`), a connection silent for 45 s (three
    * heartbeats missed) included, across a restart of `serve` too (with
    * `connect({ stateDir })` it looks the engine's new address up); `after` starts after an event
-   * id a stream gave before. A refusal (no such run 404, an `after` the run does not have 400)
-   * throws a RunsApiError. `signal` ends the iteration where it is, without an error.
+   * id a stream gave before. A refusal (a run id no run can have 400, before any request; no such
+   * run 404; an `after` the run does not have 400) throws a RunsApiError. `signal` ends the iteration where it is, without an error.
    *
    * @example
    * for await (const event of client.events(runId)) console.log(event.id, event.type, event.data);
