@@ -3,8 +3,7 @@ import { join, resolve } from 'node:path';
 import type * as z from 'zod';
 import type { ForkRequest } from '../lambdas/runs/fork.js';
 import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
-import type { RunReport } from '../lambdas/runs/report.js';
-import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
+import type { RunRecord } from '../lambdas/records/ledger-records.js';
 import { SEEN_LIFECYCLE_HEADER, TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
 import { RUN_ID_PATTERN, RUN_ID_RULE } from '../lambdas/runs/run-id.js';
 import { processLives } from '../lambdas/shared/process-lives.js';
@@ -18,24 +17,9 @@ import { isLoopback, loopbackRequest, type Answer } from './loopback-request.js'
  * records who asked (the owner's credential locally, the IAM principal that signed on AWS).
  */
 
-/** A run as the runs API answers it (`GET /v1/runs/{runId}`). */
-export interface Run {
-  /** The run's id, its idempotency key. */
-  runId: string;
-  /** The agent that runs it. */
-  agent: string;
-  /** Where the run is, in MCP Tasks' states: `working`, `input_required`, then `completed`, `failed` or `cancelled`. */
-  lifecycle: Lifecycle;
-  /** savepoint's own status and figures. */
-  report: RunReport;
-  /** The decisions it waits for (never a task token). */
-  approvals: Approval[];
-  /** Read it again after this many seconds; absent once the run has ended. */
-  pollAfterSeconds?: number;
-}
-
-/** An approval as a caller may see it. */
-export type Approval = Omit<ApprovalRecord, 'kind'>;
+// A run and its approvals as the runs API answers them, defined apart: a RunsApiError carries one.
+export type { Approval, Run } from './run.js';
+import type { Approval, Run } from './run.js';
 
 // The wire's answers, defined once beside the handler that sends them.
 export type { RunAccepted as StartedRun, RunSummary } from '../lambdas/runs/runs-api.js';
@@ -92,7 +76,7 @@ export interface StartOptions {
    * copied from the parent `from` without any call, then live. `effects: 'dry'` sends no write;
    * `'reuse'` answers a write the parent made from its record. A fork is a run of its own: a parent
    * the deployment does not hold is refused (`RunsApiError` 404), a fork under its parent's run id
-   * (400) or under the id of any other run (409, with that run), and nothing starts; the same fork
+   * (400) or under the id of any other run (409, with that run as the error's `run`), and nothing starts; the same fork
    * asked for again (parent, turn, effects, input and model) answers the fork (`created: false`).
    * @default none: a run of its own
    * @example
@@ -120,7 +104,8 @@ export { RunsApiError };
 export interface RunsClient {
   /**
    * Starts a run (202), or answers the run that already has this run id (nothing started). The
-   * same run id with another input, or another model named, throws a `RunsApiError` 409.
+   * same run id with another input, or another model named, throws a `RunsApiError` 409 whose `run`
+   * is the run that holds the id.
    *
    * @example
    * const { runId } = await client.start({ input: { date: '2026-11-28' }, runId: 'nightly-2026-11-28' });
@@ -158,7 +143,10 @@ export interface RunsClient {
    * console.log(run.lifecycle, run.report.dollars);
    */
   wait(runId: string, options?: { untilInput?: boolean; signal?: AbortSignal }): Promise<Run>;
-  /** Cancels a live run: the kill is recorded with who asked; a run that waits for a person stops at once. */
+  /**
+   * Cancels a live run: the kill is recorded with who asked; a run that waits for a person stops at
+   * once. A run that has ended throws a `RunsApiError` 409 whose `run` is that run.
+   */
   cancel(runId: string, options?: { reason?: string }): Promise<Run>;
   /** The approvals waiting for a decision: of one run, or of every run. A run id no run can have is refused (`RunsApiError` 400), as the runs API refuses it. */
   approvals(runId?: string): Promise<Approval[]>;
@@ -170,8 +158,8 @@ export interface RunsClient {
    * itself after the last event yielded (`Last-Event-ID`), a connection silent for 45 s (three
    * heartbeats missed) included, across a restart of `serve` too (with
    * `connect({ stateDir })` it looks the engine's new address up); `after` starts after an event
-   * id a stream gave before. A refusal (no such run 404, an `after` the run does not have 400)
-   * throws a RunsApiError. `signal` ends the iteration where it is, without an error.
+   * id a stream gave before. A refusal (a run id no run can have 400, before any request; no such
+   * run 404; an `after` the run does not have 400) throws a RunsApiError. `signal` ends the iteration where it is, without an error.
    *
    * @example
    * for await (const event of client.events(runId)) console.log(event.id, event.type, event.data);
@@ -389,7 +377,9 @@ export function runsClient(first: RunsEndpoint): RunsClient {
     const answer = jsonObjectOf(text);
     if (!response.ok && !accept.includes(response.status)) {
       const message = answer ? answer['message'] : text.slice(0, 200) || undefined;
-      throw new RunsApiError(response.status, typeof message === 'string' ? message : `the runs API answered ${response.status}`);
+      // A conflict answers with the run it conflicts with (a 409's `run`): the caller's to read, not to ask for again.
+      const run = answer?.['run'];
+      throw new RunsApiError(response.status, typeof message === 'string' ? message : `the runs API answered ${response.status}`, typeof run === 'object' && run !== null && !Array.isArray(run) ? { run: run as Run } : {});
     }
     // The runs API answers every success with a JSON object. Anything else is another server at the
     // address (a web app, a proxy's page): read as a run, it had no lifecycle, and `wait` asked again

@@ -1,13 +1,23 @@
-/** A refusal of the API: its HTTP status and the message naming the problem. */
+import type { Run } from './run.js';
+
+/**
+ * A refusal of the API: its HTTP status, the message naming the problem and, when the API answered
+ * with the run the request conflicts with (a 409: a start under a run id another input or model
+ * holds, a fork under a taken run id, a cancel of a run that has ended), that run.
+ */
 export class RunsApiError extends Error {
   /** Always `RunsApiError`. */
   override readonly name = 'RunsApiError';
+  /** The run the API answered the refusal with (`GET /v1/runs/{runId}`'s shape); absent when it named none. */
+  readonly run?: Run;
   constructor(
-    /** The HTTP status the API answered (400 bad input, 403 the credential, 404 no such run, …). */
+    /** The HTTP status the API answered (400 bad input, 403 the credential, 404 no such run, 409 a conflict with a run, …). */
     readonly status: number,
     message: string,
+    details: { run?: Run } = {},
   ) {
     super(message);
+    if (details.run !== undefined) this.run = details.run;
   }
 }
 

@@ -4,6 +4,7 @@ import { methodNotAllowed } from './api-methods.js';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { ApprovalRecord } from '../records/ledger-records.js';
 import { ErrorNames, InvalidInputError, NotFoundError } from '../shared/errors.js';
+import { duplicateKey } from '../shared/json.js';
 import { evidenceFor, renderApprovalPage, renderErrorPage } from '../approvals/page.js';
 import type { Identity } from '../approvals/policy.js';
 import { assertApprovalId, createDecideApproval, deciderPerson, DEFAULT_POLICY, type ApprovalDeps } from '../approvals/decision.js';
@@ -55,11 +56,15 @@ export function assertJsonContentType(event: APIGatewayProxyEvent): void {
 export function parseBody(event: APIGatewayProxyEvent, example = '{"decision":"approve"}'): unknown {
   if (!event.body) throw new InvalidInputError(`body: required (JSON like ${example})`);
   const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw new InvalidInputError('body: not valid JSON');
   }
+  const repeated = duplicateKey(text);
+  if (repeated !== undefined) throw new InvalidInputError(`body: the key ${JSON.stringify(repeated)} is given twice (which one counts depends on the parser): give each key once`);
+  return body;
 }
 
 const html = (statusCode: number, body: string): APIGatewayProxyResult => ({

@@ -1,4 +1,5 @@
 import type { Clock } from '../shared/ports.js';
+import { RUN_ID_PATTERN, RUN_ID_RULE } from '../runs/run-id.js';
 import { eventsAfter, isFinal, UnknownEventId, type RunEvent } from '../runs/events.js';
 import { streamRunEvents, type EventSink, type RunFeeds, type StreamLimits } from '../runs/event-feed.js';
 
@@ -14,8 +15,8 @@ import { streamRunEvents, type EventSink, type RunFeeds, type StreamLimits } fro
  *   → 200 text/event-stream: `id:`/`event:`/`data:` frames, `: heartbeat` comments while idle,
  *     closed after `run.finished`
  *   → 204 a resume point that is the run's last event (`z.run`): nothing more will come
- *   → 404 no such run · 400 a resume point that is not an event of the run, or a query key other
- *     than `after` (nothing is streamed)
+ *   → 404 no such run · 400 a run id no run can have (as `GET /v1/runs/{id}`), a resume point that
+ *     is not an event of the run, or a query key other than `after` (nothing is streamed)
  */
 
 /** What the transport gives the route: a refusal in the API's JSON shape, a 204, or the opened stream. */
@@ -58,6 +59,9 @@ function queryRefusal(query: RunEventsRequest['query']): string | undefined {
 
 export function createRunEventsRoute(deps: { feeds: RunFeeds; clock: Clock; limits?: StreamLimits }) {
   return async (request: RunEventsRequest, response: StreamResponse): Promise<void> => {
+    // A run id no run can have is refused as `GET /v1/runs/{runId}` refuses it, not looked up and
+    // answered 404: "no such run" would tell the caller to wait for one that can never exist.
+    if (!RUN_ID_PATTERN.test(request.runId)) return response.refuse(400, `invalid runId: ${RUN_ID_RULE}`);
     const refused = queryRefusal(request.query);
     if (refused) return response.refuse(400, refused);
     const fromHeader = request.lastEventId !== undefined && request.lastEventId !== '';

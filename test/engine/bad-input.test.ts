@@ -62,6 +62,8 @@ describe('bad input fails once, with the field named, and loses nothing', () => 
 
     expect(await postDecision(stack, approval.approvalId, { decision: 'maybe' })).toMatchObject({ status: 400, body: { message: expect.stringMatching(/decision: Invalid option/) } });
     expect(await postDecision(stack, approval.approvalId, '{not json')).toMatchObject({ status: 400, body: { message: 'body: not valid JSON' } });
+    // Approve to one reader, reject to another: a decision that says both is no decision.
+    expect(await postDecision(stack, approval.approvalId, '{"decision":"approve","decision":"reject"}')).toMatchObject({ status: 400, body: { message: 'body: the key "decision" is given twice (which one counts depends on the parser): give each key once' } });
     expect(await postDecision(stack, approval.approvalId, { decision: 'approve', extra: 1 })).toMatchObject({ status: 400, body: { message: expect.stringMatching(/Unrecognized key: "extra"/) } });
     expect(await postDecision(stack, 'apv_doesnotexist000000', { decision: 'approve' })).toMatchObject({ status: 404 });
     expect(await postDecision(stack, 'not-an-id', { decision: 'approve' })).toMatchObject({ status: 400, body: { message: expect.stringMatching(/approvalId/) } });

@@ -202,6 +202,9 @@ describe('the runs API', { shuffle: false }, () => {
     const otherInput = await send('POST', '', { runId: 'v1-twice', input: { ...sampleInput, date: '2026-11-27' } });
     expect(otherInput.status).toBe(409);
     expect(otherInput.body).toMatchObject({ message: expect.stringMatching(/^runId: run v1-twice was started with the input .*2026-11-28.*, not .*2026-11-27/), run: { runId: 'v1-twice' } });
+    // The client's refusal carries that run, as the API answered it: who holds the id, read without asking again.
+    const client = runsClient({ base: runs.replace(/\/runs$/, '') });
+    await expect(client.start({ runId: 'v1-twice', input: { ...sampleInput, date: '2026-11-27' } })).rejects.toMatchObject({ name: 'RunsApiError', status: 409, run: { runId: 'v1-twice', agent: 'refund-reconciler', report: { input: sampleInput } } });
     const otherModel = await send('POST', '', { runId: 'v1-twice', input: sampleInput, model: 'anthropic:claude-haiku-4-5' });
     expect(otherModel.status).toBe(409);
     expect(otherModel.body['message']).toMatch(/^model: run v1-twice runs on sim:savepoint-sim-1, not anthropic:claude-haiku-4-5: start a new run id/);
@@ -209,6 +212,8 @@ describe('the runs API', { shuffle: false }, () => {
     expect(h.stack.engine.listExecutions().executions.length).toBe(executions);
     await approveAll('v1-twice');
     expect((await h.stack.ledger.listRuns(1_000)).filter((run) => run.runId === 'v1-twice')).toHaveLength(1);
+    // A cancel of the run that has ended: refused with the run, its lifecycle the end it reached.
+    await expect(client.cancel('v1-twice')).rejects.toMatchObject({ name: 'RunsApiError', status: 409, message: 'runId: run v1-twice is succeeded, not running', run: { runId: 'v1-twice', lifecycle: 'completed' } });
   });
 
   it('reads a run: its report, lifecycle and no poll hint once it has ended', async () => {
@@ -246,6 +251,8 @@ describe('the runs API refuses bad input with its status, and changes nothing', 
     { name: 'a cancel of a run id with a malformed escape', status: 400, message: /^runId: malformed percent-encoding/, request: () => send('POST', '/%E0%A4%A/cancel', {}) },
     { name: 'a batch id with a malformed escape, named as the batch id', status: 400, message: /^batchId: malformed percent-encoding/, request: () => send('GET', '/%ZZ', undefined, { url: runs.replace(/\/runs$/, '/batches') }) },
     { name: 'a malformed body', status: 400, message: /^body: not valid JSON$/, request: () => send('POST', '', '{"input":') },
+    { name: 'a key given twice, which parsers read differently', status: 400, message: /^body: the key "runId" is given twice \(which one counts depends on the parser\): give each key once$/, request: () => send('POST', '', `{"input":${JSON.stringify(sampleInput)},"runId":"v1-bad-8","runId":"v1-bad-9"}`) },
+    { name: 'a key given twice in the input, named by its path', status: 400, message: /^body: the key "input\.date" is given twice/, request: () => send('POST', '', `{"input":{"date":"2026-11-28","date":"2026-11-27"},"runId":"v1-bad-10"}`) },
     { name: 'no body', status: 400, message: /^body: required/, request: () => send('POST', '') },
     { name: 'an unknown field', status: 400, message: /bogus/, request: () => send('POST', '', { input: sampleInput, runId: 'v1-bad-1', bogus: 1 }) },
     { name: 'an input the agent refuses', status: 400, message: /^invalid input of agent refund-reconciler/, request: () => send('POST', '', { input: { day: 1 }, runId: 'v1-bad-2' }) },

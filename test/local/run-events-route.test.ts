@@ -315,6 +315,23 @@ describe('GET /v1/runs/{id}/events', () => {
     await expect(iterate()).rejects.toThrow(RunsApiError);
     await expect(iterate()).rejects.toMatchObject({ status: 404 });
   });
+
+  it('refuses a run id no run can have 400 naming runId, as a read of the run does, not 404; the client before any request', async () => {
+    const { origin } = await served();
+    for (const runId of ['a%2Fb', 'a%20b', 'a'.repeat(81)]) {
+      const refused = await fetch(`${origin}/${CREDENTIAL}/v1/runs/${runId}/events`);
+      expect([refused.status, await refused.json()], runId).toEqual([400, { message: 'invalid runId: expected 1-80 letters, digits, "-" or "_" (it names the execution)' }]);
+    }
+    let requests = 0;
+    const counted: typeof fetch = (input, init) => ((requests += 1), fetch(input, init));
+    for (const runId of ['', 'a/b', '50%']) {
+      const iterate = async () => {
+        for await (const _ of followEvents({ url: origin, credential: CREDENTIAL, fetch: counted }, runId)) void _;
+      };
+      await expect(iterate()).rejects.toMatchObject({ name: 'RunsApiError', status: 400, message: `invalid runId: expected 1-80 letters, digits, "-" or "_" (it names the execution), got ${JSON.stringify(runId)}` });
+    }
+    expect(requests).toBe(0);
+  });
 });
 
 describe("the stream's limits (those it keeps on AWS: lambdas/runs/stream-limits.ts)", () => {
