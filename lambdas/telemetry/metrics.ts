@@ -1,6 +1,6 @@
 import type { ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { inputTokensOf } from '../records/messages.js';
-import { providerAndModel } from './spans.js';
+import { providerAndModel, toolErrorType } from './spans.js';
 
 /**
  * A run's GenAI metrics, derived from its sealed ledger records by pure functions (as its spans
@@ -52,11 +52,11 @@ export function turnMeasurements(turn: TurnRecord): Measurement[] {
 
 /**
  * A completed tool call: how long it took (`execute_tool`, a well-known operation name), with
- * `error.type` when the tool answered an error. A refused call (rejected or expired approval) ran
- * nothing and measures nothing.
+ * `error.type` when the tool answered an error (the code it recorded, as on its span: spans.ts
+ * `toolErrorType`). A refused call (rejected or expired approval) ran nothing and measures nothing.
  */
 export function callMeasurements(call: ToolCallRecord): Measurement[] {
   if (call.status !== 'completed' || call.outcome === 'rejected' || call.outcome === 'expired' || call.latencyMs === undefined) return [];
-  const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name, ...(call.outcome === 'error' && { 'error.type': 'tool_error' }) };
+  const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name, ...(call.outcome === 'error' && { 'error.type': toolErrorType(call) }) };
   return [{ metric: OPERATION_DURATION, value: call.latencyMs / 1000, attributes }];
 }

@@ -137,6 +137,37 @@ function content(options: ContentOptions, record: TurnRecord | ToolCallRecord, a
   return kept === undefined ? {} : { [attribute]: kept };
 }
 
+/**
+ * A turn's finish reason as the conventions name it (their `FinishReason`: `stop`, `length`,
+ * `content_filter`, `tool_call`, `error`). The ledger records every provider's reason in Anthropic's
+ * words (models/openai.ts, bedrock.ts map theirs to them); a reason with no counterpart stays as it is.
+ */
+const FINISH_REASONS: Readonly<Record<string, string>> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_call' };
+export const finishReasonOf = (stopReason: string): string => FINISH_REASONS[stopReason] ?? stopReason;
+
+/**
+ * A turn's content as the parts of the conventions' output message: text as `{ type: 'text',
+ * content }`, a tool call as `{ type: 'tool_call', id, name, arguments }`.
+ */
+const partOf = (block: TurnRecord['content'][number]) =>
+  block.type === 'text' ? { type: 'text', content: block.text } : block.type === 'tool_use' ? { type: 'tool_call', id: block.id, name: block.name, arguments: block.input } : block;
+
+/**
+ * A tool call's `error.type` when it answered the model an error: the code its recorded result
+ * names (`invalid_arguments`, `unknown_tool`, `timeout`, `tool_failed`, `invalid_request`,
+ * `malformed_response`, `terminal`, `outcome_unknown`, …: tools/failures.ts and
+ * conversation/tool-calls.ts make them), else the conventions' fallback `_OTHER`. The span and the
+ * duration point (metrics.ts) carry the same.
+ */
+export function toolErrorType(call: Pick<ToolCallRecord, 'result'>): string {
+  try {
+    const code = (JSON.parse(call.result ?? '') as { error?: unknown } | null)?.error;
+    return typeof code === 'string' && /^[a-z][a-z0-9_.]*$/.test(code) ? code : '_OTHER';
+  } catch {
+    return '_OTHER';
+  }
+}
+
 /** `chat {model}`: one model turn, from its record. */
 export function turnSpan(turn: TurnRecord, options: ContentOptions = {}): SpanRecord {
   const { provider, model } = providerAndModel(turn.model);
@@ -151,7 +182,7 @@ export function turnSpan(turn: TurnRecord, options: ContentOptions = {}): SpanRe
       'gen_ai.request.model': model,
       'gen_ai.response.model': model,
       'gen_ai.conversation.id': turn.runId,
-      'gen_ai.response.finish_reasons': [turn.stopReason],
+      'gen_ai.response.finish_reasons': [finishReasonOf(turn.stopReason)],
       // The conventions count cached tokens inside input_tokens; Anthropic's input_tokens excludes
       // them: the sum, as the ledger's counters hold it.
       'gen_ai.usage.input_tokens': inputTokensOf(turn.usage),
@@ -164,7 +195,7 @@ export function turnSpan(turn: TurnRecord, options: ContentOptions = {}): SpanRe
       'savepoint.record.digest': recordDigest(turn),
       ...(turn.compaction && { 'savepoint.compaction.covers': turn.compaction.covers }),
       ...(turn.fingerprint && { 'savepoint.fingerprint': turn.fingerprint }),
-      ...content(options, turn, 'gen_ai.output.messages', [{ role: 'assistant', parts: turn.content, finish_reason: turn.stopReason }]),
+      ...content(options, turn, 'gen_ai.output.messages', [{ role: 'assistant', parts: turn.content.map(partOf), finish_reason: finishReasonOf(turn.stopReason) }]),
     },
     links: [],
     status: 'unset',
@@ -195,6 +226,7 @@ export function callSpan(call: ToolCallRecord, options: SpanOptions = {}): SpanR
       // A refused call (approval rejected or expired) never reached the outside system.
       'savepoint.executed': call.status === 'completed' && !refused,
       'savepoint.record.digest': recordDigest(call),
+      ...(call.outcome === 'error' && { 'error.type': toolErrorType(call) }),
       ...content(options, call, 'gen_ai.tool.call.arguments', call.args),
       ...content(options, call, 'gen_ai.tool.call.result', call.result),
     },
@@ -278,6 +310,8 @@ export function runSpans(run: RunRecord): SpanRecord[] {
       'gen_ai.usage.cache_read.input_tokens': run.cachedInputTokens,
       'savepoint.status': run.status,
       ...(run.stopReason && { 'savepoint.stop_reason': run.stopReason }),
+      // The error the run failed with (an `ErrorNames` name, e.g. `Agent.Terminal`): the conventions' error.type.
+      ...(run.status === 'failed' && { 'error.type': run.error?.error ?? '_OTHER' }),
       'savepoint.steps': run.steps,
       'savepoint.model_turns': run.modelTurns,
       'savepoint.tool_calls': run.toolCalls,

@@ -11,6 +11,7 @@ import type { ApprovalRecord, RunRecord, ToolCallRecord, TurnRecord } from '../.
 import { executionChain } from '../../lambdas/guards/history.js';
 import { callSpanId, runSpanId, spanIdOf, traceIdOf, turnSpanId } from '../../lambdas/telemetry/spans.js';
 import { savepoint, smallDay, workspace } from '../support/cli-process.js';
+import { scratchDir } from '../support/scratch.js';
 import { startOtlpReceiver, type ReceivedPoint, type ReceivedSpan, type Receiver } from '../support/otlp-receiver.js';
 
 /**
@@ -119,7 +120,6 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
         'gen_ai.usage.output_tokens': turn.usage.output_tokens,
         'gen_ai.usage.cache_read.input_tokens': turn.usage.cache_read_input_tokens ?? 0,
         'gen_ai.usage.cache_creation.input_tokens': turn.usage.cache_creation_input_tokens ?? 0,
-        'gen_ai.response.finish_reasons': [turn.stopReason],
         'savepoint.cost.usd': turn.costMicros / 1e6,
       });
     }
@@ -139,6 +139,17 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
       'savepoint.budget.remaining.steps': run.config.maxSteps - run.steps,
       'savepoint.status': 'succeeded',
     });
+  });
+
+  it("each chat span's finish reason is one of the conventions' values, not the provider's stop reason", () => {
+    // The conventions' FinishReason: stop, length, content_filter, tool_call, error.
+    const conventions: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_call' };
+    const turns = records.turns as TurnRecord[];
+    expect(new Set(turns.map((turn) => turn.stopReason))).toEqual(new Set(['tool_use', 'end_turn']));
+    for (const turn of turns) {
+      const span = live.find((one) => one.spanId === turnSpanId(runId, turn.turn))!;
+      expect(span.attributes['gen_ai.response.finish_reasons'], `turn ${turn.turn}`).toEqual([conventions[turn.stopReason]]);
+    }
   });
 
   it("one savepoint.budget_check per turn it let through and one that ended the run, its figures the ledger's", () => {
@@ -235,7 +246,11 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     expect(JSON.parse(String(tool.attributes['gen_ai.tool.call.arguments']))).toEqual(call.args);
     expect(tool.attributes['gen_ai.tool.call.result']).toBe(call.result);
     const chat = spans.find((span) => span.spanId === turnSpanId(runId, 1))!;
-    expect(JSON.parse(String(chat.attributes['gen_ai.output.messages']))[0]).toMatchObject({ role: 'assistant', parts: (records.turns[0] as TurnRecord).content });
+    // The conventions' output message: parts `{ type: 'text', content }` and `{ type: 'tool_call', id, name, arguments }`, their finish reason.
+    const turn = records.turns.find((one: TurnRecord) => one.turn === 1) as TurnRecord;
+    const parts = turn.content.map((block) => (block.type === 'text' ? { type: 'text', content: block.text } : block.type === 'tool_use' ? { type: 'tool_call', id: block.id, name: block.name, arguments: block.input } : block));
+    expect(parts.some((part) => part.type === 'tool_call')).toBe(true);
+    expect(JSON.parse(String(chat.attributes['gen_ai.output.messages']))).toEqual([{ role: 'assistant', parts, finish_reason: 'tool_call' }]);
     // Still never a key, even with content on.
     for (const span of spans) for (const value of strings(span)) for (const known of records.calls) expect(value).not.toContain((known as ToolCallRecord).idempotencyKey);
   });
@@ -299,6 +314,47 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     expect((await savepoint(['--state-dir', parent.stateDir, 'trace', runId], { env: otel() })).code).toBe(0);
     const parentRoot = ofRun(receiver.spans).find((span) => span.spanId === runSpanId(runId))!;
     expect(parentRoot.links).toEqual([{ traceId: traceIdOf(fork), spanId: runSpanId(fork), attributes: { 'savepoint.link': 'forked_to', 'savepoint.fork.run': fork, 'savepoint.fork.turn': 4 } }]);
+  });
+});
+
+describe('a run whose tool calls fail, and then the run', { timeout: 120_000 }, () => {
+  // failing-note: its read is called with arguments its schema refuses (answered `invalid_arguments`),
+  // then its write throws a TerminalError (recorded `terminal`, and the run fails with Agent.Terminal).
+  const agent = new URL('./fixtures/failing-note.dev.ts', import.meta.url).pathname;
+  const failing = 'traced-failure';
+  let spans: ReceivedSpan[];
+  let points: ReceivedPoint[];
+
+  beforeAll(async () => {
+    const stateDir = join(scratchDir('savepoint-otel-failure-'), 'state');
+    receiver.clear();
+    const ran = await savepoint(['--state-dir', stateDir, 'run', '--run-id', failing, '--input', JSON.stringify({ text: 'lunch at noon' }), '--json', '--agent', agent], {
+      env: otel({ OTEL_SERVICE_NAME: 'failing-notes' }),
+    });
+    expect(ran.code, ran.stderr).toBe(1);
+    spans = receiver.spans.filter((span) => span.traceId === traceIdOf(failing));
+    points = receiver.points.filter((point) => point.resource['service.name'] === 'failing-notes');
+  });
+
+  it("an execute_tool span that answered an error has status ERROR and error.type, the code the call recorded, as its duration point has", () => {
+    const tools = named(spans, 'execute_tool');
+    expect(tools.map((span) => [span.name, span.status.code, span.attributes['error.type']])).toEqual([
+      ['execute_tool find_note', 2, 'invalid_arguments'],
+      ['execute_tool save_note', 2, 'terminal'],
+    ]);
+    const durations = points.filter((point) => point.metric === 'gen_ai.client.operation.duration' && point.attributes['gen_ai.operation.name'] === 'execute_tool');
+    expect(durations.map((point) => [point.attributes['gen_ai.tool.name'], point.attributes['error.type']]).sort()).toEqual([
+      ['find_note', 'invalid_arguments'],
+      ['save_note', 'terminal'],
+    ]);
+  });
+
+  it("a failed run's invoke_agent span has status ERROR and error.type, the error the run failed with", () => {
+    const [root] = named(spans, 'invoke_agent');
+    expect(root).toMatchObject({ name: 'invoke_agent failing-note', status: { code: 2 } });
+    expect(root!.attributes['error.type']).toBe('Agent.Terminal');
+    // The model turns ended well: no error on them.
+    for (const chat of named(spans, 'chat')) expect(chat.attributes['error.type'], chat.name).toBeUndefined();
   });
 });
 

@@ -95,7 +95,7 @@ describe('spans from records', () => {
 
   it('prints the tree with the run at the root', () => {
     const tree = formatSpanTree([turnSpan(turn()), callSpan(call())]);
-    expect(tree.split('\n')).toEqual([expect.stringMatching(/^chat claude-haiku-4-5 {2}0\.800 s {2}in 1050 out 20 tokens {2}\$0\.001234 {2}tool_use$/), expect.stringMatching(/^execute_tool issue_refund .* ok {2}attempt 2$/)]);
+    expect(tree.split('\n')).toEqual([expect.stringMatching(/^chat claude-haiku-4-5 {2}0\.800 s {2}in 1050 out 20 tokens {2}\$0\.001234 {2}tool_call$/), expect.stringMatching(/^execute_tool issue_refund .* ok {2}attempt 2$/)]);
   });
 });
 
