@@ -249,18 +249,21 @@ function childRunLinks(call: ToolCallRecord, tool: Pick<ToolDefinition, 'child'>
 /**
  * A retried attempt that found its result recorded and counted (it did nothing): marked as not
  * executed, linked to the span of the call or turn that did the work. Its id is derived too, so
- * the same replay seen twice is one span.
+ * the same replay seen twice is one span. It carries no `gen_ai.usage.*`: it spent no tokens, and a
+ * backend that sums a trace's usage over its spans would count the turn's twice.
  */
 export function replaySpan(record: TurnRecord | ToolCallRecord, atMs: number, options: SpanOptions = {}): SpanRecord {
   const original = record.kind === 'turn' ? turnSpan(record) : callSpan(record, { ...(options.tools && { tools: options.tools }) });
   const place = record.kind === 'turn' ? `replay/turn/${record.turn}` : `replay/call/${record.turn}/${record.call}`;
   return {
     ...base(record.runId, place, { name: original.name, kind: original.kind, startMs: atMs, endMs: atMs }),
-    attributes: { ...original.attributes, 'savepoint.executed': false, 'savepoint.replay': true },
+    attributes: { ...withoutUsage(original.attributes), 'savepoint.executed': false, 'savepoint.replay': true },
     links: [{ traceId: original.traceId, spanId: original.spanId, attributes: { 'savepoint.link': 'replay_of' } }],
     status: 'unset',
   };
 }
+
+const withoutUsage = (attributes: SpanRecord['attributes']): SpanRecord['attributes'] => Object.fromEntries(Object.entries(attributes).filter(([name]) => !name.startsWith('gen_ai.usage.')));
 
 /** `savepoint.approval`: a decided approval (a pending one has no end yet), linked to the call it guards. */
 export function approvalSpan(approval: ApprovalRecord): SpanRecord | undefined {

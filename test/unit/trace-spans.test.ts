@@ -124,6 +124,9 @@ describe('the tracing decorator over a real ledger', () => {
     const [original, replay] = exporter.getFinishedSpans();
     expect(replay!.attributes).toMatchObject({ 'savepoint.executed': false, 'savepoint.replay': true });
     expect(original!.attributes['savepoint.executed']).toBe(true);
+    // It spent nothing: a backend summing the trace's token usage counts the turn once.
+    expect(original!.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+    expect(Object.keys(replay!.attributes).filter((name) => name.startsWith('gen_ai.usage.'))).toEqual([]);
     expect(replay!.links[0]!.context.spanId).toBe(original!.spanContext().spanId);
     expect(replay!.spanContext().spanId).not.toBe(original!.spanContext().spanId);
   });
