@@ -110,9 +110,9 @@ export interface RunsClient {
    * @example
    * const { runId } = await client.start({ input: { date: '2026-11-28' }, runId: 'nightly-2026-11-28' });
    */
-  start(options: StartOptions): Promise<StartedRun>;
+  start(options: StartOptions, request?: RequestOptions): Promise<StartedRun>;
   /** The run now; `undefined` for a run id the deployment does not hold. */
-  get(runId: string): Promise<Run | undefined>;
+  get(runId: string, options?: RequestOptions): Promise<Run | undefined>;
   /**
    * A page of runs, newest first: of the `agent` named, or of every agent the API serves (a serve
    * of several agents pages through all their runs with one cursor). Pass `nextCursor` back
@@ -124,7 +124,7 @@ export interface RunsClient {
    *   if (!page.nextCursor) break;
    * }
    */
-  list(query?: { agent?: string; status?: RunRecord['status'] | Lifecycle; cursor?: string; limit?: number }): Promise<RunPage>;
+  list(query?: { agent?: string; status?: RunRecord['status'] | Lifecycle; cursor?: string; limit?: number } & RequestOptions): Promise<RunPage>;
   /**
    * Resolves when the run has ended (or waits for a person, with `untilInput`), by long-polls of at
    * most 20 s each (under API Gateway's 29 s). `signal` stops the wait, the long-poll in flight
@@ -147,11 +147,11 @@ export interface RunsClient {
    * Cancels a live run: the kill is recorded with who asked; a run that waits for a person stops at
    * once. A run that has ended throws a `RunsApiError` 409 whose `run` is that run.
    */
-  cancel(runId: string, options?: { reason?: string }): Promise<Run>;
+  cancel(runId: string, options?: { reason?: string } & RequestOptions): Promise<Run>;
   /** The approvals waiting for a decision: of one run, or of every run. A run id no run can have is refused (`RunsApiError` 400), as the runs API refuses it. */
-  approvals(runId?: string): Promise<Approval[]>;
+  approvals(runId?: string, options?: RequestOptions): Promise<Approval[]>;
   /** Approves or rejects an approval, as the caller the API authenticated. */
-  decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string }): Promise<Approval & { delivered?: boolean }>;
+  decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string } & RequestOptions): Promise<Approval & { delivered?: boolean }>;
   /**
    * The run's progress as it happens (`GET /v1/runs/{runId}/events`, Server-Sent Events): each
    * event once, in order, until the run's last (`run.finished`). A dropped connection is resumed by
@@ -175,7 +175,7 @@ export interface RunsClient {
    * const batch = await client.startBatch({ items: customers.map((id) => ({ customer: id })), concurrency: 20, batchId: 'invoices-2026-11' });
    * console.log(batch.runs.length, batch.created);
    */
-  startBatch(options: StartBatchOptions): Promise<Batch>;
+  startBatch(options: StartBatchOptions, request?: RequestOptions): Promise<Batch>;
   /**
    * A batch's progress (`GET /v1/batches/{batchId}`): each run's status, counted, and for a batch that did not succeed its `error` and `cause` (as Step Functions ended its execution); `undefined` for a batch id the deployment does not hold.
    *
@@ -183,7 +183,21 @@ export interface RunsClient {
    * const { status, counts } = (await client.batch('invoices-2026-11'))!;
    * console.log(status, counts.succeeded ?? 0);
    */
-  batch(batchId: string): Promise<Batch | undefined>;
+  batch(batchId: string, options?: RequestOptions): Promise<Batch | undefined>;
+}
+
+/**
+ * What every call of the client takes besides its own options: a `signal` that stops it — the
+ * request in flight, its answer not yet read — rejecting with an error named `AbortError` (code
+ * `ABORT_ERR`, its `cause` the signal's reason), as `wait` does. Without one, a call waits as long
+ * as the transport lets it (a server that accepts the connection and never answers holds it).
+ *
+ * @example
+ * const run = await client.get(runId, { signal: AbortSignal.timeout(5_000) });
+ */
+export interface RequestOptions {
+  /** Stops the call. @default none: the call is not stopped */
+  signal?: AbortSignal;
 }
 
 /** Where `connect` finds the runs API. */
@@ -361,10 +375,12 @@ export function runsClient(first: RunsEndpoint): RunsClient {
     });
   const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = [], signal?: AbortSignal, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> => {
     let response: Answer;
+    const stopped = () => abortError(`stopped: ${method} ${path.replace(/\?.*/, '')}`, signal);
+    if (signal?.aborted) throw stopped();
     try {
       response = await request(method, path, body, signal, headers);
     } catch (error) {
-      if (signal?.aborted) throw error;
+      if (signal?.aborted) throw stopped();
       // A serve that restarted listens at a new address with a new credential: look it up once more
       // (what it published in its state directory) and ask again. Every request is safe to repeat:
       // a start is idempotent on its run id, a cancel's first kill stands, a decision is taken once (a repeat is a 409).
@@ -373,7 +389,13 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       endpoint = { ...moved, locate };
       response = await request(method, path, body, signal, headers);
     }
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      if (signal?.aborted) throw stopped();
+      throw error;
+    }
     const answer = jsonObjectOf(text);
     if (!response.ok && !accept.includes(response.status)) {
       const message = answer ? answer['message'] : text.slice(0, 200) || undefined;
@@ -396,11 +418,11 @@ export function runsClient(first: RunsEndpoint): RunsClient {
   };
 
   return {
-    start: async (options) => (await call<StartedRun>('POST', '/runs', options)).body,
-    get: (runId) => get(runId),
-    async list(query = {}) {
+    start: async (options, request = {}) => (await call<StartedRun>('POST', '/runs', options, [], request.signal)).body,
+    get: (runId, options = {}) => get(runId, undefined, options.signal),
+    async list({ signal, ...query } = {}) {
       const params = new URLSearchParams(Object.entries(query).flatMap(([key, value]) => (value === undefined ? [] : [[key, String(value)]])));
-      return (await call<RunPage>('GET', `/runs${params.size > 0 ? `?${params}` : ''}`)).body;
+      return (await call<RunPage>('GET', `/runs${params.size > 0 ? `?${params}` : ''}`, undefined, [], signal)).body;
     },
     async wait(runId, options = {}) {
       const stopped = () => abortError(`stopped waiting for run ${runId}`, options.signal);
@@ -433,19 +455,19 @@ export function runsClient(first: RunsEndpoint): RunsClient {
         seen = run.lifecycle;
       }
     },
-    cancel: async (runId, options = {}) => (await call<Run>('POST', `${runPath(runId)}/cancel`, options)).body,
-    async approvals(runId) {
+    cancel: async (runId, { signal, ...body } = {}) => (await call<Run>('POST', `${runPath(runId)}/cancel`, body, [], signal)).body,
+    async approvals(runId, options = {}) {
       // The approval API lists every run's: a run id no run can have would filter them all away,
       // and look like a run with nothing waiting, so it is refused as the runs API refuses it.
       if (runId !== undefined) checkRunId(runId);
-      const { approvals } = (await call<{ approvals: Approval[] }>('GET', '/approvals')).body;
+      const { approvals } = (await call<{ approvals: Approval[] }>('GET', '/approvals', undefined, [], options.signal)).body;
       return runId === undefined ? approvals : approvals.filter((approval) => approval.runId === runId);
     },
     decide: async (approvalId, decision, options = {}) =>
-      (await call<Approval & { delivered?: boolean }>('POST', `/approvals/${encodeURIComponent(approvalId)}`, { decision, ...(options.reason !== undefined && { reason: options.reason }) })).body,
-    startBatch: async (options) => (await call<Batch>('POST', '/batches', options)).body,
-    async batch(batchId) {
-      const answer = await call<Batch>('GET', `/batches/${encodeURIComponent(batchId)}`, undefined, [404]);
+      (await call<Approval & { delivered?: boolean }>('POST', `/approvals/${encodeURIComponent(approvalId)}`, { decision, ...(options.reason !== undefined && { reason: options.reason }) }, [], options.signal)).body,
+    startBatch: async (options, request = {}) => (await call<Batch>('POST', '/batches', options, [], request.signal)).body,
+    async batch(batchId, options = {}) {
+      const answer = await call<Batch>('GET', `/batches/${encodeURIComponent(batchId)}`, undefined, [404], options.signal);
       return answer.status === 404 ? undefined : answer.body;
     },
     events: (runId, options = {}) =>

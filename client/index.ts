@@ -17,4 +17,4 @@
  * @packageDocumentation
  */
 export { lifecycleOf, type Lifecycle } from '../lambdas/runs/lifecycle.js';
-export { connect, runsClient, RunsApiError, type Approval, type Batch, type BatchRunStatus, type StartBatchOptions, type ConnectOptions, type Run, type RunEvent, type RunPage, type RunsClient, type RunsEndpoint, type RunSummary, type StartedRun, type StartFork, type StartOptions } from './connect.js';
+export { connect, runsClient, RunsApiError, type Approval, type Batch, type BatchRunStatus, type StartBatchOptions, type ConnectOptions, type Run, type RunEvent, type RunPage, type RequestOptions, type RunsClient, type RunsEndpoint, type RunSummary, type StartedRun, type StartFork, type StartOptions } from './connect.js';

@@ -91,3 +91,53 @@ it('gives up on a serve that takes the request and sends nothing, after the 300 
     server.close();
   }
 });
+
+it("stops each call on its signal, a request the server took and never answers too, and sends nothing once it has aborted", async () => {
+  // A server that takes every request and answers none: only the call's signal ends it.
+  const taken: string[] = [];
+  let received!: () => void;
+  let next = new Promise<void>((resolve) => (received = resolve));
+  const bodies: string[] = [];
+  const server = createServer((request) => {
+    taken.push(`${request.method} ${request.url}`);
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      if (body) bodies.push(body);
+      received();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const client = await connect({ url: origin, credential: 'c' });
+    const calls: [string, (signal: AbortSignal) => Promise<unknown>][] = [
+      ['POST /runs', (signal) => client.start({ input: {}, runId: 'r1' }, { signal })],
+      ['GET /runs/r1', (signal) => client.get('r1', { signal })],
+      ['GET /runs', (signal) => client.list({ limit: 5, signal })],
+      ['POST /runs/r1/cancel', (signal) => client.cancel('r1', { reason: 'late', signal })],
+      ['GET /approvals', (signal) => client.approvals(undefined, { signal })],
+      ['POST /approvals/apv_1', (signal) => client.decide('apv_1', 'approve', { signal })],
+      ['POST /batches', (signal) => client.startBatch({ items: [{}] }, { signal })],
+      ['GET /batches/b1', (signal) => client.batch('b1', { signal })],
+    ];
+    for (const [route, call] of calls) {
+      const controller = new AbortController();
+      const settled = call(controller.signal);
+      await next;
+      next = new Promise<void>((resolve) => (received = resolve));
+      const reason = new Error('the user left');
+      controller.abort(reason);
+      await expect(settled, route).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR', message: `stopped: ${route}`, cause: reason });
+    }
+    // What each sent: its route and body, the signal in neither.
+    expect(taken.map((line) => line.replace('/c/v1', ''))).toEqual(calls.map(([route]) => (route === 'GET /runs' ? 'GET /runs?limit=5' : route)));
+    expect(bodies).toEqual(['{"input":{},"runId":"r1"}', '{"reason":"late"}', '{"decision":"approve"}', '{"items":[{}]}']);
+    // Aborted already: nothing is sent.
+    await expect(client.get('r1', { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    expect(taken).toHaveLength(calls.length);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
