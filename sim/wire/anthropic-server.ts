@@ -214,6 +214,11 @@ export function anthropicFault(fault: Fault): WireReply {
     case 'server_error':
       return error(500, 'api_error', 'Internal server error');
     case 'spend_cap':
+      // https://platform.claude.com/docs/en/api/rate-limits (the tier's cap) and /en/api/errors (a limit you set).
+      if (fault.spendCap === 'tier') {
+        return error(429, 'rate_limit_error', "You have reached your API usage limits: your organization has crossed its monthly API usage threshold, set based on your organization's API tier. You will regain access on 2027-01-01 at 00:00 UTC.", {}, { error_code: 'enforced_spend_limit_reached' });
+      }
+      if (fault.spendCap === 'limit') return error(400, 'invalid_request_error', 'You have reached your specified API usage limits. You will regain access on 2027-01-01 at 00:00 UTC.');
       return error(400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.');
     case 'auth':
       return error(401, 'authentication_error', 'invalid x-api-key');
@@ -224,8 +229,8 @@ function retryAfter(fault: Fault): Record<string, string> {
   return fault.retryAfterSeconds === undefined ? {} : { 'retry-after': String(fault.retryAfterSeconds) };
 }
 
-function error(status: number, type: string, message: string, headers: Record<string, string> = {}): WireReply {
-  return { status, headers: { 'request-id': requestId(message), ...headers }, body: { type: 'error', error: { type, message }, request_id: requestId(message) } };
+function error(status: number, type: string, message: string, headers: Record<string, string> = {}, details?: Record<string, string>): WireReply {
+  return { status, headers: { 'request-id': requestId(message), ...headers }, body: { type: 'error', error: { type, message, ...(details && { details }) }, request_id: requestId(message) } };
 }
 
 function requestId(seed: string): string {

@@ -125,6 +125,19 @@ describe('Anthropic adapter against the strict wire server', () => {
     }
   });
 
+  it('stops at the usage tier’s monthly spend cap (a 429 rate_limit_error) and at a spend limit of the organization’s, never retried', async () => {
+    await withServer(async (server, client) => {
+      server.failNext(1, { kind: 'spend_cap', spendCap: 'tier' });
+      await expect(client.createMessage(firstRequest(MODEL))).rejects.toMatchObject({
+        name: 'Agent.Terminal',
+        message: expect.stringMatching(/429 enforced_spend_limit_reached: You have reached your API usage limits.*\[spend_cap\].*monthly spend cap/),
+      });
+      server.failNext(1, { kind: 'spend_cap', spendCap: 'limit' });
+      await expect(client.createMessage(firstRequest(MODEL))).rejects.toThrow(/400 invalid_request_error: You have reached your specified API usage limits.*\[spend_cap\].*spend limit/);
+      expect(server.requestCount()).toBe(2);
+    });
+  });
+
   it('refuses a wrong key, an unknown model and a bad tool schema as terminal', async () => {
     const wrongKey = new AnthropicModelClient({ apiKey: 'sk-ant-wrong', baseUrl: server.url });
     await expect(wrongKey.createMessage(firstRequest(MODEL))).rejects.toThrow(/401 authentication_error.*ANTHROPIC_API_KEY/);
