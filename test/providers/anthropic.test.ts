@@ -138,6 +138,19 @@ describe('Anthropic adapter against the strict wire server', () => {
     });
   });
 
+  it('stops at a prompt that, with max_tokens, exceeds the context window, naming it as such (not as a malformed request)', async () => {
+    // The system prompt and tools are about 1,500 tokens: within a 2,000-token window, not with 1,024 more out.
+    const own = await startAnthropicServer({ policy: scriptedPolicy, apiKey: KEY, models: [MODEL], contextWindow: 2_000 });
+    try {
+      await expect(new AnthropicModelClient({ apiKey: KEY, baseUrl: own.url }).createMessage(firstRequest(MODEL))).rejects.toMatchObject({
+        name: 'Agent.Terminal',
+        message: expect.stringMatching(/400 invalid_request_error: input length and `max_tokens` exceed context limit: \d+ \+ 1024 > 2000.*\[context_too_long\]/),
+      });
+    } finally {
+      await own.close();
+    }
+  });
+
   it('refuses a wrong key, an unknown model and a bad tool schema as terminal', async () => {
     const wrongKey = new AnthropicModelClient({ apiKey: 'sk-ant-wrong', baseUrl: server.url });
     await expect(wrongKey.createMessage(firstRequest(MODEL))).rejects.toThrow(/401 authentication_error.*ANTHROPIC_API_KEY/);
