@@ -29,6 +29,16 @@ export function classifyAnthropicError(error: unknown, now: number = Date.now(),
   if (/credit balance is too low/i.test(message) || error.type === 'billing_error' || status === 402) {
     return terminal(fault, 'spend_cap', 'add credits or raise the spend limit in the Anthropic Console (Settings → Billing / Limits)', error);
   }
+  // The usage tier's monthly spend cap is a 429 `rate_limit_error` like a rate limit, without
+  // retry-after: "Retrying, including the SDKs' automatic retries, fails until access resumes"
+  // (https://platform.claude.com/docs/en/api/rate-limits). Told apart by `error.details.error_code`.
+  if (error.errorCode === 'enforced_spend_limit_reached') {
+    return terminal({ ...fault, code: error.errorCode }, 'spend_cap', 'the organization reached its usage tier’s monthly spend cap: access resumes on the first day of the next month (UTC), or sooner at a higher tier (Claude Console → Limits)', error);
+  }
+  // A spend limit the organization or workspace set itself: a 400 whose message says so.
+  if (status === 400 && /reached your specified (workspace )?API usage limits/i.test(message)) {
+    return terminal(fault, 'spend_cap', 'raise or remove the organization’s or workspace’s spend limit in the Claude Console (Billing / Limits)', error);
+  }
   if (status === 429) return throttled(fault, retryAfterSeconds(error.headers, now), error);
   if (status === 529 || error.type === 'overloaded_error') return throttled(fault, retryAfterSeconds(error.headers, now), error);
   if (status === 408 || status >= 500) return transient(fault, error);

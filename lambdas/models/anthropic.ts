@@ -3,7 +3,7 @@ import { Messages } from '@anthropic-ai/sdk/resources/messages/messages';
 import type { Message as AnthropicMessage } from '@anthropic-ai/sdk/resources/messages/messages';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { MessageResponse, type MessageRequest, type ModelClient } from '../records/messages.js';
+import { MessageResponse, withoutCutCalls, type MessageRequest, type ModelClient } from '../records/messages.js';
 import { classifyAnthropicError } from './anthropic-errors.js';
 import { toAnthropicParams } from './anthropic-params.js';
 import { DEFAULT_MODEL_TIMEOUT_MS, maxTokensWithin } from '../shared/timing.js';
@@ -65,12 +65,15 @@ export class AnthropicModelClient implements ModelClient {
 
 /** The SDK's message back in the ledger's shape, validated: model output is outside input. */
 export function fromAnthropicMessage(message: AnthropicMessage): MessageResponse {
-  const content = message.content.map((block) => {
+  const stop = stopReason(message.stop_reason);
+  const blocks = message.content.map((block) => {
     if (block.type === 'text') return { type: 'text', text: block.text };
     if (block.type === 'tool_use') return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
     // Thinking and server-tool blocks only come when requested, and savepoint requests neither.
     throw new InvalidInputError(`invalid anthropic response: unexpected content block of type ${block.type}`);
   });
+  // A cut answer's last tool_use may hold half its input: none of its calls is made (records/messages.ts).
+  const content = stop === 'max_tokens' ? withoutCutCalls(blocks) : blocks;
   const usage = message.usage;
   return parseOrThrow(
     MessageResponse(),
@@ -80,7 +83,7 @@ export function fromAnthropicMessage(message: AnthropicMessage): MessageResponse
       role: 'assistant',
       model: message.model,
       content,
-      stop_reason: stopReason(message.stop_reason),
+      stop_reason: stop,
       usage: {
         input_tokens: usage.input_tokens,
         output_tokens: usage.output_tokens,

@@ -12,7 +12,7 @@ import {
 import * as z from 'zod';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { MessageResponse, type ContentBlock, type Message, type MessageRequest, type ModelClient } from '../records/messages.js';
+import { MessageResponse, unparsedArguments, withoutCutCalls, type ContentBlock, type Message, type MessageRequest, type ModelClient } from '../records/messages.js';
 import { classifyBedrockError } from './bedrock-errors.js';
 
 export interface BedrockClientOptions {
@@ -116,15 +116,20 @@ const ToolInput = z.record(z.string(), z.unknown());
 export function fromConverseOutput(output: ConverseCommandOutput, model: string): MessageResponse {
   const message = output.output?.message;
   if (message === undefined) throw new InvalidInputError('invalid bedrock response: no output message');
-  const content = (message.content ?? []).map((block): ContentBlock => {
+  const stop = stopReason(output.stopReason);
+  const blocks = (message.content ?? []).map((block): ContentBlock => {
     if (block.text !== undefined) return { type: 'text', text: block.text };
     if (block.toolUse !== undefined) {
       const { toolUseId, name, input } = block.toolUse;
-      return { type: 'tool_use', id: toolUseId ?? '', name: name ?? '', input: parseOrThrow(ToolInput, input, `model output: input of tool call ${toolUseId ?? '?'}`) };
+      // Input that is no JSON object is the model's mistake, answered to it (conversation/tool-calls.ts), as on the other providers.
+      const parsed = ToolInput.safeParse(input);
+      return { type: 'tool_use', id: toolUseId ?? '', name: name ?? '', input: parsed.success ? parsed.data : unparsedArguments(JSON.stringify(input ?? null)) };
     }
     // Reasoning, citations, images: never requested, so never expected.
     throw new InvalidInputError(`invalid bedrock response: unexpected content block ${Object.keys(block).join(', ')}`);
   });
+  // A cut answer's last toolUse may hold half its input: none of its calls is made (records/messages.ts).
+  const content = stop === 'max_tokens' ? withoutCutCalls(blocks) : blocks;
   const usage = output.usage;
   return parseOrThrow(
     MessageResponse(),
@@ -135,7 +140,7 @@ export function fromConverseOutput(output: ConverseCommandOutput, model: string)
       role: 'assistant',
       model,
       content,
-      stop_reason: stopReason(output.stopReason),
+      stop_reason: stop,
       usage: {
         // Converse counts cache reads and writes apart from inputTokens, as Anthropic does.
         input_tokens: usage?.inputTokens ?? 0,

@@ -5,7 +5,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import { toAnthropicParams } from './anthropic-params.js';
 import { deadline } from '../shared/deadline.js';
 import { realTimers, type Timers } from '../shared/ports.js';
-import { MessageResponse, type MessageRequest, type ModelClient } from '../records/messages.js';
+import { MessageResponse, withoutCutCalls, type MessageRequest, type ModelClient } from '../records/messages.js';
 
 export interface HttpMessagesClientOptions {
   /** e.g. `http://127.0.0.1:4010` or `https://api.anthropic.com`; `/v1/messages` is appended. */
@@ -81,7 +81,9 @@ export class HttpMessagesClient implements ModelClient {
       } catch (error) {
         throw new InvalidInputError(`invalid model response: body is not JSON (${clip(body, 300)})`, { cause: error });
       }
-      return parseOrThrow(MessageResponse(), json, 'model response');
+      const response = parseOrThrow(MessageResponse(), json, 'model response');
+      // A cut answer's last tool_use may hold half its input: none of its calls is made (records/messages.ts).
+      return response.stop_reason === 'max_tokens' ? { ...response, content: withoutCutCalls(response.content) } : response;
     }
     throw statusError(status, body);
   }

@@ -9,7 +9,7 @@ import type {
 import * as z from 'zod';
 import { InvalidInputError, TerminalError } from '../shared/errors.js';
 import { parseOrThrow } from '../shared/validation.js';
-import { MessageResponse, unparsedArguments, type Message, type MessageRequest, type ModelClient, type ToolUseBlock } from '../records/messages.js';
+import { MessageResponse, unparsedArguments, withoutCutCalls, type Message, type MessageRequest, type ModelClient, type ToolUseBlock } from '../records/messages.js';
 import { classifyOpenAIError } from './openai-errors.js';
 
 export interface OpenAIClientOptions {
@@ -120,15 +120,14 @@ export function fromChatCompletion(completion: ChatCompletion): MessageResponse 
   if (message.refusal) throw new TerminalError(`openai model refused to answer: ${message.refusal} — review the prompt and the tool results it was given`);
   if (finish === 'content_filter') throw new TerminalError('openai content filter stopped the answer (finish_reason content_filter) — review the prompt and the tool results it was given');
 
-  // A cut answer may hold a half-written call: none is complete enough to run (as with the others).
-  const calls = finish === 'length' ? [] : (message.tool_calls ?? []);
-  const toolUses = calls.map((call): ToolUseBlock => {
+  const toolUses = (message.tool_calls ?? []).map((call): ToolUseBlock => {
     if (call.type !== 'function') throw new InvalidInputError(`invalid openai response: unexpected tool call of type ${call.type}`);
     // Arguments that are not a JSON object are the model's mistake, answered to it as one
     // (conversation/tool-calls.ts), not a failed run: kept as it wrote them.
     const input = Arguments.safeParse(parseJson(call.function.arguments));
     return { type: 'tool_use', id: call.id, name: call.function.name, input: input.success ? input.data : unparsedArguments(call.function.arguments) };
   });
+  const content = [...(message.content ? [{ type: 'text' as const, text: message.content }] : []), ...toolUses];
   const cached = completion.usage?.prompt_tokens_details?.cached_tokens ?? 0;
   const prompt = completion.usage?.prompt_tokens ?? 0;
   return parseOrThrow(
@@ -138,7 +137,8 @@ export function fromChatCompletion(completion: ChatCompletion): MessageResponse 
       type: 'message',
       role: 'assistant',
       model: completion.model,
-      content: [...(message.content ? [{ type: 'text', text: message.content }] : []), ...toolUses],
+      // A cut answer may hold a half-written call: none of its calls is made (records/messages.ts).
+      content: finish === 'length' ? withoutCutCalls(content) : content,
       stop_reason: finish === 'length' ? 'max_tokens' : toolUses.length > 0 ? 'tool_use' : finish === 'stop' ? 'end_turn' : unsupported(finish),
       usage: {
         // prompt_tokens includes the cached ones; the ledger counts them apart, as Anthropic does.

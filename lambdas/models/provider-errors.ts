@@ -100,7 +100,8 @@ function header(headers: HeaderSource | undefined, name: string): string | undef
 
 /** Whether a 400's message says the prompt does not fit the model's context window. */
 export function isContextTooLong(message: string): boolean {
-  return /prompt is too long|context length|context window|maximum context|too many (input )?tokens|input is too long/i.test(message);
+  // Anthropic (and Claude on Bedrock) also: "input length and `max_tokens` exceed context limit: N + M > W".
+  return /prompt is too long|context length|context window|context limit|maximum context|too many (input )?tokens|input is too long/i.test(message);
 }
 
 export function errorMessage(error: unknown): string {

@@ -38,6 +38,28 @@ export function unparsedOf(input: unknown): string | undefined {
   return typeof written === 'string' && Object.keys(input).length === 1 ? written : undefined;
 }
 
+/**
+ * An answer cut off at its output cap (`max_tokens`, or the model's context window filling up) may
+ * end in a tool call whose input is incomplete — Anthropic: "If Claude's response is cut off due to
+ * hitting the max_tokens limit, and the truncated response contains an incomplete tool use block,
+ * you'll need to retry the request"; OpenAI's `length` and Bedrock's `max_tokens` alike. No call of
+ * a cut answer is made, whatever its input looks like (a half-written string still validates): each
+ * becomes a text block saying so, which the model reads in its own turn when it is asked again (and
+ * which keeps that turn from being empty, which providers refuse). Every adapter applies it.
+ */
+export function withoutCutCalls<B extends { type: string }>(content: readonly (B | ToolUseBlock)[]): (B | TextBlock)[] {
+  return content.map((block) => (isToolUse(block) ? cutCall(block.name) : block));
+}
+
+/** The text that stands for a call cut off at the output cap (`withoutCutCalls`). */
+export function cutCall(name: string): TextBlock {
+  return { type: 'text', text: `(a call of ${name}, cut off at max_tokens before its input was complete: not made)` };
+}
+
+function isToolUse(block: { type: string }): block is ToolUseBlock {
+  return block.type === 'tool_use';
+}
+
 /** A tool call's result, answered to the model in the next user message (`is_error` for a failure it may correct). */
 export const ToolResultBlock = schemaOnFirstUse(() => z.object({
   type: z.literal('tool_result'),

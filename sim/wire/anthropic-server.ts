@@ -5,7 +5,7 @@ import { ANTHROPIC_VERSIONS } from './anthropic-versions.js';
 import { conversationProblem } from './conversation.js';
 import { checkStartOptions, header, NON_EMPTY_STRING, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
 import { askPolicy, fitToMaxTokens, type Fault, type Policy } from './policy.js';
-import { BreakpointCache, type PromptBlock } from './prompt-cache.js';
+import { BreakpointCache, estimateTokens, type PromptBlock } from './prompt-cache.js';
 
 /**
  * A strict local Anthropic Messages API (`POST /v1/messages`): checks the key (`x-api-key`, or
@@ -23,6 +23,13 @@ export interface AnthropicServerOptions {
   apiKey: string;
   /** Model ids the server knows (at least one); any other is a 404 `not_found_error`. */
   models: readonly string[];
+  /**
+   * The models' context window in tokens (estimated as characters / 4): a prompt over it is a 400
+   * "prompt is too long: N tokens > W maximum", and one whose input plus `max_tokens` is over it a
+   * 400 "input length and `max_tokens` exceed context limit: N + M > W, decrease input length or
+   * `max_tokens` and try again", as the Messages API answers. @default 200_000
+   */
+  contextWindow?: number;
   /** The loopback port. @default 0 (a free one; read it from `url`) */
   port?: number;
 }
@@ -109,6 +116,12 @@ function handle(request: WireRequest, options: AnthropicServerOptions, cache: Br
   const blocks = promptBlocks(body);
   const breakpoints = blocks.filter((b) => b.breakpoint).length;
   if (breakpoints > MAX_BREAKPOINTS) return error(400, 'invalid_request_error', `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`);
+  const window = options.contextWindow ?? 200_000;
+  const input = estimateTokens(blocks.reduce((chars, block) => chars + block.text.length, 0));
+  if (input > window) return error(400, 'invalid_request_error', `prompt is too long: ${input} tokens > ${window} maximum`);
+  if (input + body.max_tokens > window) {
+    return error(400, 'invalid_request_error', `input length and \`max_tokens\` exceed context limit: ${input} + ${body.max_tokens} > ${window}, decrease input length or \`max_tokens\` and try again`);
+  }
   const translated = MessageRequest().safeParse(toInternal(body));
   if (!translated.success) return error(400, 'invalid_request_error', translated.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   const internal = translated.data;
@@ -214,6 +227,11 @@ export function anthropicFault(fault: Fault): WireReply {
     case 'server_error':
       return error(500, 'api_error', 'Internal server error');
     case 'spend_cap':
+      // https://platform.claude.com/docs/en/api/rate-limits (the tier's cap) and /en/api/errors (a limit you set).
+      if (fault.spendCap === 'tier') {
+        return error(429, 'rate_limit_error', "You have reached your API usage limits: your organization has crossed its monthly API usage threshold, set based on your organization's API tier. You will regain access on 2027-01-01 at 00:00 UTC.", {}, { error_code: 'enforced_spend_limit_reached' });
+      }
+      if (fault.spendCap === 'limit') return error(400, 'invalid_request_error', 'You have reached your specified API usage limits. You will regain access on 2027-01-01 at 00:00 UTC.');
       return error(400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.');
     case 'auth':
       return error(401, 'authentication_error', 'invalid x-api-key');
@@ -224,8 +242,8 @@ function retryAfter(fault: Fault): Record<string, string> {
   return fault.retryAfterSeconds === undefined ? {} : { 'retry-after': String(fault.retryAfterSeconds) };
 }
 
-function error(status: number, type: string, message: string, headers: Record<string, string> = {}): WireReply {
-  return { status, headers: { 'request-id': requestId(message), ...headers }, body: { type: 'error', error: { type, message }, request_id: requestId(message) } };
+function error(status: number, type: string, message: string, headers: Record<string, string> = {}, details?: Record<string, string>): WireReply {
+  return { status, headers: { 'request-id': requestId(message), ...headers }, body: { type: 'error', error: { type, message, ...(details && { details }) }, request_id: requestId(message) } };
 }
 
 function requestId(seed: string): string {

@@ -27,7 +27,7 @@ export type Policy = (request: MessageRequest) => PolicyReply;
  * - `overloaded`: Anthropic 529 `overloaded_error`, Bedrock `ServiceUnavailableException` (or
  *   `ThrottlingException` via `rate_limit`), OpenAI 503;
  * - `server_error`: 500;
- * - `spend_cap`: Anthropic "credit balance is too low", OpenAI 429 `insufficient_quota`, Bedrock
+ * - `spend_cap`: Anthropic "credit balance is too low" (or another of its caps: `Fault.spendCap`), OpenAI 429 `insufficient_quota`, Bedrock
  *   `AccessDeniedException` for an invalid payment instrument;
  * - `auth`: the provider's answer to a bad key or signature.
  */
@@ -39,6 +39,14 @@ export interface Fault {
   readonly kind: FaultKind;
   /** The `retry-after` header of a `rate_limit` or `overloaded` answer, in seconds. @default none */
   readonly retryAfterSeconds?: number;
+  /**
+   * Which of Anthropic's documented spend caps a `spend_cap` answers: `credits` (400 "Your credit
+   * balance is too low"), `tier` (the usage tier's monthly cap: 429 `rate_limit_error` with
+   * `error.details.error_code` `enforced_spend_limit_reached` and no `retry-after`), `limit` (a spend
+   * limit the organization set: 400 "You have reached your specified API usage limits"). The other
+   * providers have one answer. @default 'credits'
+   */
+  readonly spendCap?: 'credits' | 'tier' | 'limit';
 }
 
 /** Every {@link FaultKind}, for tests that go through them all. */

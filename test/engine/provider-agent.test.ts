@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { defineAgent, defineTool, type ModelPolicy } from '../../lambdas/index.js';
 import { unparsedArguments } from '../../lambdas/records/messages.js';
 import { assertRunsLocally } from '../../local/runtime/agents.js';
+import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import { createTestEnvironment, type TestEnvironment } from '../../testing/index.js';
@@ -46,13 +47,13 @@ function model(calls: Record<string, unknown>[]): ModelPolicy {
 const KEY = 'sk-provider-agent';
 let env: TestEnvironment | undefined;
 let server: WireServer | undefined;
-const saved = { key: process.env['OPENAI_API_KEY'], url: process.env['OPENAI_BASE_URL'] };
+const saved = { key: process.env['OPENAI_API_KEY'], url: process.env['OPENAI_BASE_URL'], anthropicKey: process.env['ANTHROPIC_API_KEY'], anthropicUrl: process.env['ANTHROPIC_BASE_URL'] };
 afterEach(async () => {
   await env?.close();
   await server?.close();
   env = server = undefined;
   answered = [];
-  for (const [name, value] of [['OPENAI_API_KEY', saved.key], ['OPENAI_BASE_URL', saved.url]] as const) {
+  for (const [name, value] of [['OPENAI_API_KEY', saved.key], ['OPENAI_BASE_URL', saved.url], ['ANTHROPIC_API_KEY', saved.anthropicKey], ['ANTHROPIC_BASE_URL', saved.anthropicUrl]] as const) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
@@ -80,6 +81,31 @@ describe('an agent on a provider model, without a dev module', () => {
     expect(() => assertRunsLocally(agent, { model: 'sim:savepoint-sim-1' })).toThrow(/agent provider-agent has no scripted model \(dev\.policy\)/);
     expect(() => assertRunsLocally({ ...agent, model: 'sim:savepoint-sim-1' })).toThrow(/no scripted model/);
     expect(() => assertRunsLocally({ ...agent, model: 'sim:savepoint-sim-1' }, { model: 'openai:gpt-5-mini' })).not.toThrow();
+  });
+});
+
+describe('an answer cut off at max_tokens in the middle of a tool call', () => {
+  it('makes no call of it, tells the model, and the run goes on to the complete call', async () => {
+    // The Messages API's answer when max_tokens cuts a call: the tool_use with the input written so
+    // far — here a string cut short, which the tool's schema accepts.
+    const policy: ModelPolicy = (request) => {
+      const turns = request.messages.filter((message) => message.role === 'assistant').length;
+      if (turns === 0) return { content: [{ type: 'tool_use', id: 'call_1', name: 'lookup', input: { id: 'o-' } }], stop_reason: 'max_tokens' };
+      if (turns === 1) return { content: [{ type: 'tool_use', id: 'call_2', name: 'lookup', input: { id: 'o-12' } }], stop_reason: 'tool_use' };
+      return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
+    };
+    server = await startAnthropicServer({ policy, apiKey: KEY, models: ['claude-sonnet-4-6'] });
+    process.env['ANTHROPIC_API_KEY'] = KEY;
+    process.env['ANTHROPIC_BASE_URL'] = server.url;
+    const looked: string[] = [];
+    const tool = defineTool({ ...lookup, execute: async (args) => (looked.push(args.id), { id: args.id, status: 'paid' }) });
+    env = await createTestEnvironment({ agent: { ...agent, model: 'anthropic:claude-sonnet-4-6', tools: [tool] } });
+    const run = await env.run({ id: 'o-12' });
+    expect(run.status).toBe('succeeded');
+    expect(looked).toEqual(['o-12']);
+    // The model was asked again with its cut turn as text that says the call was not made.
+    const second = server.acceptedBodies()[1] as { messages: { role: string; content: { type: string; text?: string }[] }[] };
+    expect(second.messages[1]).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: expect.stringMatching(/^\(a call of lookup, cut off at max_tokens/) }] });
   });
 });
 

@@ -6,7 +6,7 @@ import { classifyAnthropicError } from '../../lambdas/models/anthropic-errors.js
 import { ANTHROPIC_VERSION } from '../../sim/wire/anthropic-versions.js';
 import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
-import type { FaultKind } from '../../sim/wire/policy.js';
+import type { FaultKind, Policy } from '../../sim/wire/policy.js';
 import { firstRequest, runConversation, scriptedPolicy, SYSTEM, TOOLS } from './conversation.js';
 
 // A current model: one the SDK calls end-of-life makes it print a deprecation warning on every request.
@@ -107,6 +107,48 @@ describe('Anthropic adapter against the strict wire server', () => {
 
     server.failNext(1, { kind: 'spend_cap' });
     await expect(client.createMessage(firstRequest(MODEL))).rejects.toThrow(/credit balance is too low.*\[spend_cap\].*add credits/);
+  });
+
+  it('makes no call of an answer cut at max_tokens: its half-written tool_use comes back as text saying so', async () => {
+    // What the Messages API answers when max_tokens cuts a tool call: the tool_use with the input written so far.
+    const cut: Policy = () => ({
+      content: [{ type: 'text', text: 'Refunding it.' }, { type: 'tool_use', id: 'call_refund_1', name: 'issue_refund', input: { order_id: 'ord_1' } }],
+      stop_reason: 'max_tokens',
+    });
+    const own = await startAnthropicServer({ policy: cut, apiKey: KEY, models: [MODEL] });
+    try {
+      const response = await new AnthropicModelClient({ apiKey: KEY, baseUrl: own.url }).createMessage(firstRequest(MODEL));
+      expect(response.stop_reason).toBe('max_tokens');
+      expect(response.content).toEqual([{ type: 'text', text: 'Refunding it.' }, { type: 'text', text: expect.stringMatching(/^\(a call of issue_refund, cut off at max_tokens .*: not made\)$/) }]);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('stops at the usage tier’s monthly spend cap (a 429 rate_limit_error) and at a spend limit of the organization’s, never retried', async () => {
+    await withServer(async (server, client) => {
+      server.failNext(1, { kind: 'spend_cap', spendCap: 'tier' });
+      await expect(client.createMessage(firstRequest(MODEL))).rejects.toMatchObject({
+        name: 'Agent.Terminal',
+        message: expect.stringMatching(/429 enforced_spend_limit_reached: You have reached your API usage limits.*\[spend_cap\].*monthly spend cap/),
+      });
+      server.failNext(1, { kind: 'spend_cap', spendCap: 'limit' });
+      await expect(client.createMessage(firstRequest(MODEL))).rejects.toThrow(/400 invalid_request_error: You have reached your specified API usage limits.*\[spend_cap\].*spend limit/);
+      expect(server.requestCount()).toBe(2);
+    });
+  });
+
+  it('stops at a prompt that, with max_tokens, exceeds the context window, naming it as such (not as a malformed request)', async () => {
+    // The system prompt and tools are about 1,500 tokens: within a 2,000-token window, not with 1,024 more out.
+    const own = await startAnthropicServer({ policy: scriptedPolicy, apiKey: KEY, models: [MODEL], contextWindow: 2_000 });
+    try {
+      await expect(new AnthropicModelClient({ apiKey: KEY, baseUrl: own.url }).createMessage(firstRequest(MODEL))).rejects.toMatchObject({
+        name: 'Agent.Terminal',
+        message: expect.stringMatching(/400 invalid_request_error: input length and `max_tokens` exceed context limit: \d+ \+ 1024 > 2000.*\[context_too_long\]/),
+      });
+    } finally {
+      await own.close();
+    }
   });
 
   it('refuses a wrong key, an unknown model and a bad tool schema as terminal', async () => {

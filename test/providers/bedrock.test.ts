@@ -13,7 +13,7 @@ import { BedrockModelClient, toConverseInput } from '../../lambdas/models/bedroc
 import { classifyBedrockError } from '../../lambdas/models/bedrock-errors.js';
 import { startBedrockServer } from '../../sim/wire/bedrock-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
-import type { FaultKind } from '../../sim/wire/policy.js';
+import type { FaultKind, Policy } from '../../sim/wire/policy.js';
 import { firstRequest, runConversation, scriptedPolicy, TOOLS } from './conversation.js';
 
 const MODEL = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
@@ -109,6 +109,18 @@ describe('Bedrock adapter against the strict Converse server', () => {
     server.failNext(1, { kind: 'rate_limit', retryAfterSeconds: 9 });
     const error = await client.createMessage(firstRequest(MODEL)).catch((e: unknown) => e);
     expect((error as ModelThrottledError).retryAfterSeconds).toBe(9);
+  });
+
+  it('makes no call of an answer cut at max_tokens: its half-written toolUse comes back as text saying so', async () => {
+    const cut: Policy = () => ({ content: [{ type: 'tool_use', id: 'call_refund_1', name: 'issue_refund', input: { order_id: 'ord_1' } }], stop_reason: 'max_tokens' });
+    const own = await startBedrockServer({ policy: cut, region: REGION, credentials: { [CREDENTIALS.accessKeyId]: CREDENTIALS.secretAccessKey }, models: [MODEL] });
+    try {
+      const response = await adapter(own.url).createMessage(firstRequest(MODEL));
+      expect(response.stop_reason).toBe('max_tokens');
+      expect(response.content).toEqual([{ type: 'text', text: expect.stringMatching(/^\(a call of issue_refund, cut off at max_tokens .*: not made\)$/) }]);
+    } finally {
+      await own.close();
+    }
   });
 
   it('refuses a bad signature, a wrong region, an unknown key and an unknown model as terminal', async () => {

@@ -161,9 +161,10 @@ describe('fromChatCompletion treats the model’s output as outside input', () =
     }
   });
 
-  it('drops the half-written call of a cut answer and says max_tokens', () => {
+  it('makes no call of a cut answer, says max_tokens, and tells the model its call was cut (never an empty turn)', () => {
     const response = fromChatCompletion(completion({ content: 'Looking', ...call('{"order_') }, 'length'));
-    expect(response).toMatchObject({ stop_reason: 'max_tokens', content: [{ type: 'text', text: 'Looking' }] });
+    expect(response).toMatchObject({ stop_reason: 'max_tokens', content: [{ type: 'text', text: 'Looking' }, { type: 'text', text: expect.stringMatching(/^\(a call of lookup_order, cut off at max_tokens/) }] });
+    expect(fromChatCompletion(completion(call('{"order_id": "o'), 'length')).content).toEqual([{ type: 'text', text: expect.stringMatching(/^\(a call of lookup_order, cut off/) }]);
   });
 
   it('stops the run on a refusal or a content filter', () => {
