@@ -76,9 +76,9 @@ export class DynamoDbLedger extends StorageLedger {
      */
     private readonly sealer: LedgerSealer | (() => Promise<LedgerSealer>),
     /**
-     * How the ledger waits before it tries again: a prune before it sends DynamoDB's unprocessed
-     * deletes again (`deleteAll`), a write that met a transaction in flight before it reads again
-     * (`put`, `putItems`). @default setTimeout
+     * How the ledger waits before it tries again: a read or a prune before it sends DynamoDB's
+     * unprocessed keys (`read`) or deletes (`deleteAll`) again, a write that met a transaction in
+     * flight before it reads again (`put`, `putItems`). @default setTimeout
      */
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     /**
@@ -102,15 +102,17 @@ export class DynamoDbLedger extends StorageLedger {
       const result = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: keyAttributes(unique[0]!), ConsistentRead: true }));
       if (result.Item) items.set(id(unique[0]!), this.verified(await this.seals(), fromAttributes(result.Item)));
     } else {
-      // One BatchGetItem (strongly consistent); it may leave keys unprocessed under load: ask again for those.
-      let pending: Record<string, AttributeValue>[] | undefined = unique.map(keyAttributes);
-      for (let round = 0; pending && pending.length > 0; round++) {
-        if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 20 * 2 ** round)));
-        if (round >= 8) throw new Error(`loadStep: DynamoDB left ${pending.length} keys unprocessed after ${round} rounds`);
+      // One BatchGetItem (strongly consistent). DynamoDB answers at most 16 MB, 1 MB of one partition (a
+      // step's keys are one run's), less under load; the keys left (UnprocessedKeys) are asked for again
+      // after a backoff (API_BatchGetItem.html): it gives up only after 8 rounds in a row that read none.
+      for (let pending = unique.map(keyAttributes), round = 0, idle = 0; pending.length > 0; round++) {
+        if (idle >= 8) throw new Error(`loadStep: DynamoDB left ${pending.length} keys unprocessed, ${idle} rounds in a row`);
+        if (round > 0) await this.sleep(Math.min(1_000, 20 * 2 ** Math.min(round, 6)));
         const result: BatchGetItemCommandOutput = await this.client.send(new BatchGetItemCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
         const sealer = await this.seals();
         for (const item of (result.Responses?.[this.tableName] ?? []).map(fromAttributes)) items.set(`${item['pk']}|${item['sk']}`, this.verified(sealer, item));
-        pending = result.UnprocessedKeys?.[this.tableName]?.Keys;
+        const left = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+        [idle, pending] = [left.length < pending.length ? 0 : idle + 1, left];
       }
     }
     // What was asked for and is not there is known absent: a claim that follows puts at once.

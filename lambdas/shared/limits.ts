@@ -78,6 +78,15 @@ export const DYNAMODB_ITEM_MAX_BYTES = 400 * 1024;
 export const DYNAMODB_BATCH_GET_MAX_KEYS = 100;
 
 /**
+ * The longest partition key and sort key values, in bytes (a string's UTF-8 bytes), of the table
+ * and of its indexes' keys: "The maximum length of a partition key value is 2048 bytes", "of a
+ * sort key value is 1024 bytes". DynamoDB refuses a request over them (ValidationException).
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-partition-sort-keys
+ */
+export const DYNAMODB_PARTITION_KEY_MAX_BYTES = 2048;
+export const DYNAMODB_SORT_KEY_MAX_BYTES = 1024;
+
+/**
  * Put and delete requests one `BatchWriteItem` may carry.
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchWriteItem.html
  */

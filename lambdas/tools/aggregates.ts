@@ -1,5 +1,7 @@
 import type { AgentDefinition, ApprovalRequest, RunFacts, ToolDefinition } from '../define.js';
 import type { AggregateLedger } from '../ledger/ledger.js';
+import { aggregateKey } from '../ledger/protocol.js';
+import { DYNAMODB_PARTITION_KEY_MAX_BYTES } from '../shared/limits.js';
 import { formatAmount } from '../shared/money.js';
 
 /**
@@ -11,13 +13,25 @@ import { formatAmount } from '../shared/money.js';
  * (`reserveAmount`, ledger/aggregates.ts reserveAggregate).
  */
 
-/** What one call of an aggregated tool moves, and the key it adds up by; undefined when the tool declares none or its functions cannot read these arguments. */
+/**
+ * The longest key a tool's `aggregate.key` may give, in UTF-8 bytes. The ledger adds a key's amounts
+ * up on one item, keyed `AGG#<agent>:<tool>:<key>` (`aggregateKeyOf`, ledger/protocol.ts
+ * `aggregateKey`): a DynamoDB partition key, which DynamoDB refuses over 2048 bytes
+ * (DYNAMODB_PARTITION_KEY_MAX_BYTES; ValidationException on the read, and the step would fail on
+ * every retry). What is left of it beside the longest agent name (40 characters, define/agent.ts)
+ * and tool name (64, define/tool.ts). The key comes from the model's arguments: a longer one is one
+ * the declared functions cannot read, and a person is asked (`aggregateApproval`).
+ */
+export const AGGREGATE_KEY_MAX_BYTES = DYNAMODB_PARTITION_KEY_MAX_BYTES - Buffer.byteLength(aggregateKey(`${'a'.repeat(40)}:${'t'.repeat(64)}:`).pk);
+
+/** What one call of an aggregated tool moves, and the key it adds up by; undefined when the tool declares none or its functions cannot read these arguments (a key empty or over AGGREGATE_KEY_MAX_BYTES). */
 export function aggregateOf(tool: Pick<ToolDefinition, 'aggregate'>, args: unknown): { key: string; amount: number } | undefined {
   if (!tool.aggregate) return undefined;
   try {
     const key: unknown = tool.aggregate.key(args);
     const amount: unknown = tool.aggregate.amount(args);
-    if (typeof key !== 'string' || key.length === 0 || typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0) return undefined;
+    if (typeof key !== 'string' || key.length === 0 || Buffer.byteLength(key, 'utf8') > AGGREGATE_KEY_MAX_BYTES) return undefined;
+    if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0) return undefined;
     return { key, amount };
   } catch {
     return undefined;
@@ -34,7 +48,7 @@ export function aggregateApproval(agent: Pick<AgentDefinition, 'tools' | 'approv
   if (!tool.aggregate) return undefined;
   const own = aggregateOf(tool, args);
   // Arguments the declared functions cannot read are not waved through: a person sees them.
-  if (!own) return { summary: `${tool.name}: the amount or key of this call cannot be read from its arguments` };
+  if (!own) return { summary: `${tool.name}: the amount or key of this call cannot be read from its arguments (a key is a non-empty string of at most ${AGGREGATE_KEY_MAX_BYTES} UTF-8 bytes, an amount a whole number ≥ 0)` };
   const moved = facts.calls.flatMap((call) => {
     if ((call.outcome ?? 'ok') !== 'ok') return [];
     const other = agent.tools.find((candidate) => candidate.name === call.name);

@@ -130,7 +130,7 @@ export async function serveTransaction(store: any, request: IncomingMessage, res
     for (const action of actions) {
       action.table = await new Promise((resolve, reject) => store.getTable(action.input.TableName, (error: unknown, table: unknown) => (error ? reject(error) : resolve(table))));
       const item = action.kind === 'Put' ? action.input.Item : action.input.Key;
-      const bad = action.kind === 'Put' ? db.validateItem(item, action.table) : undefined;
+      const bad = action.kind === 'Put' ? db.validateItem(item, action.table) : db.validateKey(item, action.table);
       if (bad) throw bad;
       action.key = db.createKey(item, action.table);
     }

@@ -164,6 +164,13 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'ValidationException',
   },
   {
+    rule: "A DynamoDB partition key value is at most 2048 bytes and a sort key value at most 1024, a string counted in UTF-8 bytes, the table's keys and its indexes' alike",
+    doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-partition-sort-keys',
+    file: 'local/aws/dynamodb-key-size.ts',
+    test: 'test/local/dynamo-request-rules.test.ts',
+    answer: 'ValidationException',
+  },
+  {
     rule: 'A TransactWriteItems checks every condition before it writes, and a failed one cancels all, reason by reason',
     doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html',
     file: 'local/aws/dynamodb-transactions.ts',

@@ -8,6 +8,7 @@ import { LEDGER_CLIENT_CONFIG } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { Readable } from 'node:stream';
 import { capturingStore, conflictOfWrite, ITEM_WRITES, serveTransaction, TRANSACT_WRITE_ITEMS, transactionsInFlight, type TransactionOptions } from '../aws/dynamodb-transactions.js';
 import { sharingTableDescriptions } from './dynalite-tables.js';
+import { enforceKeySizes } from '../aws/dynamodb-key-size.js';
 import { credentialChecker, credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential } from './loopback-credential.js';
 
 export interface LocalDynamo {
@@ -25,6 +26,8 @@ export interface LocalDynamo {
  * what meets one: local/aws/dynamodb-transactions.ts); @default none.
  */
 export async function startDynamo(options: { path?: string; port?: number; transactions?: TransactionOptions } = {}): Promise<LocalDynamo> {
+  // dynalite measures a key by its UTF-16 length and not an index's at all: DynamoDB's bytes (local/aws/dynamodb-key-size.ts).
+  enforceKeySizes();
   // dynalite has no transactions: TransactWriteItems is served on its store (local/aws/dynamodb-transactions.ts).
   const { server, store } = capturingStore(() => dynalite({ path: options.path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 }));
   sharingTableDescriptions(store);
