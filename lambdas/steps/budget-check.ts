@@ -61,7 +61,7 @@ export function decide(
   const trip = budgetTrip(run, now, globalKill);
   if (trip) return { continue: false, status: trip.guard === 'kill' ? 'killed' : 'stopped', reason: trip.reason, guard: trip.guard };
   const last = turns.at(-1);
-  if (last && isFinalAnswer(last)) return { continue: false, status: 'succeeded', reason: 'done' };
+  if (last && isFinalAnswer(last, turns.at(-2))) return { continue: false, status: 'succeeded', reason: 'done' };
   const loop = loopVerdict(turns, loopSettings(agent.loops), run.loopAllowedThrough);
   if (loop?.action === 'stop') return { continue: false, status: 'stopped', reason: loop.reason, guard: 'loop' };
   // A turn recorded but never counted (its CallModel died between the two) goes back to CallModel,
@@ -76,8 +76,18 @@ export function decide(
 }
 
 /** The model is done when its turn ended asking for no tool: its answer is final, and the run succeeds. */
-export function isFinalAnswer(turn: Pick<TurnRecord, 'stopReason' | 'content'>): boolean {
-  return turn.stopReason === 'end_turn' && toolUses(turn).length === 0;
+export function isFinalAnswer(turn: Pick<TurnRecord, 'stopReason' | 'content'>, before?: Pick<TurnRecord, 'stopReason' | 'content'>): boolean {
+  if (turn.stopReason !== 'end_turn' || toolUses(turn).length > 0) return false;
+  // An empty answer (nothing said, nothing called) is asked again once, with a note saying so
+  // (call-model.ts harnessNotes): Anthropic's models answer so at times after tool results, above all
+  // where text follows them, as the harness's notes do ("Handling stop reasons": empty responses
+  // with end_turn), and it ended the run as done, its work not done. A second one in a row is final.
+  return !isEmptyAnswer(turn) || (before !== undefined && isEmptyAnswer(before));
+}
+
+/** Whether `turn` ended its answer having said nothing and called nothing. */
+export function isEmptyAnswer(turn: Pick<TurnRecord, 'stopReason' | 'content'>): boolean {
+  return turn.stopReason === 'end_turn' && turn.content.every((block) => block.type === 'text' && block.text.trim() === '');
 }
 
 /**

@@ -22,7 +22,7 @@ import { compactedView, firstTurnOf } from '../conversation/compaction.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
 import { rememberTurn, toolUses, type ConversationStep } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
-import { check, isFinalAnswer, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
+import { check, isEmptyAnswer, isFinalAnswer, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
 import { counted } from '../shared/text.js';
 import { closing } from '../ledger/open-turn.js';
 import { handOn, type HandedStep } from './handed-step.js';
@@ -112,7 +112,9 @@ export function conversation(run: RunRecord, turns: TurnRecord[], calls: ToolCal
     const content = uses.every((use) => declared(use.name))
       ? turn.content
       : turn.content.map((block) => (block.type === 'tool_use' && !declared(block.name) ? { type: 'text' as const, text: `(call of ${block.name} with ${JSON.stringify(block.input)})` } : block));
-    messages.push({ role: 'assistant', content });
+    // An empty answer is not sent back (providers refuse an assistant message with no content): the
+    // next turn's notes, asking again, go in the same user message as the ones it answered.
+    if (!isEmptyAnswer(turn)) messages.push({ role: 'assistant', content });
     const answered: RenderedTurn['calls'] = [];
     sources.push({ record: turn, content: turn.content, notes: turn.notes, calls: answered });
     if (uses.length === 0) continue;
@@ -298,7 +300,7 @@ async function modelTurn(
     dollars: record.costMicros / 1_000_000,
     counted: turnCounted,
   };
-  const final = isFinalAnswer(record);
+  const final = isFinalAnswer(record, previous.at(-1));
   const seen = 'seen' in called ? called.seen : undefined;
   // The turn's calls are handed what its write saw (the run as counted, the kill, their versions): a read call needs no read of its own.
   const handed = calls.length > 0 ? handOn(seen, step.handedBreaker) : undefined;
@@ -381,7 +383,7 @@ async function callModel(
   let seen: TurnSeen | undefined;
   const count = settlement(turnRecord, step.reservation);
   const tell = (saw: TurnSeen) => (seen = saw);
-  const stored = await deps.ledger.recordTurn(turnRecord, isFinalAnswer(turnRecord) ? { ...count, seen: tell } : { ...count, handing: tell });
+  const stored = await deps.ledger.recordTurn(turnRecord, isFinalAnswer(turnRecord, previous.at(-1)) ? { ...count, seen: tell } : { ...count, handing: tell });
   // Another attempt's turn came back (the first recording stands): this write counted nothing.
   return { record: stored, counted: stored.recordedAt === turnRecord.recordedAt, ...(seen && { seen }) };
 }
@@ -392,5 +394,11 @@ async function callModel(
  */
 export function harnessNotes(run: RunRecord, turns: TurnRecord[], now: Date, loops?: LoopSettings): string[] {
   const loop = loopVerdict(turns, loops, run.loopAllowedThrough);
-  return [`[harness] ${budgetHint(run, now)}`, ...(loop?.action === 'warn' ? [`[harness] Warning: ${loop.reason}. Change your approach or stop.`] : [])];
+  const last = turns.at(-1);
+  return [
+    `[harness] ${budgetHint(run, now)}`,
+    ...(loop?.action === 'warn' ? [`[harness] Warning: ${loop.reason}. Change your approach or stop.`] : []),
+    // Asked again after an empty answer (budget-check.ts isFinalAnswer).
+    ...(last && isEmptyAnswer(last) ? ['[harness] Your last answer was empty. Continue the task; when it is done, say so in your answer.'] : []),
+  ];
 }
