@@ -1,4 +1,13 @@
 /**
+ * The routes the runs API's function serves (runs-http.ts dispatches through a table of exactly
+ * these, each with what answers it: a route added here is one it must answer, or it does not compile).
+ */
+export const RUNS_API_ROUTES = ['GET /runs', 'POST /runs', 'GET /runs/{runId}', 'POST /runs/{runId}/cancel', 'POST /batches', 'GET /batches/{batchId}'] as const;
+
+/** A route of the runs API's function (RUNS_API_ROUTES). */
+export type RunsApiRoute = (typeof RUNS_API_ROUTES)[number];
+
+/**
  * The methods each route of the API takes (`METHOD /path`, after the stage's `/v1`), as the template
  * defines them (infra/stack-api.ts `addMethod`; test/infra/stack.test.ts holds the two the same).
  *
@@ -14,13 +23,9 @@ export const API_METHODS = [
   'POST /approvals/{approvalId}',
   'GET /decide/{approvalId}',
   'POST /decide/{approvalId}',
-  'GET /runs',
-  'POST /runs',
-  'GET /runs/{runId}',
-  'POST /runs/{runId}/cancel',
+  ...RUNS_API_ROUTES,
+  // Streamed by its own function (lambdas/adapters/run-events-lambda.ts).
   'GET /runs/{runId}/events',
-  'POST /batches',
-  'GET /batches/{batchId}',
 ] as const;
 
 /**
@@ -60,7 +65,7 @@ export function routeTable<Route extends { readonly route: string }>(routes: rea
   return { match, allowedMethods, methodNotAllowed };
 }
 
-/** The method checks of a table of routes with nothing to serve them here (a router that chooses by resource: runs-http.ts). */
+/** The method checks of a table of routes with nothing to serve them here (a router that chooses by resource: approval-http.ts). */
 export function routeMethods(routes: readonly string[]) {
   const { allowedMethods, methodNotAllowed } = routeTable(routes.map((route) => ({ route })));
   return { allowedMethods, methodNotAllowed };

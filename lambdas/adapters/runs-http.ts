@@ -8,7 +8,8 @@ import { SEEN_LIFECYCLE_HEADER } from '../runs/lifecycle.js';
 import { createRunsRoutes, NoEngine, RunConflict, type RunResource, type RunsApiDeps, type RunsReaderDeps } from '../runs/runs-api.js';
 import type { RunsRoutes } from '../runs/stack-routes.js';
 import { assertJsonContentType, callerOf, header, httpErrors, json, parseBody, publicApproval } from './approval-http.js';
-import { methodNotAllowed } from './api-methods.js';
+import { routeTable, RUNS_API_ROUTES, type RunsApiRoute } from './api-methods.js';
+import type { Identity } from '../approvals/policy.js';
 
 /**
  * The runs API behind API Gateway (REST, proxy integration, IAM-signed; the stage is `v1`) and
@@ -28,37 +29,24 @@ import { methodNotAllowed } from './api-methods.js';
  */
 export function createRunsApi(routes: RunsRoutes) {
   return async (event: APIGatewayProxyEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<APIGatewayProxyResult> => {
-    const route = routeOf(event);
-    if (!route) return json(404, { message: `no route ${event.httpMethod} ${event.path}` });
-    // API Gateway calls it with the template's methods only; called otherwise (in process, a test), another method is 405 as on the loopback ports.
-    const refused = methodNotAllowed(event.httpMethod, event.resource, event.path);
-    if (refused) return json(405, { message: refused.message }, { allow: refused.allow });
+    // By API Gateway's resource (`/runs/{runId}` matches itself), the path parameters from the event.
+    const found = RUNS_TABLE.match(event.httpMethod, event.resource);
+    if (!found) {
+      // API Gateway calls it with the template's methods only; called otherwise (in process, a test), another method is 405 as on the loopback ports.
+      const refused = RUNS_TABLE.methodNotAllowed(event.httpMethod, event.resource, event.path);
+      if (refused) return json(405, { message: refused.message }, { allow: refused.allow });
+      return json(404, { message: `no route ${event.httpMethod} ${event.path}` });
+    }
+    const params: Record<string, string> = {};
+    for (const name of Object.keys(found.params)) {
+      const value = event.pathParameters?.[name];
+      if (value === undefined) return json(404, { message: `no route ${event.httpMethod} ${event.path}` });
+      params[name] = value;
+    }
     const caller = callerOf(event);
     if (!caller) return json(403, { message: 'caller: the runs API serves the IAM principal that signed the request, and none was verified' });
     try {
-      switch (route.name) {
-        case 'start': {
-          assertJsonContentType(event);
-          const accepted = await routes.start(caller, parseBody(event, '{"input":{…}}'));
-          return json(202, accepted, { location: `/v1/runs/${encodeURIComponent(accepted.runId)}` });
-        }
-        case 'list':
-          return json(200, await routes.list(event.queryStringParameters ?? {}));
-        case 'get':
-          return resource(200, await routes.get(route.runId, event.queryStringParameters ?? {}, context?.getRemainingTimeInMillis(), header(event, SEEN_LIFECYCLE_HEADER)));
-        case 'start-batch': {
-          assertJsonContentType(event);
-          const batch = await routes.startBatch(caller, parseBody(event, '{"items":[…],"concurrency":10}'));
-          return json(202, batch, { location: `/v1/batches/${encodeURIComponent(batch.batchId)}` });
-        }
-        case 'get-batch':
-          return json(200, await routes.getBatch(route.batchId));
-        case 'cancel': {
-          // An empty body is no reason given; any body is JSON.
-          if (event.body) assertJsonContentType(event);
-          return resource(202, await routes.cancel(caller, route.runId, event.body ? parseBody(event, '{"reason":"…"}') : {}));
-        }
-      }
+      return await found.route.serve({ routes, caller, event, params, context });
     } catch (error) {
       if (error instanceof StarterRefused) return json(403, { message: error.message });
       if (error instanceof RunConflict) return json(409, { message: error.message, run: visible(error.run) });
@@ -70,28 +58,40 @@ export function createRunsApi(routes: RunsRoutes) {
   };
 }
 
-type Route = { name: 'start' | 'list' | 'start-batch' } | { name: 'get' | 'cancel'; runId: string } | { name: 'get-batch'; batchId: string };
-
-/** The route of a request: by API Gateway's resource, with the run id from its path parameters (its methods: api-methods.ts). */
-function routeOf(event: APIGatewayProxyEvent): Route | undefined {
-  const runId = event.pathParameters?.['runId'];
-  switch (event.resource) {
-    case '/runs':
-      return { name: event.httpMethod === 'GET' ? 'list' : 'start' };
-    case '/runs/{runId}':
-      return runId === undefined ? undefined : { name: 'get', runId };
-    case '/runs/{runId}/cancel':
-      return runId === undefined ? undefined : { name: 'cancel', runId };
-    case '/batches':
-      return { name: 'start-batch' };
-    case '/batches/{batchId}': {
-      const batchId = event.pathParameters?.['batchId'];
-      return batchId === undefined ? undefined : { name: 'get-batch', batchId };
-    }
-    default:
-      return undefined;
-  }
+/** A request to a route of the runs API, its caller verified and its path parameters (API Gateway's, decoded) present. */
+interface RunsCall {
+  readonly routes: RunsRoutes;
+  readonly caller: Identity;
+  readonly event: APIGatewayProxyEvent;
+  readonly params: Readonly<Record<string, string>>;
+  readonly context: Pick<Context, 'getRemainingTimeInMillis'> | undefined;
 }
+
+/** What answers each route of the runs API's function: every one of RUNS_API_ROUTES, and no other. */
+const SERVE: { readonly [Route in RunsApiRoute]: (call: RunsCall) => Promise<APIGatewayProxyResult> } = {
+  'GET /runs': async ({ routes, event }) => json(200, await routes.list(event.queryStringParameters ?? {})),
+  'POST /runs': async ({ routes, caller, event }) => {
+    assertJsonContentType(event);
+    const accepted = await routes.start(caller, parseBody(event, '{"input":{…}}'));
+    return json(202, accepted, { location: `/v1/runs/${encodeURIComponent(accepted.runId)}` });
+  },
+  'GET /runs/{runId}': async ({ routes, event, params, context }) =>
+    resource(200, await routes.get(params['runId']!, event.queryStringParameters ?? {}, context?.getRemainingTimeInMillis(), header(event, SEEN_LIFECYCLE_HEADER))),
+  'POST /runs/{runId}/cancel': async ({ routes, caller, event, params }) => {
+    // An empty body is no reason given; any body is JSON.
+    if (event.body) assertJsonContentType(event);
+    return resource(202, await routes.cancel(caller, params['runId']!, event.body ? parseBody(event, '{"reason":"…"}') : {}));
+  },
+  'POST /batches': async ({ routes, caller, event }) => {
+    assertJsonContentType(event);
+    const batch = await routes.startBatch(caller, parseBody(event, '{"items":[…],"concurrency":10}'));
+    return json(202, batch, { location: `/v1/batches/${encodeURIComponent(batch.batchId)}` });
+  },
+  'GET /batches/{batchId}': async ({ routes, params }) => json(200, await routes.getBatch(params['batchId']!)),
+};
+
+/** The runs API's one table: it dispatches a request and refuses (405) a method its route does not take. */
+const RUNS_TABLE = routeTable(RUNS_API_ROUTES.map((route) => ({ route, serve: SERVE[route] })));
 
 /** A run as a caller may see it (never an approval's task token), with the poll hint as a header too. */
 function resource(status: number, run: RunResource): APIGatewayProxyResult {

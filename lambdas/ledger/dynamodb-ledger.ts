@@ -27,6 +27,7 @@ import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } f
 import type { LedgerSealer } from './seal.js';
 import { handedKey, type EngineVersions } from './handed-versions.js';
 import { newestRuns, StorageLedger, type ItemWrite } from './storage-ledger.js';
+import { newestRunsOf } from './dynamodb-runs-by-agent.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { DYNAMODB_BATCH_WRITE_MAX_ITEMS } from '../shared/limits.js';
 
@@ -242,7 +243,7 @@ export class DynamoDbLedger extends StorageLedger {
   protected async newestRunRecords(limit: number, options: DamagedRunOptions): Promise<RunRecord[]> {
     if (this.agents) {
       for (const agent of this.agents) this.guarded({ query: { index: LedgerIndexes.runsByAgent, partition: agent } });
-      const listed = (await Promise.all(this.agents.map((agent) => this.newestOf(agent, limit)))).flat();
+      const listed = (await Promise.all(this.agents.map((agent) => newestRunsOf(this.client, this.tableName, agent, limit)))).flat();
       return this.readRuns(newestRuns(listed, limit).map(({ runId }) => runId), options);
     }
     // A scan reads the table in its keys' hash order, not by age: the newest `limit` runs are known
@@ -273,34 +274,8 @@ export class DynamoDbLedger extends StorageLedger {
   }
 
   protected async queryRunsOf(agent: string, limit: number, options: DamagedRunOptions & { notAfter?: string }): Promise<RunRecord[]> {
-    const runs = await this.readRuns((await this.newestOf(agent, limit, options.notAfter)).map(({ runId }) => runId), options);
+    const runs = await this.readRuns((await newestRunsOf(this.client, this.tableName, agent, limit, options.notAfter)).map(({ runId }) => runId), options);
     return runs.filter((run) => run.agent === agent);
-  }
-
-  /**
-   * The newest `limit` runs of `agent` (created at `notAfter` or before), newest first, from the
-   * `runsByAgent` index: ids and creation times only (it projects the run id: a run item changes at
-   * every step), each an index key.
-   */
-  private async newestOf(agent: string, limit: number, notAfter?: string): Promise<{ runId: string; createdAt: string }[]> {
-    const listed: { runId: string; createdAt: string }[] = [];
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: LedgerIndexes.runsByAgent,
-          KeyConditionExpression: notAfter === undefined ? 'runAgent = :agent' : 'runAgent = :agent AND createdAt <= :notAfter',
-          ExpressionAttributeValues: attributes({ ':agent': agent, ...(notAfter !== undefined && { ':notAfter': notAfter }) }),
-          ScanIndexForward: false,
-          Limit: Math.min(limit - listed.length, 1000),
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of (page.Items ?? []).map(fromAttributes)) listed.push({ runId: String(item['runId']), createdAt: String(item['createdAt']) });
-      start = page.LastEvaluatedKey;
-    } while (start && listed.length < limit);
-    return listed;
   }
 
   /** The runs of these ids, each read itself, consistently (an index is eventually consistent); one gone since is left out, a damaged one named. */

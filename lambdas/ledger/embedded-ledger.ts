@@ -5,7 +5,7 @@ import { AppendLog, LogReader } from './append-log.js';
 import { COLD_DIR, ColdStore } from './cold-store.js';
 import { openLedgerDir, readColdItems } from './embedded-files.js';
 import { copy, runOfPartition, sameItem, stored } from './embedded-memory.js';
-import { heldRun, runRecords, TieredStore, type Listed } from './embedded-tiers.js';
+import { heldRun, newestListed, runRecords, TieredStore, type Listed } from './embedded-tiers.js';
 import { INDEX_FILE, refreshIndex, type RefreshOptions } from './ledger-index.js';
 import type { DamagedRunOptions } from './ledger.js';
 import { blobKey, isPendingApproval, type Key, type Stored } from './protocol.js';
@@ -320,8 +320,8 @@ export class EmbeddedLedger extends TieredStore {
     const held = [...this.partitions].filter(([pk, partition]) => pk.startsWith('RUN#') && partition.createdAt !== undefined).map(heldRun);
     const cold = this.cold && (this.listed.complete || limit <= this.listed.runs.length ? this.listed.runs : this.listAllCold());
     for (const run of cold ?? []) if (!this.partitions.has(run.pk)) held.push([run.pk, { createdAt: run.createdAt, read: () => readColdItems(this.lines(), this.sealer, [run.item])[0]![1] }]);
-    // Runs created at the same instant in key order: the same whichever of them are in memory.
-    return held.sort(([pkA, a], [pkB, b]) => byCodeUnits(b.createdAt, a.createdAt) || byCodeUnits(pkA, pkB)).slice(0, limit);
+    // In the one order of runs, runs of one instant by run id: the same whichever of them are in memory.
+    return held.sort(([pkA, a], [pkB, b]) => newestListed({ pk: pkA, createdAt: a.createdAt }, { pk: pkB, createdAt: b.createdAt })).slice(0, limit);
   }
 
   protected async queryRunning(options: DamagedRunOptions): Promise<RunRecord[]> {

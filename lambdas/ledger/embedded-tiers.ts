@@ -12,7 +12,7 @@ import { chained, itemText, sealedLine, textSeal, type Hidden, type Item, type L
 import type { LedgerSealer } from './seal.js';
 import { StorageLedger } from './storage-ledger.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
-import { byCodeUnits } from '../shared/text.js';
+import { newestFirst } from '../records/run-order.js';
 import { runKey, type RunRecord } from '../records/ledger-records.js';
 
 /**
@@ -279,10 +279,14 @@ export abstract class TieredStore extends StorageLedger {
     if (runItem && createdAt !== undefined) this.list({ pk: group, createdAt, item: runItem });
   }
 
-  /** Puts a run let go of in the list of the newest of them (replacing its older place), keeping the list at its limit. */
+  /**
+   * Puts a run let go of in the list of the newest of them (replacing its older place), keeping the
+   * list at its limit. In the one order of runs (`newestListed`), runs of its instant included: the
+   * run dropped off the end comes after every run the list holds, so any the list leaves out does.
+   */
   protected list(run: ListedRun): void {
     const runs = this.listed.runs.filter((listed) => listed.pk !== run.pk);
-    let at = runs.findIndex((listed) => listed.createdAt < run.createdAt);
+    let at = runs.findIndex((listed) => newestListed(run, listed) < 0);
     if (at < 0) at = runs.length;
     runs.splice(at, 0, run);
     if (runs.length > this.listed.limit) {
@@ -305,7 +309,7 @@ export abstract class TieredStore extends StorageLedger {
 
   /** The list of the newest runs let go of made anew from `runs` (every one of them), newest first. */
   protected listNewest(runs: ListedRun[]): void {
-    runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt));
+    runs.sort(newestListed);
     this.listed = { runs: runs.slice(0, this.listed.limit), limit: this.listed.limit, complete: runs.length <= this.listed.limit };
   }
 
@@ -390,6 +394,17 @@ export interface Listed {
 
 /** A run partition in memory, to list. */
 export const heldRun = ([pk, partition]: [string, Partition]): [string, Listed] => [pk, { createdAt: partition.createdAt!, read: () => partition.runItem() }];
+
+const RUN_PREFIX = runKey('').pk;
+
+/**
+ * Two run partitions (`RUN#<runId>`, by the creation time each keeps) in the one order of runs,
+ * newest first (records/run-order.ts `newestFirst`: runs of one instant by run id, as `listRuns`
+ * and the runs API order them).
+ */
+export function newestListed(a: { readonly pk: string; readonly createdAt: string }, b: { readonly pk: string; readonly createdAt: string }): number {
+  return newestFirst({ createdAt: a.createdAt, runId: a.pk.slice(RUN_PREFIX.length) }, { createdAt: b.createdAt, runId: b.pk.slice(RUN_PREFIX.length) });
+}
 
 /** A finished run let go of from memory, in the list of the newest of them: its run record's line. */
 export interface ListedRun {

@@ -17,7 +17,7 @@ import { type ItemDelete, type PruneRecords, type Pruning, type RunItem } from '
 import { retentionOn } from './retention.js';
 import { budgetApprovalSk, childWaitKey, executionRunKey, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
 import { TransientError, type LedgerIntegrityError } from '../shared/errors.js';
-import { byCodeUnits } from '../shared/text.js';
+import { newestFirst, type RunPlace } from '../records/run-order.js';
 import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 
 type ApprovalKey = Pick<ApprovalRecord, 'runId' | 'turn' | 'call' | 'budget'>;
@@ -544,11 +544,12 @@ type PairOptions = {
 
 
 /**
- * The newest `limit` of `runs`, newest first: by creation time, then runs of the same instant by
- * run id, as the embedded ledger orders them (a scan's order, DynamoDB's, is not a tie-break).
+ * The newest `limit` of `runs`, newest first in the one order of runs (`newestFirst`: by creation
+ * time, then runs of the same instant by run id, as the runs API pages them; a scan's order,
+ * DynamoDB's, is not a tie-break).
  */
-export function newestRuns<T extends Pick<RunRecord, 'createdAt' | 'runId'>>(runs: T[], limit = runs.length): T[] {
-  return runs.sort((a, b) => byCodeUnits(b.createdAt, a.createdAt) || byCodeUnits(a.runId, b.runId)).slice(0, limit);
+export function newestRuns<T extends RunPlace>(runs: T[], limit = runs.length): T[] {
+  return runs.sort(newestFirst).slice(0, limit);
 }
 
 /**

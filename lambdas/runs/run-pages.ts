@@ -1,28 +1,16 @@
 import * as z from 'zod';
-import type { RunRecord } from '../records/ledger-records.js';
+import { newestFirst, type RunPlace } from '../records/run-order.js';
 import { InvalidInputError } from '../shared/errors.js';
-import { byCodeUnits } from '../shared/text.js';
 import { RunId } from './run-request.js';
 
 /**
  * The order of `GET /v1/runs` and its cursor, one place for both: runs newest first by creation
- * time, then by run id (a total order, so a cursor names one place in it). A cursor is that place
- * (the last run a page showed), opaque to the caller: every list of runs in this order — one
- * agent's, or several agents' merged — pages from it alike, and a run created after it never
- * moves a page behind it.
+ * time, then by run id (`newestFirst`, lambdas/records/run-order.ts: the ledgers list runs in it
+ * too; a total order, so a cursor names one place in it). A cursor is that place (the last run a
+ * page showed), opaque to the caller: every list of runs in this order — one agent's, or several
+ * agents' merged — pages from it alike, and a run created after it never moves a page behind it.
  */
-
-/** A place in the order of runs: the creation time and id of a run. */
-export type RunPlace = Pick<RunRecord, 'createdAt' | 'runId'>;
-
-/**
- * Newest first: by creation time, then by run id. The times compare by their characters (their
- * instants' order, without ICU's collator); run ids, compared only between runs of one millisecond,
- * by localeCompare as before, so that a cursor given before still names the same place.
- */
-export function newestFirst(a: RunPlace, b: RunPlace): number {
-  return byCodeUnits(b.createdAt, a.createdAt) || b.runId.localeCompare(a.runId);
-}
+export { newestFirst, type RunPlace };
 
 const Cursor = z.tuple([z.string().min(1).max(64), RunId()]);
 

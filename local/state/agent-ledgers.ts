@@ -1,5 +1,5 @@
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import { newestFirst } from '../../lambdas/runs/run-pages.js';
+import { newestFirst } from '../../lambdas/records/run-order.js';
 
 /** One agent's ledger, and the agents whose runs start there. */
 export interface AgentLedger {

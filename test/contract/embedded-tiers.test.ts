@@ -126,6 +126,28 @@ describe('what the engine lets go of from memory (ledger.cold/)', () => {
     }
   });
 
+  it('lists the newest of the runs of one instant let go of in the one order of runs (by run id, descending), from the list an open makes as from the one kept since', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'savepoint-cold-'));
+    dirs.push(dir);
+    const options = { dir, retainFinishedRuns: 1, listedFinishedRuns: 2 };
+    const ids = (runs: { runId: string }[]) => runs.map((listed) => listed.runId);
+    let ledger = EmbeddedLedger.open(options);
+    try {
+      // Created in one millisecond, ended (and let go of) in neither order: the list holds two of them.
+      const runIds = ['run-B', 'run-a', 'run-E', 'run-c', 'run-D'];
+      for (const runId of runIds) await ledger.createRun(run(runId, { createdAt: at(5).toISOString() }));
+      for (const runId of runIds) await ledger.finishRun(runId, { status: 'succeeded' }, at(10));
+      expect(ids(await ledger.listRuns(2))).toEqual(['run-E', 'run-D']);
+      ledger.close();
+      // Opened anew: the list made from the runs let go of, in the order of the log.
+      ledger = EmbeddedLedger.open(options);
+      expect(ids(await ledger.listRuns(2))).toEqual(['run-E', 'run-D']);
+      expect(ids(await ledger.listRuns())).toEqual(['run-E', 'run-D', 'run-c', 'run-B', 'run-a']);
+    } finally {
+      ledger.close();
+    }
+  });
+
   it('takes writes to a run that was let go of without losing its other records', async () => {
     const { ledger } = await finishedRuns(3);
     try {

@@ -138,7 +138,7 @@ describe('a ledger opened to read from its index', () => {
     const read = EmbeddedLedger.openToRead({ dir });
     try {
       expect((await read.listConversation('c')).turns).toHaveLength(3);
-      expect((await read.listRuns(100)).map((r) => r.runId)).toEqual(['d', 'e', 'b', 'c', 'a']);
+      expect((await read.listRuns(100)).map((r) => r.runId)).toEqual(['d', 'e', 'c', 'b', 'a']);
       await expect(read.listConversation('a')).rejects.toThrow(/record .*ledger\.jsonl at byte \d+ \(RUN#a\/TURN#000\d\) fails verification: the line is not the one ledger\.index recorded/);
     } finally {
       read.close();
@@ -178,9 +178,9 @@ describe('a ledger opened to read from its index', () => {
       const named: string[] = [];
       const onDamaged = (runId: string) => void named.push(runId);
       // The newest of them is d, created at 9 s: not read below 9 s; a is past the limit of 2.
-      expect((await read.listRunsOf('refund-reconciler', 2, { onDamaged, notAfter: at(8).toISOString() })).map((r) => r.runId)).toEqual(['e', 'b']);
+      expect((await read.listRunsOf('refund-reconciler', 2, { onDamaged, notAfter: at(8).toISOString() })).map((r) => r.runId)).toEqual(['e', 'c']);
       expect(named).toEqual([]);
-      expect((await read.listRunsOf('refund-reconciler', 10, { onDamaged })).map((r) => r.runId)).toEqual(['e', 'b', 'c']);
+      expect((await read.listRunsOf('refund-reconciler', 10, { onDamaged })).map((r) => r.runId)).toEqual(['e', 'c', 'b']);
       expect(named).toEqual(['d', 'a']);
     } finally {
       read.close();

@@ -105,9 +105,10 @@ describe('the sweeper', () => {
       [ARN('odd')]: { status: 'SUCCEEDED', stopDate: '2026-11-30T02:31:00.000Z' },
     });
     const { reported } = await sweep();
+    // Runs of one instant, newest first by run id as every list of runs (records/run-order.ts).
     expect(reported).toEqual([
-      { runId: 'killed', reason: expect.stringMatching(/was stopped but the run is still marked running.*savepoint kill killed/) },
       { runId: 'odd', reason: expect.stringMatching(/succeeded but the run is still marked running/) },
+      { runId: 'killed', reason: expect.stringMatching(/was stopped but the run is still marked running.*savepoint kill killed/) },
     ]);
     expect(started).toEqual([]);
   });

@@ -46,6 +46,28 @@ export function runsSpec(make: MakeLedger, options: { sharedReads?: boolean } = 
         expect((await ledger.listRuns(2)).map((listed) => listed.runId)).toEqual(['new', 'mid']);
       });
 
+      it('lists runs created in one millisecond by run id, descending as the runs API pages them, whichever limit cuts them and whether they run or ended', async () => {
+        // Ids whose order by code units (`run-B` < `run-a`) is not the API's (localeCompare: `run-a` < `run-B`).
+        const instant = at(5).toISOString();
+        for (const runId of ['run-B', 'run-a', 'run-D', 'run-c']) await ledger.createRun(run(runId, { createdAt: instant }));
+        await ledger.createRun(run('older', { createdAt: at(0).toISOString() }));
+        const ids = (runs: { runId: string }[]) => runs.map((listed) => listed.runId);
+        const agent = (await ledger.getRun('older'))!.agent;
+        const order = ['run-D', 'run-c', 'run-B', 'run-a', 'older'];
+        expect(ids(await ledger.listRuns())).toEqual(order);
+        expect(ids(await ledger.listRunningRuns())).toEqual(order);
+        expect(ids(await ledger.listRunsOf(agent))).toEqual(order);
+        for (const limit of [1, 2, 3]) {
+          expect(ids(await ledger.listRuns(limit)), `listRuns(${limit})`).toEqual(order.slice(0, limit));
+          expect(ids(await ledger.listRunsOf(agent, limit)), `listRunsOf(${limit})`).toEqual(order.slice(0, limit));
+        }
+        expect(ids(await ledger.listRunsOf(agent, 2, { notAfter: instant }))).toEqual(['run-D', 'run-c']);
+        // Ended one after the other in neither order (and let go of from memory, by a ledger that does).
+        for (const runId of ['run-B', 'run-D', 'run-c', 'run-a']) await ledger.finishRun(runId, { status: 'succeeded' }, at(10));
+        for (const limit of [1, 2, 3, 5]) expect(ids(await ledger.listRuns(limit)), `listRuns(${limit}) once ended`).toEqual(order.slice(0, limit));
+        expect(ids(await ledger.listRunningRuns())).toEqual(['older']);
+      });
+
       it('lists only runs, not the other records of their partitions', async () => {
         await ledger.createRun(run('r1'));
         await ledger.recordTurn(turn(1));
