@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
@@ -62,6 +62,15 @@ describe.each([
 });
 
 describe('where the limit falls', () => {
+  // One instant for both searches: each item carries its TTL (`expiresAt`, epoch seconds from the
+  // ledger's clock), whose size DynamoDB counts by its significant digits — a second ending in 0 is
+  // a byte shorter, so two searches a second apart could find limits a byte apart.
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-11-29T02:00:07.000Z'));
+  });
+  afterEach(() => vi.useRealTimers());
+
   /** The longest turn text `open()`'s ledger stores (a binary search between 399,000 and 409,600 bytes). */
   async function longestStored(open: () => Ledger, name: string): Promise<number> {
     const ledger = open();
