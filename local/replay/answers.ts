@@ -68,12 +68,14 @@ export function differingPart(recorded: string, produced: string, max = 240): { 
 
 /**
  * Answers the n-th model call with recorded turn n, after a fork's `copied` turns (calls come one at a time, in turn order:
- * counting them finds the turn even after a compaction). Before answering, the request is checked
+ * counting them finds the turn even after a compaction). `calls` counts the turns it answered (a
+ * fork's copied ones are not: its StartRun copied them); `reached` the recorded turns the replay
+ * has got past, copied ones included. Before answering, the request is checked
  * against the request the recording implies: its conversation rebuilt from the recorded turns and
  * results, with the turn's recorded notes; the system prompt and tools against the digests on the
  * run record; the model and `max_tokens`.
  */
-export function recordedModel(recording: Recording, agent: AgentDefinition, judge: Referee, copied = 0): { client: ModelClient; calls: () => number } {
+export function recordedModel(recording: Recording, agent: AgentDefinition, judge: Referee, copied = 0): { client: ModelClient; calls: () => number; reached: () => number } {
   // A fork's first `copied` turns are not asked for: its StartRun copies them.
   let answered = copied;
   const shapeOf = shapeChangesOnce(recording, agent);
@@ -90,7 +92,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
       return recordedResponse(recorded, request.model, `msg_replay_${recorded.turn}`);
     },
   };
-  return { client, calls: () => answered };
+  return { client, calls: () => answered - copied, reached: () => answered };
 }
 
 /**

@@ -46,7 +46,7 @@ export interface ReplayResult {
   runId: string;
   identical: boolean;
   divergence?: Divergence;
-  /** Turns and tool calls the replay answered from the recording. */
+  /** Turns and tool calls the replay answered from the recording (not a fork's copied turns: its StartRun copies them). */
   answered: { turns: number; toolCalls: number; approvals: number };
   /**
    * Calls made for real: model requests that reached a model client other than the recording's
@@ -200,7 +200,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     const divergence =
       judge.divergence ??
       (liveTool !== undefined ? { turn: lastTurn, what: 'live call', recorded: 'every tool call answered from the recording', produced: `${counted(metered.live(), 'live call')} (first: ${liveTool})`, why: `tool ${liveTool} was run for real, not answered from the recording` } : undefined) ??
-      (await compareEnd(recording, replayed, { turns: model.calls(), calls: agent.toolCalls() }, { ledger, agent: options.agent, judge }));
+      (await compareEnd(recording, replayed, { turns: model.reached(), calls: agent.toolCalls() }, { ledger, agent: options.agent, judge }));
     return {
       runId: run.runId,
       identical: divergence === undefined,
@@ -222,7 +222,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
 /** A replay asked of what cannot be replayed (no such run, a run still running): invalid input, never a divergence. */
 export class ReplayRefusedError extends InvalidInputError {}
 
-/** After the last step (`turns` model calls and `calls` tool calls answered): the calls not reproduced, the guards, the outcome, the report. */
+/** After the last step (`turns` recorded turns reached, a fork's copied ones included, and `calls` tool calls answered): the calls not reproduced, the guards, the outcome, the report. */
 async function compareEnd(
   recording: Recording,
   replayed: RunRecord | undefined,

@@ -123,10 +123,15 @@ describe('savepoint fork of a refund run', () => {
       const result = await replayRun({ agent: refundReconciler, source: harness.stack.ledger, runId });
       expect(result.divergence, `${runId}: ${JSON.stringify(result.divergence)}`).toBeUndefined();
       expect(result.live).toEqual({ model: 0, tools: 0 });
+      // Answered from the ledger: the fork's own turns (3 on), not the 2 its StartRun copied.
+      const own = (await harness.stack.ledger.listConversation(runId)).turns.filter((turn) => turn.turn >= 3).length;
+      expect(result.answered.turns, runId).toBe(own);
     }
     const changed = { ...refundReconciler, system: `${refundReconciler.system}\nNever refund more than $100.` };
     const result = await replayRun({ agent: changed, source: harness.stack.ledger, runId: 'replayed-reuse' });
     expect(result.divergence).toMatchObject({ turn: 3, what: 'model request', why: 'the system prompt changed' });
+    // Diverged at its first own turn: nothing was answered before it.
+    expect(result.answered.turns).toBe(0);
   });
 
   it('refuses a fork of a run that does not exist, naming the field', async () => {
