@@ -152,3 +152,58 @@ describe('context compaction', () => {
     expect(new Set(paid).size).toBeLessThan(paid.length);
   }, 120_000);
 });
+
+describe('context compaction while the loop detector warns', () => {
+  /**
+   * A poller: the same status call every turn (a loop detector that warns from the third and trips
+   * only at 100), each turn adding ~260 tokens to the context, until the job reports done.
+   */
+  function poller() {
+    let polls = 0;
+    const status = defineTool({
+      name: 'status',
+      description: 'Reads a job status.',
+      input: z.object({ job: z.string() }),
+      effect: 'read',
+      execute: async () => ({ polls: ++polls, log: 'pending '.repeat(75) }),
+    });
+    const polled = (request: MessageRequest): number => {
+      const last = request.messages.at(-1)!;
+      if (!Array.isArray(last.content)) return 0;
+      const result = last.content.find((block) => block.type === 'tool_result');
+      return result && result.type === 'tool_result' ? (JSON.parse(String(result.content)) as { polls: number }).polls : 0;
+    };
+    return defineAgent({
+      name: 'poller',
+      model: 'sim:savepoint-sim-1',
+      system: 'Poll the job until it is done.',
+      input: z.object({ id: z.string() }),
+      prompt: () => 'Poll job j1 until it is done.',
+      tools: [status],
+      budgets: { maxSteps: 200, maxTokens: 10_000_000, maxDollars: 1_000 },
+      loops: { warnAt: 3, repeats: 100, window: 100, cycleLength: 2 },
+      contextWindow: WINDOW,
+      compaction: { share: SHARE, keepRecentTurns: 2 },
+      dev: {
+        policy: (request) => {
+          if (isCompactionRequest(request)) return { content: [{ type: 'text', text: 'Summary: polling job j1.' }], stop_reason: 'end_turn' };
+          if (polled(request) >= 30) return { content: [{ type: 'text', text: 'Done.' }], stop_reason: 'end_turn' };
+          return { content: [{ type: 'tool_use', id: `s${polled(request) + 1}`, name: 'status', input: { job: 'j1' } }], stop_reason: 'tool_use' };
+        },
+      },
+    });
+  }
+
+  it('compacts when the context is due though the model is warned of a loop in that turn', async () => {
+    stack = await startLocalStack({ agent: poller(), retryDelayMs: 1 });
+    const run = await finished(stack, 'poll-1');
+    expect(run.status, `${run.stopReason} ${JSON.stringify(run.error)}`).toBe('succeeded');
+    expect(run.guardEvents?.some((event) => event.guard === 'loop' && event.action === 'warned')).toBe(true);
+    const { turns } = await stack.ledger.listConversation('poll-1');
+    const compactions = turns.filter((turn) => turn.compaction);
+    const inputs = turns.filter((turn) => !turn.compaction).map((turn) => inputTokensOf(turn.usage));
+    expect(compactions.length, `input tokens per turn: ${inputs.join(' ')}`).toBeGreaterThanOrEqual(1);
+    // Never more than one turn past the share of the window: without compaction it grows to ~2x the window.
+    expect(Math.max(...inputs), `input tokens per turn: ${inputs.join(' ')}`).toBeLessThan(SHARE * WINDOW + 300);
+  }, 60_000);
+});
