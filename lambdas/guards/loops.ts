@@ -53,7 +53,7 @@ export interface LoopVerdict {
  * Turns up to `from` are not examined: a person let the run go on after a trip there.
  */
 export function loopVerdict(all: TurnRecord[], settings: LoopSettings = LOOP, from = 0): LoopVerdict | undefined {
-  const turns = from > 0 ? all.filter((turn) => turn.turn > from) : all;
+  const turns = modelTurns(all, from, Math.max(settings.window, (CYCLE_ROUNDS.trip + 1) * settings.cycleLength));
   const recent = turns.slice(-settings.window);
   const counts = new Map<string, number>();
   for (const turn of recent) {
@@ -76,6 +76,21 @@ export function loopVerdict(all: TurnRecord[], settings: LoopSettings = LOOP, fr
   }
   if (cycle) return { action: 'warn', reason: `your last turns repeat in a cycle of ${cycle.period} (${clip(cycle.calls, 160, 157)})` };
   return undefined;
+}
+
+/**
+ * The newest `count` turns after turn `from` that the model made: a compaction (its summary, a
+ * harness step) is no turn of the model's, neither a repeated text nor a round of a cycle — a run
+ * polling one call, compacted every few turns, was stopped as a cycle of its polls and compactions.
+ * Walked from the end, as the detector reads no further back than that.
+ */
+function modelTurns(all: readonly TurnRecord[], from: number, count: number): TurnRecord[] {
+  const turns: TurnRecord[] = [];
+  for (let i = all.length - 1; i >= 0 && turns.length < count; i--) {
+    const turn = all[i]!;
+    if (turn.turn > from && turn.compaction === undefined) turns.push(turn);
+  }
+  return turns.reverse();
 }
 
 /** The longest run of whole-turn repetitions with a period from 2 to `longest` at the end of the conversation. */

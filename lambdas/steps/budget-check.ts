@@ -171,6 +171,11 @@ export async function check(deps: DecisionDeps, runId: string, read: { breaker?:
   const decision = await withExtensions(deps, turns, stored, (current) => decide(deps.agent, (latest = withCounted(current, open)), turns, now, { globalKill, calls, reserve }));
   const checked = (decided: BudgetDecision): Checked => ({ decision: decided, run: latest, step, ...(open && { open }) });
   const warning = decision.continue ? loopVerdict(turns, loopSettings(deps.agent.loops), latest.loopAllowedThrough) : undefined;
+  // ---- context compaction (lambdas/conversation/compaction.ts) ----
+  // Due whether or not the model is warned of a loop: a warning lasts as many turns as the
+  // detector lets the repeats go on (`loops.repeats`), and the context grows in each of them.
+  const due = decision.continue && !decision.pending ? compactionDue(deps.agent, turns, decision.nextTurn) : undefined;
+  const compact = decision.continue && due ? { compact: { turn: decision.nextTurn, covers: due.covers } } : {};
   if (!decision.continue && decision.guard) {
     const action = decision.extension ? 'tripped' : 'stopped';
     const reason = decision.extension ? `${decision.reason}: asking to extend it to ${decision.extension.limit}` : decision.reason;
@@ -180,12 +185,9 @@ export async function check(deps: DecisionDeps, runId: string, read: { breaker?:
     if (!run.guardEvents?.some((event) => event.reason === warning.reason)) {
       await deps.ledger.recordGuardEvent(runId, { guard: 'loop', action: 'warned', reason: warning.reason, at: now.toISOString() });
     }
-    return checked({ ...decision, warning: warning.reason });
+    return checked({ ...decision, ...compact, warning: warning.reason });
   }
-  // ---- context compaction (lambdas/steps/compaction.ts) ----
-  const due = decision.continue && !decision.pending ? compactionDue(deps.agent, turns, decision.nextTurn) : undefined;
-  if (decision.continue && due) return checked({ ...decision, compact: { turn: decision.nextTurn, covers: due.covers } });
-  return checked(decision);
+  return checked({ ...decision, ...compact });
 }
 
 /**

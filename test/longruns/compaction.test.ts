@@ -4,7 +4,7 @@ import { inputTokensOf, type MessageRequest } from '../../lambdas/records/messag
 import { defineAgent, defineTool } from '../../lambdas/define.js';
 import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import type { CompactionOptions } from '../../lambdas/define.js';
+import type { CompactionOptions, LoopOptions } from '../../lambdas/define.js';
 import { waitForChain } from '../../local/runtime/chain.js';
 import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
 import { counterAgent, isCompactionRequest } from '../support/counter-agent.js';
@@ -151,4 +151,74 @@ describe('context compaction', () => {
     expect(turns.some((turn) => turn.compaction)).toBe(true);
     expect(new Set(paid).size).toBeLessThan(paid.length);
   }, 120_000);
+});
+
+describe('context compaction while the loop detector warns', () => {
+  /**
+   * A poller: the same status call every turn (a loop detector that warns from the third and trips
+   * only at 100), each turn adding ~260 tokens to the context, until the job reports done.
+   */
+  function poller(loops: LoopOptions) {
+    let polls = 0;
+    const status = defineTool({
+      name: 'status',
+      description: 'Reads a job status.',
+      input: z.object({ job: z.string() }),
+      effect: 'read',
+      execute: async () => ({ polls: ++polls, log: 'pending '.repeat(75) }),
+    });
+    const polled = (request: MessageRequest): number => {
+      const last = request.messages.at(-1)!;
+      if (!Array.isArray(last.content)) return 0;
+      const result = last.content.find((block) => block.type === 'tool_result');
+      return result && result.type === 'tool_result' ? (JSON.parse(String(result.content)) as { polls: number }).polls : 0;
+    };
+    return defineAgent({
+      name: 'poller',
+      model: 'sim:savepoint-sim-1',
+      system: 'Poll the job until it is done.',
+      input: z.object({ id: z.string() }),
+      prompt: () => 'Poll job j1 until it is done.',
+      tools: [status],
+      budgets: { maxSteps: 200, maxTokens: 10_000_000, maxDollars: 1_000 },
+      loops,
+      contextWindow: WINDOW,
+      compaction: { share: SHARE, keepRecentTurns: 2 },
+      dev: {
+        policy: (request) => {
+          if (isCompactionRequest(request)) return { content: [{ type: 'text', text: 'Summary: polling job j1.' }], stop_reason: 'end_turn' };
+          if (polled(request) >= 30) return { content: [{ type: 'text', text: 'Done.' }], stop_reason: 'end_turn' };
+          return { content: [{ type: 'tool_use', id: `s${polled(request) + 1}`, name: 'status', input: { job: 'j1' } }], stop_reason: 'tool_use' };
+        },
+      },
+    });
+  }
+
+  it('compacts when the context is due though the model is warned of a loop in that turn', async () => {
+    // Cycles of 2 turns at most: the polls and compactions are no cycle of the model's (the next test).
+    stack = await startLocalStack({ agent: poller({ warnAt: 3, repeats: 100, window: 100, cycleLength: 2 }), retryDelayMs: 1 });
+    const run = await finished(stack, 'poll-1');
+    expect(run.status, `${run.stopReason} ${JSON.stringify(run.error)}`).toBe('succeeded');
+    expect(run.guardEvents?.some((event) => event.guard === 'loop' && event.action === 'warned')).toBe(true);
+    const { turns } = await stack.ledger.listConversation('poll-1');
+    const compactions = turns.filter((turn) => turn.compaction);
+    const inputs = turns.filter((turn) => !turn.compaction).map((turn) => inputTokensOf(turn.usage));
+    expect(compactions.length, `input tokens per turn: ${inputs.join(' ')}`).toBeGreaterThanOrEqual(1);
+    // Never more than one turn past the share of the window: without compaction it grows to ~2x the window.
+    expect(Math.max(...inputs), `input tokens per turn: ${inputs.join(' ')}`).toBeLessThan(SHARE * WINDOW + 300);
+  }, 60_000);
+
+  it('does not take compactions for the model\'s turns: polls compacted every few turns are no cycle', async () => {
+    // The default cycle length (8): seven polls and a compaction, again and again, were stopped as
+    // `a cycle of 8 turns repeated 3 times (status → … → no tool)`.
+    stack = await startLocalStack({ agent: poller({ warnAt: 3, repeats: 100, window: 100 }), retryDelayMs: 1 });
+    const run = await finished(stack, 'poll-2');
+    expect(run.status, `${run.stopReason}`).toBe('succeeded');
+    const { turns } = await stack.ledger.listConversation('poll-2');
+    expect(turns.filter((turn) => turn.compaction).length).toBeGreaterThanOrEqual(3);
+    // Warned of its repeated call (as it is), never of a cycle.
+    const loops = run.guardEvents?.filter((event) => event.guard === 'loop') ?? [];
+    expect(loops.length).toBeGreaterThan(0);
+    for (const event of loops) expect(event.reason).toMatch(/^you called status \{"job":"j1"\} \d+ times/);
+  }, 60_000);
 });
