@@ -277,7 +277,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         const approvalId = parseOrThrow(z.string().min(1).max(200), params['approvalId'], 'approvalId');
         const { decision, reason } = parseOrThrow(DecisionBody, body, 'body');
         // Decided as the person running the console: the approval API records this machine's user.
-        const result = await options.client.decide(approvalId, decision, { reason: reason ?? `${decision}d in the console by ${actor}` });
+        // A rejection's reason is what the model is told (approval_rejected): said in words.
+        const result = await options.client.decide(approvalId, decision, { reason: reason ?? `${decision === 'approve' ? 'approved' : 'rejected'} in the console by ${actor}` });
         changed();
         if (!result.ok) throw new HttpError(result.status, `approvalId: ${result.message}`);
         return { ok: true, status: result.approval.status, delivered: result.delivered, ...(result.waitingForSecond && { waitingForSecond: true }) };

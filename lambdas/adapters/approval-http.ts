@@ -204,6 +204,10 @@ async function approvalPage(deps: ApprovalDeps, approvalId: string, event: APIGa
   if (!deps.links) return html(401, renderErrorPage(401, 'link: this API does not take signed links'));
   const verdict = await deps.links.signer.verify(link, { approvalId }, deps.clock.now());
   if (!verdict.ok) return html(verdict.status, renderErrorPage(verdict.status, verdict.message));
+  // A link outlives its approver's removal: the page (the call, its arguments, the evidence) is
+  // shown only to whom a POST from it would let decide, and before the approval is looked up.
+  const person = deciderPerson({ id: verdict.claims.approver, via: 'link' }, deps.policy ?? DEFAULT_POLICY, deps.links);
+  if (!person.ok) return html(403, renderErrorPage(403, person.message));
   const approval = await deps.ledger.findApproval(approvalId);
   if (!approval) return html(404, renderErrorPage(404, `no approval ${approvalId}`));
   if (approval.usedLinks?.includes(verdict.claims.linkId)) return html(409, renderErrorPage(409, 'link: already used (each link decides once)'));

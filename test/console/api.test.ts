@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SavepointClient } from '../../client/ledger-client.js';
 import { stackClient } from '../support/agent-harness.js';
+import { localUser } from '../../local/services/approval-api.js';
 import { startLocalConsole } from '../../console/local.js';
 import type { ConsoleServer } from '../../console/server.js';
 import type { Timeline } from '../../console/views.js';
@@ -324,6 +325,32 @@ describe('steering', () => {
     }
   });
 
+
+  it('records a rejection without a reason as "rejected in the console by" its user, and the model is told so', async () => {
+    const rejecting = await startHarness();
+    const rejectingConsole = await startLocalConsole(rejecting.stack);
+    try {
+      const rejectingClient = stackClient(rejecting.stack);
+      await rejectingClient.start({ input: sampleInput, config: { approvalTimeoutSeconds: 3600 } });
+      const [approval] = (await rejectingClient.wait(RUN, { untilInput: true })).approvals;
+      const response = await fetch(`${rejectingConsole.origin}/api/approvals/${approval!.approvalId}/decide`, {
+        method: 'POST',
+        headers: { 'x-savepoint-token': rejectingConsole.token, 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'reject' }),
+      });
+      expect({ status: response.status, body: await response.json() }).toMatchObject({ status: 200, body: { ok: true, status: 'rejected' } });
+      const said = `rejected in the console by ${localUser()}`;
+      expect(await rejecting.stack.ledger.getApproval(approval!.runId, approval!.turn, approval!.call)).toMatchObject({ status: 'rejected', reason: said });
+      // The tool's result the model reads next (recorded before the run asks anything else, or ends).
+      await rejectingClient.wait(RUN, { untilInput: true });
+      const { calls } = await rejecting.stack.ledger.listConversation(RUN);
+      const refused = calls.find((one) => one.turn === approval!.turn && one.call === approval!.call)!;
+      expect(JSON.parse(refused.result!)).toEqual({ error: 'approval_rejected', approvalId: approval!.approvalId, reason: said });
+    } finally {
+      await rejectingConsole.close();
+      await rejecting.stack.close();
+    }
+  });
 
   it('sets and lifts the global kill switch; every change is pushed to the event stream', async () => {
     const { ticket } = (await get('/api/stream-ticket')).body as { ticket: string };

@@ -53,6 +53,26 @@ describe('who may decide', () => {
   });
 });
 
+describe('a link outlives its approver', () => {
+  it("shows the approval page only to an approver the deployment still names: a removed one's link is refused 403, as its POST is", async () => {
+    const approvers = [alice, bob];
+    harness = await startHarness({ approvals: { approvers, policy: { separationOfDuties: true, ...people } } });
+    void harness.startAs(starterUser, request('removed')).catch(() => undefined);
+    await waitFor(() => harness.requested[0]);
+    const bobs = linkOf(0, bob);
+    expect((await fetch(bobs)).status).toBe(200);
+    approvers.splice(approvers.indexOf(bob), 1); // the deployment no longer names Bob (a redeploy)
+    const refused = `link: ${bob} is not one of this deployment's approvers (approvals.approvers)`;
+    const page = await fetch(bobs);
+    const html = await page.text();
+    expect({ status: page.status, shown: html.includes(harness.approvals[0]!.summary) || html.includes('Evidence') }).toEqual({ status: 403, shown: false });
+    expect(html).toContain(`403: ${refused.replace("'", '&#39;')}`);
+    expect(await postLinkDecision(bobs, { decision: 'approve' })).toMatchObject({ status: 403, body: { message: refused } });
+    expect(await stored(0)).toMatchObject({ status: 'pending' });
+    expect((await fetch(linkOf(0, alice))).status).toBe(200);
+  });
+});
+
 describe('one person counts once however they decide', () => {
   it('an approval by link and again by IAM is one approver; another person is the second', async () => {
     await start({ separationOfDuties: true, secondApproverAboveMinor: 70_000 });
