@@ -66,8 +66,9 @@ export function partitionsOf(agent: string | undefined, tokens = false, stack = 
  * `runningRuns` index. (`savepoint runs` lists all runs with a paged scan under the operator's own
  * credentials, not a function's role.) An update is a read of the sealed item and a conditional
  * put of the whole new one (lambdas/ledger/seal.ts), so updaters have GetItem and PutItem, not
- * UpdateItem. `tokens: true` marks the approval functions, the only roles whose table statement is
- * not held to NON_TOKEN_PARTITIONS (they read and write task tokens).
+ * UpdateItem. `tokens: true` marks the approval functions, the only roles whose table statement
+ * lets in the task tokens' partitions (`TOKEN#*`) besides NON_TOKEN_PARTITIONS (they read and write
+ * task tokens). Every role's table statement carries a `dynamodb:LeadingKeys` condition.
  */
 export const LEDGER_ACCESS = {
   /**
@@ -141,8 +142,10 @@ export const LEDGER_ACCESS = {
    * scan, which IAM could not keep off the task tokens' partition) and the pending approvals
    * (lifecycle `input_required`), and records a cancel's kill on the run item. A start under a run
    * id the ledger does not hold reads whether that id was pruned (`prunedRuns`), refused before it starts.
+   * It reads and writes runs' partitions and their blobs' only: no effect, aggregate, fleet counter,
+   * breaker or kill switch (it serves every agent of the stack, so those would be every agent's).
    */
-  runsApi: { table: ['GetItem', 'Query', 'PutItem'], prunedRuns: ['GetItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runsByAgent]: ['Query'] } },
+  runsApi: { table: ['GetItem', 'Query', 'PutItem'], partitions: ['RUN#*', 'BLOB#*'], prunedRuns: ['GetItem'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'], [LedgerIndexes.runsByAgent]: ['Query'] } },
   /**
    * The run's event stream (`GET /runs/{runId}/events`, lambdas/adapters/run-events-lambda.ts):
    * reads the run item and queries its conversation, and the results stored by reference (their
@@ -376,15 +379,17 @@ export class LedgerTable extends Construct {
   grantRole(grantee: IGrantable, role: LedgerRole, agent?: string): void {
     const access: LedgerRoleAccess = LEDGER_ACCESS[role];
     // Every key a request names (each of a batch's, a query's partition) must match: no token read
-    // but by the approval functions, and no other agent's effect. (An approval function of no
-    // agent — the stack's expiry sweep — reads every partition.)
+    // but by the approval functions, and no other agent's effect. An approval function of no agent
+    // (the stack's approval callback and expiry sweep) reaches every agent's partitions and the
+    // tokens', and no more: not a child run's wait (WAIT#, its token), which execution runs
+    // (EXEC#), nor the prune records (PRUNED, PRUNEDRUN#).
     const stack = topLevelStack(this).stackName;
-    const partitions = access.partitions ? [...access.partitions] : access.tokens ? (agent === undefined ? undefined : partitionsOf(agent, true, stack)) : partitionsOf(agent, false, stack);
+    const partitions = access.partitions ? [...access.partitions] : partitionsOf(agent, access.tokens === true, stack);
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         actions: access.table.map((action) => `dynamodb:${action}`),
         resources: [this.table.tableArn],
-        ...(partitions && { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions } } }),
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions } },
       }),
     );
     if (access.prunedRuns) {

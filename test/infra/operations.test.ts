@@ -10,6 +10,11 @@ import { METRICS_NAMESPACE, MetricNames } from '../../lambdas/shared/metrics.js'
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { DOC_FILES } from '../readme/readme-text.js';
 import { roleStatements } from '../support/role-policies.js';
+import { deploy, physicalNames } from '../../local/aws/iam/deployment.js';
+import { ledgerTableArn } from '../../local/aws/iam/dynamodb.js';
+import { evaluatePolicies } from '../../local/aws/iam/policy.js';
+import { stackRoles } from '../../local/aws/iam/roles.js';
+import type { CfnTemplateJson } from '../../local/template/asl.js';
 
 type Retrier = { ErrorEquals: string[]; IntervalSeconds?: number; BackoffRate?: number; MaxAttempts?: number; MaxDelaySeconds?: number; JitterStrategy?: string };
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: Record<string, Record<string, unknown>> };
@@ -221,15 +226,14 @@ describe('least privilege on the ledger', () => {
           continue;
         }
         if (approvalSteps.includes(step)) {
-          // They read and write tokens: an agent's are held to its own partitions and the tokens', the stack's expiry sweep and approval callback to none.
-          if (shared) expect(statement.Condition, step).toBeUndefined();
-          else expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitionsOf('refund-reconciler', true, 'Savepoint') } });
+          // They read and write tokens: an agent's are held to its own partitions and the tokens', the stack's expiry sweep and approval callback to every agent's and the tokens'.
+          expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': shared ? [...NON_TOKEN_PARTITIONS, 'TOKEN#*'] : partitionsOf('refund-reconciler', true, 'Savepoint') } });
           continue;
         }
-        if (step === Steps.RunEvents) {
-          // The event stream reads a run's records and its results stored by reference, and nothing else.
+        if (step === Steps.RunEvents || step === Steps.RunsApi) {
+          // The event stream and the runs API read (the runs API writes a cancel's kill) a run's records and its results stored by reference, and nothing else.
           expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RUN#*', 'BLOB#*'] } });
-          expect([statement.Action].flat().sort(), step).toEqual(['dynamodb:GetItem', 'dynamodb:Query']);
+          expect([statement.Action].flat().sort(), step).toEqual(step === Steps.RunEvents ? ['dynamodb:GetItem', 'dynamodb:Query'] : ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query']);
           continue;
         }
         expect(statement.Condition, step).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': shared ? [...NON_TOKEN_PARTITIONS] : partitionsOf('refund-reconciler', false, 'Savepoint') } });
@@ -237,6 +241,37 @@ describe('least privilege on the ledger', () => {
         for (const key of ['RUN#r1', 'GLOBAL', 'BREAKER#model', 'BLOB#r1']) expect(allowed.some((pattern) => matches(pattern, key)), `${step} ${key}`).toBe(true);
         expect(allowed.some((pattern) => matches(pattern, 'TOKEN#r1')), step).toBe(false);
       }
+    }
+  });
+
+  /** How the twin's IAM evaluator decides a request of `step`'s role on a ledger key, over the example's roles as deployed (a request's key partition is its LeadingKeys value, as AWS authorizes it). */
+  const decideOnLedger = () => {
+    const json = template.toJSON() as CfnTemplateJson;
+    const deployment = deploy(json);
+    const { roles } = stackRoles(json, deployment);
+    const table = ledgerTableArn(json, physicalNames(json, deployment))!;
+    const roleOf = (step: StepName) => roles.get((resources[functionOf(step)]!.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0])!;
+    return (step: StepName, action: string, pk: string) => evaluatePolicies(roleOf(step).policies, { action: `dynamodb:${action}`, resource: table, context: { 'dynamodb:LeadingKeys': [pk] } });
+  };
+
+  it('keeps the stack\'s approval callback and expiry sweep off child runs\' waits, execution notes and prune records, as the twin\'s IAM decides', () => {
+    const decide = decideOnLedger();
+    for (const step of [Steps.ApprovalCallback, Steps.ExpireApprovals] as StepName[]) {
+      // What they use: runs, approvals' tokens, the effect an approval is shared through.
+      for (const pk of ['RUN#r1', 'TOKEN#r1', 'EFFECT#refund-reconciler:issue_refund:rf_1']) for (const action of ['GetItem', 'PutItem', 'Query']) expect(decide(step, action, pk), `${step} ${action} ${pk}`).toBe('Allowed');
+      // A child run's wait holds its parent's task token (only CallTool and ExecutionStopped reach it); which run an execution drives; the prune records.
+      for (const pk of ['WAIT#r1', 'EXEC#arn:aws:states:us-east-1:000000000000:execution:Savepoint-refund-reconciler:r1', 'PRUNEDRUN#r1', 'PRUNED']) {
+        for (const action of ['GetItem', 'PutItem', 'Query']) expect(decide(step, action, pk), `${step} ${action} ${pk}`).not.toBe('Allowed');
+      }
+    }
+  });
+
+  it('keeps the runs API to runs and their blobs: no effect, aggregate, fleet counter, breaker, kill switch or token, as the twin\'s IAM decides', () => {
+    const decide = decideOnLedger();
+    for (const action of ['GetItem', 'PutItem', 'Query']) for (const pk of ['RUN#r1', 'BLOB#r1']) expect(decide(Steps.RunsApi, action, pk), `${action} ${pk}`).toBe('Allowed');
+    // It serves every agent of the stack: these would be every agent's.
+    for (const pk of ['EFFECT#refund-reconciler:issue_refund:rf_1', 'AGG#refund-reconciler:issue_refund:cust_1', 'FLEET#refund-reconciler:2026-12-07', 'STACKFLEET#Savepoint:2026-12-07', 'BREAKER#model', 'GLOBAL', 'TOKEN#r1']) {
+      for (const action of ['GetItem', 'PutItem', 'Query']) expect(decide(Steps.RunsApi, action, pk), `${action} ${pk}`).not.toBe('Allowed');
     }
   });
 
