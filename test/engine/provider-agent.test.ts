@@ -68,6 +68,20 @@ async function onOpenAI(policy: ModelPolicy): Promise<{ env: TestEnvironment; se
   return { env, server };
 }
 
+/**
+ * A test environment of the agent on Anthropic's strict server answering with `policy`, its lookup
+ * noting each id it was called with (`looked`).
+ */
+async function onAnthropic(policy: ModelPolicy): Promise<{ env: TestEnvironment; server: WireServer; looked: string[] }> {
+  server = await startAnthropicServer({ policy, apiKey: KEY, models: ['claude-sonnet-4-6'] });
+  process.env['ANTHROPIC_API_KEY'] = KEY;
+  process.env['ANTHROPIC_BASE_URL'] = server.url;
+  const looked: string[] = [];
+  const tool = defineTool({ ...lookup, execute: async (args) => (looked.push(args.id), { id: args.id, status: 'paid' }) });
+  env = await createTestEnvironment({ agent: { ...agent, model: 'anthropic:claude-sonnet-4-6', tools: [tool] } });
+  return { env, server, looked };
+}
+
 describe('an agent on a provider model, without a dev module', () => {
   it('runs in a test environment against the local wire server', async () => {
     const { env } = await onOpenAI(model([{ id: 'o-1' }]));
@@ -94,12 +108,7 @@ describe('an answer cut off at max_tokens in the middle of a tool call', () => {
       if (turns === 1) return { content: [{ type: 'tool_use', id: 'call_2', name: 'lookup', input: { id: 'o-12' } }], stop_reason: 'tool_use' };
       return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
     };
-    server = await startAnthropicServer({ policy, apiKey: KEY, models: ['claude-sonnet-4-6'] });
-    process.env['ANTHROPIC_API_KEY'] = KEY;
-    process.env['ANTHROPIC_BASE_URL'] = server.url;
-    const looked: string[] = [];
-    const tool = defineTool({ ...lookup, execute: async (args) => (looked.push(args.id), { id: args.id, status: 'paid' }) });
-    env = await createTestEnvironment({ agent: { ...agent, model: 'anthropic:claude-sonnet-4-6', tools: [tool] } });
+    const { env, server, looked } = await onAnthropic(policy);
     const run = await env.run({ id: 'o-12' });
     expect(run.status).toBe('succeeded');
     expect(looked).toEqual(['o-12']);
@@ -132,40 +141,31 @@ describe('tool arguments a model writes that are not a JSON object', () => {
 
 describe('an empty answer after tool results (end_turn, nothing said or called)', () => {
   /** Anthropic's strict server answering: a call, then `empties` empty answers, then a call and "done". */
-  async function onAnthropic(empties: number): Promise<{ looked: string[] }> {
-    const policy: ModelPolicy = (request) => {
-      const asked = server!.acceptedBodies().length;
-      if (asked === 0) return { content: [{ type: 'tool_use', id: 'call_1', name: 'lookup', input: { id: 'o-1' } }], stop_reason: 'tool_use' };
-      if (asked <= empties) return { content: [], stop_reason: 'end_turn' };
-      const calls = request.messages.filter((message) => message.role === 'assistant').length;
-      if (calls === 1) return { content: [{ type: 'tool_use', id: 'call_2', name: 'lookup', input: { id: 'o-2' } }], stop_reason: 'tool_use' };
-      return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
-    };
-    server = await startAnthropicServer({ policy, apiKey: KEY, models: ['claude-sonnet-4-6'] });
-    process.env['ANTHROPIC_API_KEY'] = KEY;
-    process.env['ANTHROPIC_BASE_URL'] = server.url;
-    const looked: string[] = [];
-    const tool = defineTool({ ...lookup, execute: async (args) => (looked.push(args.id), { id: args.id, status: 'paid' }) });
-    env = await createTestEnvironment({ agent: { ...agent, model: 'anthropic:claude-sonnet-4-6', tools: [tool] } });
-    return { looked };
-  }
+  const answering = (empties: number): ModelPolicy => (request) => {
+    const asked = server!.acceptedBodies().length;
+    if (asked === 0) return { content: [{ type: 'tool_use', id: 'call_1', name: 'lookup', input: { id: 'o-1' } }], stop_reason: 'tool_use' };
+    if (asked <= empties) return { content: [], stop_reason: 'end_turn' };
+    const calls = request.messages.filter((message) => message.role === 'assistant').length;
+    if (calls === 1) return { content: [{ type: 'tool_use', id: 'call_2', name: 'lookup', input: { id: 'o-2' } }], stop_reason: 'tool_use' };
+    return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
+  };
 
   it('does not end the run: the model is asked again once, told its answer was empty, and the run goes on', async () => {
-    const { looked } = await onAnthropic(1);
-    const run = await env!.run({ id: 'o-1' });
+    const { env, server, looked } = await onAnthropic(answering(1));
+    const run = await env.run({ id: 'o-1' });
     expect(run.status).toBe('succeeded');
     expect(looked).toEqual(['o-1', 'o-2']);
     // Asked again with no empty assistant message (the API refuses one), the note in the user message of the results.
-    const again = server!.acceptedBodies()[2] as { messages: { role: string; content: { type: string; text?: string }[] }[] };
+    const again = server.acceptedBodies()[2] as { messages: { role: string; content: { type: string; text?: string }[] }[] };
     expect(again.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
     expect(again.messages[2]!.content.at(-1)).toMatchObject({ type: 'text', text: expect.stringContaining('[harness] Your last answer was empty.') });
   });
 
   it('ends the run on a second empty answer in a row, as the model insists', async () => {
-    const { looked } = await onAnthropic(2);
-    const run = await env!.run({ id: 'o-1' });
+    const { env, server, looked } = await onAnthropic(answering(2));
+    const run = await env.run({ id: 'o-1' });
     expect(run.status).toBe('succeeded');
     expect(looked).toEqual(['o-1']);
-    expect(server!.acceptedBodies()).toHaveLength(3);
+    expect(server.acceptedBodies()).toHaveLength(3);
   });
 });
