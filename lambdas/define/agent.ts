@@ -167,7 +167,11 @@ export interface AgentDefinition<Input = any, Deps = any, World extends DevWorld
    * @default none declared: nothing is checked
    */
   readonly env?: readonly string[];
-  /** Defaults for this agent's budgets. */
+  /**
+   * Defaults for this agent's budgets and settings (`RunConfig`): each run's, unless its starter asks
+   * for others (a run request's `config`, within `maxBudgets`). A field left out takes RunConfig's own.
+   * @default { maxSteps: 400, maxTokens: 600_000, maxDollars: 5, maxWallSeconds: 14_400, maxTokensPerTurn: 2_048, onBudgetExceeded: 'stop', budgetExtensionPercent: 50, approvalTimeoutSeconds: 86_400, historyEventsBeforeHandoff: 20_000 }
+   */
   readonly budgets?: Budgets;
   /**
    * The most a run's starter (`savepoint run --max-…`, a run request's `config`, the runs API) may

@@ -180,7 +180,11 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
    * @example aggregate: { key: (args) => args.paymentId, amount: (args) => args.amountCents, threshold: 50_000, currency: 'usd' }
    */
   readonly aggregate?: ToolAggregate<Args>;
-  /** The call in words, for traces and approval pages. @default the name and the arguments as JSON */
+  /**
+   * The call in words, for a person deciding it: the approval page's "In words" row, and the summary
+   * of a call an `aggregate` holds for approval.
+   * @default none: the approval page shows the tool's name and arguments only; an aggregate's summary names the tool
+   */
   readonly describe?: (args: Args) => string;
   /**
    * How long one attempt of the call may take, in milliseconds (`reconcile` and `execute`

@@ -68,28 +68,30 @@ export function approvalSkOf(approval: Pick<ApprovalRecord, 'turn' | 'call' | 'b
 /** The schema of a run's budgets and settings (the `RunConfig` type). */
 export const RunConfig = schemaOnFirstUse(() => z
   .object({
-    /** Hard cap on agent steps (model turns + tool calls). */
+    /** Hard cap on agent steps (model turns + tool calls). @default 400 */
     maxSteps: z.number().int().positive().default(400),
-    /** Hard cap on cumulative tokens (input + output) over the run. */
+    /** Hard cap on cumulative tokens (input + output) over the run. @default 600_000 */
     maxTokens: z.number().int().positive().default(600_000),
-    /** Hard cap on dollars spent on model calls (usage × the versioned price table). */
+    /** Hard cap on dollars spent on model calls (usage × the versioned price table). Above 0, at most 10,000. @default 5 */
     maxDollars: z.number().positive().max(10_000).default(5),
-    /** Hard cap on wall-clock time since the run first started; a resume does not reset it. */
+    /** Hard cap on wall-clock time since the run first started; a resume does not reset it. At most 30 days. @default 14_400 (4 hours) */
     maxWallSeconds: z.number().int().positive().max(30 * 24 * 3600).default(4 * 3600),
-    /** `max_tokens` passed to every model call: at most what fits the longest model timeout (lambdas/shared/timing.ts). */
+    /** `max_tokens` passed to every model call: at most what fits the longest model timeout (lambdas/shared/timing.ts). @default 2_048 */
     maxTokensPerTurn: z.number().int().positive().max(MAX_TOKENS_PER_TURN).default(2_048),
     /**
      * When a budget (steps, tokens, dollars, wall clock) is exhausted: stop, or ask a person to
      * extend it (the same approval flow as refunds; a refused or expired extension stops the run).
+     * @default 'stop'
      */
     onBudgetExceeded: z.enum(['stop', 'ask']).default('stop'),
-    /** How much an approved extension adds to the exhausted budget, in percent of its limit. */
+    /** How much an approved extension adds to the exhausted budget, in percent of its limit: 1 to 1,000. @default 50 */
     budgetExtensionPercent: z.number().int().min(1).max(1000).default(50),
-    /** An approval not decided by then is escalated: the tool call is refused with `approval_expired`. */
+    /** An approval not decided by then is escalated: the tool call is refused with `approval_expired`. At most 7 days. @default 86_400 (24 hours) */
     approvalTimeoutSeconds: z.number().int().positive().max(7 * 24 * 3600).default(24 * 3600),
     /**
      * Continue-as-new: an execution with this many history events hands the run to a successor
-     * (Step Functions ends an execution at 25,000; lambdas/guards/history.ts).
+     * (Step Functions ends an execution at 25,000; lambdas/guards/history.ts). From 50 to 24,000.
+     * @default 20_000
      */
     historyEventsBeforeHandoff: z.number().int().min(50).max(24_000).default(20_000),
   })

@@ -39,6 +39,7 @@ export const ForkRequest = schemaOnFirstUse(() =>
       from: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/),
       /** The fork's first turn of its own: the parent's turns before it are copied. */
       at: z.number().int().positive(),
+      /** What the fork does with a write: `'dry'` sends none; `'reuse'` answers a write the parent made from its record. @default 'reuse' */
       effects: z.enum(['reuse', 'dry']).default('reuse'),
       /** The fork's budgets count only its own work (the copied steps are added to each limit). @default false: it inherits what the parent spent */
       freshBudget: z.boolean().optional(),
