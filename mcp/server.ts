@@ -19,7 +19,7 @@ import { InMemoryTaskMessageQueue, type CreateTaskOptions, type TaskStore } from
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Request, type RequestId, type Result, type ServerNotification, type Task, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isRefusal } from '../client/runs-api-error.js';
-import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
+import { TERMINAL_LIFECYCLES, type Lifecycle } from '../lambdas/runs/lifecycle.js';
 import { problemsOf } from '../lambdas/shared/validation.js';
 import { formatAmount } from '../lambdas/shared/money.js';
 import type { RunReport } from '../lambdas/runs/report.js';
@@ -169,7 +169,7 @@ export function savepointMcpServer(options: SavepointMcpOptions): Server {
       // Related to the task: delivered on its tasks/result stream (the call's own stream has ended).
       notify: (notification) => server.notification(notification, { relatedTask: { taskId: runId } }),
       ...(progressToken !== undefined && { progressToken }),
-      elicit: server.getClientCapabilities()?.elicitation ? (approval) => askPerson(server, runId, approval) : undefined,
+      elicit: server.getClientCapabilities()?.elicitation ? (approval, withdrawn) => askPerson(server, runId, approval, withdrawn) : undefined,
       log: options.log ?? (() => undefined),
     })
       .catch((error: unknown) => options.log?.(`following run ${runId}: ${String(error)}`))
@@ -224,9 +224,14 @@ function ownRun(taskId: string, sessionId: string | undefined): boolean {
   return taskId.startsWith(`${RUN_PREFIX}${sessionTag(sessionId)}-`);
 }
 
-/** The MCP task of a run: its lifecycle, a kill counted as cancelled as soon as it is recorded. */
+/**
+ * The MCP task of a run: its lifecycle, a kill counted as cancelled as soon as it is recorded, and
+ * for good (MCP Tasks: a cancelled task "MUST remain in cancelled status even if execution
+ * continues to completion"): a run killed in its last step, which it finishes and succeeds, is a
+ * cancelled task still.
+ */
 export function taskOf(view: McpRun, pollInterval: number): Task {
-  const status: Lifecycle = view.report.killed && view.lifecycle !== 'completed' ? 'cancelled' : view.lifecycle;
+  const status: Lifecycle = view.report.killed ? 'cancelled' : view.lifecycle;
   const waiting = view.approvals[0];
   const statusMessage =
     status === 'input_required' && waiting
@@ -252,7 +257,7 @@ export function resultOf(view: McpRun): CallToolResult {
   return {
     content: [{ type: 'text', text: report.summary ? `${line}\n${JSON.stringify(report.summary)}` : line }],
     structuredContent: report as unknown as Record<string, unknown>,
-    isError: view.lifecycle !== 'completed',
+    isError: taskOf(view, 0).status !== 'completed', // a task cancelled before its run's end stays an error
   };
 }
 
@@ -297,7 +302,13 @@ function runsTaskStore(runs: McpRuns, pollInterval: number, following: (runId: s
       // The SDK calls this for tasks/cancel only; a run's other states are its own.
       if (status !== 'cancelled') throw new Error(`a run's status is its own (asked to set ${status})`);
       if (!ownRun(taskId, sessionId)) throw new Error(`no task ${taskId}`);
-      await runs.cancel(taskId, { reason: statusMessage ?? 'cancelled by its MCP client' });
+      await runs.cancel(taskId, { reason: statusMessage ?? 'cancelled by its MCP client' }).catch(async (error: unknown) => {
+        // A run that ended before the kill (while its follower still reported it working): the
+        // refusal MCP Tasks names for a task in a terminal status, invalid params, not a failure.
+        const ended = await runs.get(taskId);
+        if (ended && TERMINAL_LIFECYCLES.includes(ended.lifecycle)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task ${taskId}: already in terminal status ${taskOf(ended, pollInterval).status}`);
+        throw error;
+      });
     },
     async listTasks(cursor, sessionId) {
       // The tasks this server started in the session, newest first, 50 a page.
@@ -332,8 +343,8 @@ interface Following {
   signal: AbortSignal;
   notify: (notification: ServerNotification) => Promise<void>;
   progressToken?: string | number;
-  /** Asks the person at the client about an approval; absent when the client cannot be asked. */
-  elicit: ((approval: AskedApproval) => Promise<{ decision: 'approve' | 'reject'; reason?: string } | undefined>) | undefined;
+  /** Asks the person at the client about an approval, until `withdrawn` aborts; absent when the client cannot be asked. */
+  elicit: ((approval: AskedApproval, withdrawn: AbortSignal) => Promise<{ decision: 'approve' | 'reject'; reason?: string } | undefined>) | undefined;
   log: (line: string) => void;
 }
 
@@ -345,13 +356,18 @@ interface Following {
  */
 async function follow(runId: string, how: Following): Promise<void> {
   if (!(await recorded(runId, how))) return;
-  const asked = new Set<string>();
+  // Each form put to the person, withdrawn once its approval no longer waits (decided elsewhere: the
+  // approval page, `savepoint approve`; expired; the run ended): an unanswered form would hold the
+  // follower, and with it the task's end, for ever.
+  const asked = new Map<string, AbortController>();
   const decisions: Promise<void>[] = [];
   const ask = (approval: AskedApproval) => {
     if (!how.elicit || asked.has(approval.approvalId)) return;
-    asked.add(approval.approvalId);
-    decisions.push(decideAsked(approval, how));
+    const form = new AbortController();
+    asked.set(approval.approvalId, form);
+    decisions.push(decideAsked(approval, form.signal, how));
   };
+  const withdraw = (approvalId: string) => asked.get(approvalId)?.abort(new Error(`approval ${approvalId} no longer waits`));
   const progress = (progress: number, message: string) =>
     how.progressToken === undefined ? Promise.resolve() : how.notify({ method: 'notifications/progress', params: { progressToken: how.progressToken, progress, message } });
   if (how.runs.events) {
@@ -359,6 +375,7 @@ async function follow(runId: string, how: Following): Promise<void> {
     for await (const event of how.runs.events(runId, { signal: how.signal })) {
       await progress(++seen, describeEvent(event));
       if (event.type === 'approval.waiting') ask(event.data as unknown as AskedApproval);
+      if (event.type === 'approval.decided') withdraw(String(event.data['approvalId']));
     }
   } else {
     let steps = -1;
@@ -368,16 +385,25 @@ async function follow(runId: string, how: Following): Promise<void> {
       if (view.report.steps !== steps) await progress((steps = view.report.steps), `${steps} steps, ${view.lifecycle}`);
       if (view.lifecycle === 'completed' || view.lifecycle === 'failed' || view.lifecycle === 'cancelled') break;
       for (const approval of view.approvals) ask(approval);
+      for (const approvalId of asked.keys()) if (!view.approvals.some((approval) => approval.approvalId === approvalId)) withdraw(approvalId);
       await how.pause(how.everyMs);
     }
   }
+  for (const approvalId of asked.keys()) withdraw(approvalId);
   await Promise.all(decisions);
 }
 
 /** Puts one approval to the person at the client; their answer, if any, is sent as a decision. */
-async function decideAsked(approval: AskedApproval, how: Following): Promise<void> {
+async function decideAsked(approval: AskedApproval, withdrawn: AbortSignal, how: Following): Promise<void> {
+  let answer: Awaited<ReturnType<NonNullable<Following['elicit']>>>;
   try {
-    const answer = await how.elicit!(approval);
+    answer = await how.elicit!(approval, withdrawn);
+  } catch (error) {
+    if (withdrawn.aborted || how.signal.aborted) return; // decided elsewhere, the run ended, or the session: nobody to ask any more
+    how.log(`approval ${approval.approvalId}: the person could not be asked: ${error instanceof Error ? error.message : String(error)}`);
+    return;
+  }
+  try {
     if (!answer) return; // declined or dismissed: nobody decided; it waits for another decider or its deadline
     await how.runs.decide(approval.approvalId, answer.decision, answer.reason === undefined ? {} : { reason: answer.reason });
   } catch (error) {
@@ -404,7 +430,7 @@ const DECISION_FORM = {
 } as const;
 
 /** Puts an approval to the person at the client (elicitation, related to the run's task). */
-async function askPerson(server: Server, runId: string, approval: AskedApproval): Promise<{ decision: 'approve' | 'reject'; reason?: string } | undefined> {
+async function askPerson(server: Server, runId: string, approval: AskedApproval, withdrawn: AbortSignal): Promise<{ decision: 'approve' | 'reject'; reason?: string } | undefined> {
   const amount = approval.amount ? ` (${formatAmount(approval.amount)})` : '';
   const result = await server.elicitInput(
     {
@@ -412,7 +438,7 @@ async function askPerson(server: Server, runId: string, approval: AskedApproval)
       message: `Run ${runId} asks ${approval.toolName ? `to ${approval.toolName}` : 'for more budget'}: ${approval.summary}${amount}. ${approval.description ?? ''}`.trim(),
       requestedSchema: DECISION_FORM as never,
     },
-    { relatedTask: { taskId: runId } },
+    { relatedTask: { taskId: runId }, signal: withdrawn },
   );
   if (result.action !== 'accept') return undefined;
   const decision = result.content?.['decision'];

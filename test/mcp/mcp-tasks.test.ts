@@ -4,6 +4,7 @@ import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/t
 import { CallToolResultSchema, ElicitRequestSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { approvalApiDecider, createClient, type SavepointClient } from '../../client/ledger-client.js';
 import { RunsApiError } from '../../client/runs-api-error.js';
 import { serveMcpHttp, type McpHttpEndpoint } from '../../mcp/http.js';
@@ -55,7 +56,7 @@ afterEach(async () => {
   await harness.stack.close();
 });
 
-async function mcpClient(onElicit?: (request: ElicitRequest) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string> }>): Promise<Client> {
+async function mcpClient(onElicit?: (request: ElicitRequest, extra: { signal: AbortSignal }) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string> }>): Promise<Client> {
   const mcp = new Client({ name: 'savepoint-test', version: '1.0.0' }, { capabilities: onElicit ? { elicitation: { form: {} } } : {} });
   if (onElicit) mcp.setRequestHandler(ElicitRequestSchema, onElicit);
   await mcp.connect(new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: { authorization: `Bearer ${credential}` } } }));
@@ -211,6 +212,76 @@ describe('savepoint mcp (Streamable HTTP, the official SDK client)', () => {
     });
     await mcp.close();
     await holding.close();
+  });
+
+  it('withdraws a form nobody answers once its approval is decided elsewhere: the task ends with its run', async () => {
+    let withdrawn = 0;
+    // The person never answers the form (it waits on their screen until it is taken back).
+    const mcp = await mcpClient((_request, extra) => new Promise((_resolve, reject) => extra.signal.addEventListener('abort', () => (withdrawn++, reject(extra.signal.reason)))));
+    const taskId = await startTask(mcp, { date: sampleDay.date });
+    const result = mcp.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    // Each approval decided by another approver (the approval page, `savepoint approve`).
+    for (let view = await client.wait(taskId, { untilInput: true }); view.lifecycle === 'input_required'; view = await client.wait(taskId, { untilInput: true })) {
+      for (const approval of view.approvals) expect((await client.decide(approval.approvalId, 'approve', { reason: 'decided on the approval page' })).ok).toBe(true);
+    }
+    expect(await result).toMatchObject({ isError: false, structuredContent: { runId: taskId, status: 'succeeded' } });
+    expect((await mcp.experimental.tasks.getTask(taskId)).status).toBe('completed');
+    await mcp.close();
+    expect(withdrawn).toBeGreaterThan(0);
+  }, 30_000);
+
+  it('keeps a cancelled task cancelled when its run finishes the step it was in and succeeds', async () => {
+    // The run's last write (its end) is held until the test has cancelled the task.
+    let reachedEnd!: () => void;
+    let release!: () => void;
+    const atEnd = new Promise<void>((resolve) => (reachedEnd = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const holdEnd = (ledger: Ledger): Ledger =>
+      new Proxy(ledger, {
+        get: (target, property, receiver) =>
+          property === 'finishRun' ? async (...args: Parameters<Ledger['finishRun']>) => (reachedEnd(), await released, target.finishRun(...args)) : Reflect.get(target, property, receiver),
+      });
+    const own = await startHarness({ decorateLedger: holdEnd });
+    const ownClient = createClient({ ledger: own.stack.ledger, sfn: own.stack.sfn, stateMachineArn: own.stack.stateMachineArn, decide: approvalApiDecider(own.stack.endpoints.approvals), agent: refundReconciler, pause: nextTick });
+    const mcpEndpoint = await serveMcpHttp({ credential, serverForSession: () => savepointMcpServer({ runs: runsOf(ownClient), agents: [refundReconciler], pollIntervalMs: 5, pause: () => nextTick() }) });
+    try {
+      const mcp = new Client({ name: 'savepoint-test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+      mcp.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { decision: 'approve' } }));
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(mcpEndpoint.url), { requestInit: { headers: { authorization: `Bearer ${credential}` } } }));
+      const taskId = await startTask(mcp, { date: sampleDay.date });
+      const result = mcp.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+      await atEnd;
+      expect((await mcp.experimental.tasks.cancelTask(taskId)).status).toBe('cancelled');
+      release();
+      // The run went on to its end: the kill came after its last check.
+      expect(await ownClient.wait(taskId)).toMatchObject({ lifecycle: 'completed', report: { status: 'succeeded', killed: { by: 'mcp-client' } } });
+      expect((await mcp.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
+      expect((await result).isError).toBe(true);
+      await mcp.close();
+    } finally {
+      release();
+      await mcpEndpoint.close();
+      await own.stack.close();
+    }
+  });
+
+  it('refuses as invalid params the cancel of a task whose run has ended, naming its status', async () => {
+    // A follower that looks at its run once an hour: the task reads working until its next look.
+    const hourly = await serveMcpHttp({ credential, serverForSession: () => savepointMcpServer({ runs: runsOf(client), agents: [refundReconciler], pollIntervalMs: 3_600_000 }) });
+    try {
+      const mcp = new Client({ name: 'savepoint-test', version: '1.0.0' });
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(hourly.url), { requestInit: { headers: { authorization: `Bearer ${credential}` } } }));
+      const taskId = await startTask(mcp, { date: sampleDay.date });
+      for (let view = await client.wait(taskId, { untilInput: true }); view.lifecycle === 'input_required'; view = await client.wait(taskId, { untilInput: true })) {
+        for (const approval of view.approvals) await client.decide(approval.approvalId, 'approve');
+      }
+      await expect(mcp.experimental.tasks.cancelTask(taskId)).rejects.toThrow(`MCP error -32602: Cannot cancel task ${taskId}: already in terminal status completed`);
+      expect((await client.status(taskId))!.report).toMatchObject({ status: 'succeeded' });
+      expect((await client.status(taskId))!.report.killed).toBeUndefined();
+      await mcp.close();
+    } finally {
+      await hourly.close();
+    }
   });
 
   it("keeps a session's tasks its own: another session cannot see or cancel them", async () => {
