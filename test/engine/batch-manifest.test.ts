@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiGatewayEvent } from '../../local/services/approval-api.js';
 import { lambdaContext } from '../../local/services/lambda-context.js';
 import { startS3 } from '../../local/services/s3.js';
+import { LocalEngine } from '../../local/engine/local-engine.js';
+import type { AslDefinition } from '../../local/template/asl.js';
 import { LOCAL_MANIFEST_BUCKET } from '../../lambdas/runs/batch.js';
 import { counterAgent } from '../support/counter-agent.js';
 import { startAgentHarness, type AgentHarness } from '../support/agent-harness.js';
@@ -204,6 +206,8 @@ describe('the twin’s S3', () => {
       }
       await expect(sdk.send(new GetObjectCommand({ Bucket: 'b', Key: 'k.json', IfMatch: '"0123"' }))).rejects.toMatchObject({ name: 'PreconditionFailed', $metadata: { httpStatusCode: 412 } });
       await expect(sdk.send(new HeadObjectCommand({ Bucket: 'b', Key: 'k.json', IfMatch: '"0123"' }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 412 } });
+      // A key that is not there: S3's 404 NoSuchKey, by which the SDK names its exception.
+      await expect(sdk.send(new GetObjectCommand({ Bucket: 'b', Key: 'missing.json' }))).rejects.toMatchObject({ name: 'NoSuchKey', $metadata: { httpStatusCode: 404 } });
       // The reader the runs function uses: a missing object has no ETag (its batch fails on it), and a changed one is not read.
       const reader = s3.objectReader();
       expect(await reader.etag('b', 'missing.json')).toBeUndefined();
@@ -211,6 +215,38 @@ describe('the twin’s S3', () => {
       await expect(reader.text('b', 'k.json', '"0123"')).rejects.toMatchObject({ $metadata: { httpStatusCode: 412 } });
     } finally {
       sdk.destroy();
+      await s3.close();
+    }
+  });
+});
+
+describe('an ItemReader whose read fails', () => {
+  it('fails the Map with States.ItemReaderFailed, which the Map’s own Catch handles', async () => {
+    const s3 = await startS3();
+    const definition: AslDefinition = {
+      StartAt: 'Items',
+      States: {
+        Items: {
+          Type: 'Map',
+          ItemReader: { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' }, Parameters: { Bucket: 'b', Key: 'missing.json' } },
+          ItemProcessor: { ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' }, StartAt: 'Each', States: { Each: { Type: 'Pass', End: true } } },
+          Catch: [{ ErrorEquals: ['States.ItemReaderFailed'], ResultPath: '$.unread', Next: 'Unread' }],
+          End: true,
+        },
+        Unread: { Type: 'Pass', End: true },
+      },
+    };
+    const reader = s3.objectReader();
+    const engine = new LocalEngine({ definition, stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:reader-catch', tasks: {}, getObject: (bucket, key) => reader.text(bucket, key) });
+    try {
+      const { executionArn } = engine.startExecution({ name: 'caught', input: {} });
+      const done = await engine.waitForExecution(executionArn);
+      expect(done.status, done.cause).toBe('SUCCEEDED');
+      expect(JSON.parse(done.output!).unread).toMatchObject({ Error: 'States.ItemReaderFailed', Cause: expect.stringMatching(/Reading s3:\/\/b\/missing\.json failed: NoSuchKey/) });
+      const entered = engine.getExecutionHistory(executionArn).flatMap((event) => (event.stateEnteredEventDetails ? [event.stateEnteredEventDetails.name] : []));
+      expect(entered).toContain('Unread');
+    } finally {
+      await engine.close();
       await s3.close();
     }
   });

@@ -131,6 +131,24 @@ describe('the twin decides a request as API Gateway does (resource policy + IAM 
     expect(decide('POST', '/runs', as(bob))).toMatchObject({ allowed: false, message: /with an explicit deny$/ });
   });
 
+  it('from another account, admits an approver only when both the resource policy and their own IAM allow', () => {
+    const carol = 'arn:aws:iam::999999999999:user/carol';
+    const shared = restApisOf(synth('Shared', { approverPrincipals: { carol: [carol] } }))[0]!;
+    const carolAs = (identity: ApiCaller['identityDecision']) => authorizeApiRequest(shared, { method: 'POST', path: '/approvals/apv_0123456789', caller: as(carol, identity, '999999999999') });
+    expect(carolAs('Allowed')).toEqual({ allowed: true });
+    // Table B: the resource policy's Allow alone is not enough from another account.
+    expect(carolAs('ImplicitlyDenied')).toMatchObject({ allowed: false, status: 403, message: expect.not.stringMatching(/explicit deny/) });
+    // In the API's account it would be (Table A).
+    expect(decide('POST', '/approvals/apv_0123456789', as(bob, 'ImplicitlyDenied'))).toEqual({ allowed: true });
+  });
+
+  it('opens a route with no authentication only on an explicit Allow of the resource policy', () => {
+    const statements = [api.policy!.Statement].flat().filter((statement) => statement.Sid !== 'ApprovalPageIsOpen');
+    const closed: RestApiModel = { ...api, policy: { Statement: statements } };
+    expect(authorizeApiRequest(closed, { method: 'GET', path: '/decide/apv_0123456789' })).toMatchObject({ allowed: false, status: 403 });
+    expect(decide('GET', '/decide/apv_0123456789')).toEqual({ allowed: true });
+  });
+
   it('serves the page to anyone (the link is its credential), and nothing signed to an unsigned request', () => {
     expect(decide('GET', '/decide/apv_0123456789')).toEqual({ allowed: true });
     expect(decide('POST', '/decide/apv_0123456789')).toEqual({ allowed: true });

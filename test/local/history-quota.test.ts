@@ -28,8 +28,23 @@ const counter = (iterations: number): AslDefinition => ({
   },
 });
 
-async function run(iterations: number) {
-  const engine = new LocalEngine({ definition: counter(iterations), stateMachineArn: ARN, tasks: {} });
+/**
+ * A Task first (five events: entered, scheduled, started, succeeded, exited), then the counter,
+ * then a Fail state of the agent's own error: ExecutionStarted, 5, 4 × iterations, FailStateEntered,
+ * then ExecutionFailed, which is event 4 × iterations + 8.
+ */
+const givingUp = (iterations: number): AslDefinition => ({
+  StartAt: 'Begin',
+  States: {
+    Begin: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { FunctionName: 'arn:aws:lambda:us-east-1:000000000000:function:begin', 'Payload.$': '$' }, OutputPath: '$.Payload', Next: 'Count' },
+    ...counter(iterations).States,
+    Done: { Type: 'Fail', Error: 'Agent.GaveUp', Cause: 'counted enough' },
+  },
+});
+
+async function run(iterations: number, definition: AslDefinition = counter(iterations)) {
+  const begin = { waitForTaskToken: false, invoke: async (payload: unknown) => payload };
+  const engine = new LocalEngine({ definition, stateMachineArn: ARN, tasks: definition.StartAt === 'Begin' ? { Begin: begin } : {} });
   try {
     const { executionArn } = engine.startExecution({ name: `count-${iterations}`, input: { n: 0 } });
     const done = await engine.waitForExecution(executionArn);
@@ -58,5 +73,19 @@ describe('the 25,000-event history quota', () => {
       type: 'ExecutionFailed',
       executionFailedEventDetails: { error: 'States.Runtime', cause: 'The execution reached the maximum number of history events (25000).' },
     });
+  }, 120_000);
+
+  it("fails an execution whose own failure would be event 25,000 with the quota's States.Runtime, not its own error", async () => {
+    const { done, history } = await run(6_248, givingUp(6_248)); // 4 × 6,248 + 8 = 25,000: ExecutionFailed, but the quota's
+    expect(history.at(-2)).toMatchObject({ id: 24_999, type: 'FailStateEntered' });
+    expect(done).toMatchObject({ status: 'FAILED', error: 'States.Runtime', cause: 'The execution reached the maximum number of history events (25000).' });
+    expect(history).toHaveLength(25_000);
+    expect(history.at(-1)).toMatchObject({ id: 25_000, type: 'ExecutionFailed', executionFailedEventDetails: { error: 'States.Runtime' } });
+  }, 120_000);
+
+  it('lets the same execution end with its own error when ExecutionFailed is below the quota', async () => {
+    const { done, history } = await run(6_247, givingUp(6_247));
+    expect(done).toMatchObject({ status: 'FAILED', error: 'Agent.GaveUp', cause: 'counted enough' });
+    expect(history).toHaveLength(24_996);
   }, 120_000);
 });

@@ -154,6 +154,16 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     expect(() => h.stack.iam!.authorizer.authorize({ administrator: true }, { action: 'kms:PutKeyPolicy', resource: keyArn })).not.toThrow();
   });
 
+  it("refuses a role the key policy names when its own identity policy denies the key's use: an explicit Deny in either refuses (KMS)", async () => {
+    const t = await template();
+    const [decisionKeyId] = resourceOf(t, 'AWS::KMS::Key', 'ControlPlaneDecisionKey');
+    const keyArn = `arn:aws:kms:us-east-1:000000000000:key/${decisionKeyId}`;
+    const named = await harness({ template: structuredClone(t) });
+    expect(() => named.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:VerifyMac', resource: keyArn })).not.toThrow();
+    const denied = await harness({ template: withStatement(t, 'AgentCallToolFunctionServiceRole', { Effect: 'Deny', Action: 'kms:VerifyMac', Resource: keyArn }) });
+    expect(() => denied.stack.iam!.authorizeAs(Steps.CallTool, { action: 'kms:VerifyMac', resource: keyArn })).toThrow(/ with an explicit deny in an identity-based policy$/);
+  });
+
   it("allows a key's use through IAM only when the key policy delegates to IAM (the account statement) AND the role's identity policy allows it", async () => {
     const delegating = { Effect: 'Allow', Principal: { AWS: 'arn:aws:iam::000000000000:root' }, Action: 'kms:*', Resource: '*' };
     const t = withKeyPolicy(await template(), 'ControlPlaneDecisionKey', [delegating]);

@@ -37,8 +37,10 @@ describe('SNS Publish, as the twin holds it to SNS’s rules', () => {
     expect(() => checkPublish(message(before))).toThrow('Invalid parameter: Subject');
   });
 
-  it('refuses a message over 256 KB and an empty message attribute', () => {
+  it('refuses a message over 256 KB, an empty message and an empty message attribute', () => {
     expect(() => checkPublish({ ...message('ok'), Message: 'x'.repeat(256 * 1024 + 1) })).toThrow(expect.objectContaining({ name: 'InvalidParameterException' }));
+    expect(() => checkPublish({ ...message('ok'), Message: 'x'.repeat(256 * 1024) })).not.toThrow();
+    expect(() => checkPublish({ ...message('ok'), Message: '' })).toThrow(expect.objectContaining({ name: 'InvalidParameterException' }));
     expect(() => checkPublish({ ...message('ok'), MessageAttributes: { approver: { DataType: 'String', StringValue: '' } } })).toThrow(/approver/);
   });
 

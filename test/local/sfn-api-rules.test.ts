@@ -57,6 +57,13 @@ describe('StartExecution', () => {
     expect(fx.engine.listExecutions().executions).toEqual([]);
     expect(refusal(() => fx.engine.startExecution({ name: 'at', input: inputOf(PAYLOAD_LIMIT_BYTES) }))).toBe('no error');
   });
+
+  it('refuses an input that is not a JSON object with InvalidExecutionInput', () => {
+    for (const input of ['[{"id":"list","count":3}]', '"text"', '42', 'null', '{"id": "cut'])
+      expect(refusal(() => fx.engine.startExecution({ name: 'not-object', input })), input).toBe('InvalidExecutionInput');
+    expect(fx.engine.listExecutions().executions).toEqual([]);
+    expect(refusal(() => fx.engine.startExecution({ name: 'object', input: '{"id":"object","count":3}' }))).toBe('no error');
+  });
 });
 
 describe('SendTaskSuccess', () => {
@@ -67,11 +74,12 @@ describe('SendTaskSuccess', () => {
     expect(refusal(() => fx.engine.sendTaskSuccess('A'.repeat(TASK_TOKEN_MAX_LENGTH), '{}'))).toBe('TaskDoesNotExist');
   });
 
-  it('refuses an output over 256 KiB with InvalidOutput, and the Task still waits for its callback', async () => {
+  it('refuses an output over 256 KiB, or not JSON, with InvalidOutput, and the Task still waits for its callback', async () => {
     const { executionArn } = fx.engine.startExecution({ input: { id: 'output', count: 3 } });
     const { token } = await fx.nextApproval();
     const over = JSON.stringify({ pad: 'x'.repeat(PAYLOAD_LIMIT_BYTES) });
     expect(refusal(() => fx.engine.sendTaskSuccess(token, over))).toBe('InvalidOutput');
+    expect(refusal(() => fx.engine.sendTaskSuccess(token, '{"approved": tru'))).toBe('InvalidOutput');
     expect(fx.engine.describeExecution(executionArn).status).toBe('RUNNING');
     fx.engine.sendTaskSuccess(token, '{"approved":true}');
     const done = await fx.engine.waitForExecution(executionArn);

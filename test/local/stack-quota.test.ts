@@ -14,7 +14,7 @@ import { environmentBytes } from '../../lambdas/shared/lambda-environment.js';
 import { LAMBDA_ENVIRONMENT_MAX_BYTES, STACK_RESOURCE_QUOTA } from '../../lambdas/shared/limits.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { startHarness, type Harness } from '../support/refund-harness.js';
-import { streamedResponseLimits } from '../../local/aws/api-gateway-streaming.js';
+import { runEventsFunctionOf, streamedResponseLimits } from '../../local/aws/api-gateway-streaming.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -82,6 +82,14 @@ describe("a Lambda function's Timeout: 1 to 900 seconds", () => {
     const h = await startHarness({ recovery: false, template: (await callToolTimedOutAfter(900)).template });
     cleanups.push(() => h.stack.close());
     expect(h.stack.stateMachineArn).toContain('stateMachine');
+  });
+
+  it("times a function whose template sets no Timeout at Lambda's default, 3 s: its run events stream ends there", async () => {
+    const template = structuredClone(await cachedTemplate('refund-reconciler')) as CfnTemplateJson & { Resources: Record<string, { Properties: Record<string, unknown> }> };
+    const logicalId = runEventsFunctionOf(template)!;
+    expect(streamedResponseLimits(template).functionTimeoutMs).toBe(1_000 * (template.Resources[logicalId]!.Properties['Timeout'] as number));
+    delete template.Resources[logicalId]!.Properties['Timeout'];
+    expect(streamedResponseLimits(template)).toMatchObject({ functionTimeoutMs: 3_000, maxDurationMs: 3_000 });
   });
 });
 
