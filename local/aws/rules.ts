@@ -318,7 +318,7 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'dynamodb:LeadingKeys',
   },
   {
-    rule: "Secrets Manager, KMS, EventBridge and SNS authorize a function's call on the resource it names",
+    rule: "Secrets Manager, KMS, EventBridge and SNS authorize a function's call on the resource it names (SNS words its refusal AuthorizationError)",
     doc: 'https://docs.aws.amazon.com/service-authorization/latest/reference/reference_policies_actions-resources-contextkeys.html',
     file: 'local/aws/iam/services.ts',
     test: 'test/local/iam-services.test.ts',

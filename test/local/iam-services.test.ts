@@ -248,6 +248,9 @@ describe("the twin's IAM on Secrets Manager, KMS, EventBridge and SNS", () => {
     expect((await refused.run({ runId: 'no-publish', input: sampleInput })).status).toBe('SUCCEEDED');
     expect(refused.stack.iam!.authorizer.decisionsByAction()['sns:Publish']).toEqual({ allowed: 0, denied: refused.approvals.length });
     expect(errors.mock.calls.some(([line]) => String(line).includes('sns:Publish'))).toBe(true);
+    // As SNS answers it (error code AuthorizationError, the SDK's AuthorizationErrorException), not as IAM's other services do.
+    const refusals = errors.mock.calls.map(([line]) => String(line)).filter((line) => line.includes('sns:Publish'));
+    expect(refusals.every((line) => line.includes('AuthorizationErrorException') && !line.includes('AccessDeniedException')), refusals[0]).toBe(true);
 
     const granted = await harness({ approve: true, template: withStatement(await named(), 'AgentRequestApprovalFunctionServiceRole', { Effect: 'Allow', Action: 'sns:Publish', Resource: TOPIC }) });
     expect((await granted.run({ runId: 'publish', input: sampleInput })).status).toBe('SUCCEEDED');

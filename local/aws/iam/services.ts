@@ -28,6 +28,7 @@ import type { Clock } from '../../../lambdas/shared/ports.js';
 import { DeleteFunctionCommand, ListVersionsByFunctionCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { checkPublish, checkPutEvents } from '../notification-requests.js';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './deployment.js';
+import { AccessDeniedError } from './authorizer.js';
 import type { TwinIam } from './index.js';
 import type { ServiceVariables } from './roles.js';
 
@@ -53,6 +54,17 @@ export function approvalsAs(step: string, setup: ApprovalSetup, iam: Pick<TwinIa
   const services = (): ServiceVariables => iam.servicesOf(step) ?? {};
   const authorize = (action: string, resource: string | undefined) => {
     if (resource !== undefined) iam.authorizeAs(step, { action, resource });
+  };
+  // SNS words its refusal otherwise: error code AuthorizationError, HTTP 403
+  // (https://docs.aws.amazon.com/sns/latest/api/API_Publish.html#API_Publish_Errors), which the
+  // SDK throws as AuthorizationErrorException.
+  const authorizeSns = (action: string, resource: string | undefined) => {
+    try {
+      authorize(action, resource);
+    } catch (error) {
+      if (error instanceof AccessDeniedError) throw Object.assign(error, { name: 'AuthorizationErrorException' });
+      throw error;
+    }
   };
   const links: ApprovalLinks | undefined = setup.links && {
     get pageUrl() {
@@ -106,7 +118,7 @@ export function approvalsAs(step: string, setup: ApprovalSetup, iam: Pick<TwinIa
         if (failed.length > 0) throw new Error(`PutEvents failed: ${failed[0]!.errorCode}`);
       }
       for (const message of requests.publish) {
-        authorize('sns:Publish', topic);
+        authorizeSns('sns:Publish', topic);
         checkPublish(message);
       }
     },
