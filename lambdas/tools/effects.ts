@@ -3,6 +3,7 @@ import { parseBlobRef, readResult, storeResult } from '../ledger/blobs.js';
 import type { BlobStore, CallClaim, GuardLedger } from '../ledger/ledger.js';
 import { takeoverAfter } from '../ledger/protocol.js';
 import { LeaseHeldError, SettleWaitError } from '../shared/errors.js';
+import { clip } from '../shared/text.js';
 import type { EffectRecord, ToolCallRecord } from '../records/ledger-records.js';
 import { escalated, type Outcome } from './failures.js';
 
@@ -25,9 +26,14 @@ const MAX_KEY_CHARS = 255;
 export function effectKeyOf(agent: Pick<AgentDefinition, 'name'>, tool: ToolDefinition, args: unknown, context: EffectKeyContext): { key?: string; refused?: string } {
   if (!tool.idempotencyKey) return {};
   const business: unknown = tool.idempotencyKey(args, context);
-  const key = `${agent.name}:${tool.name}:${String(business)}`;
-  if (typeof business !== 'string' || business.length === 0 || key.length > MAX_KEY_CHARS) {
+  const prefix = `${agent.name}:${tool.name}:`;
+  const key = `${prefix}${String(business)}`;
+  if (typeof business !== 'string' || business.length === 0) {
     return { refused: `${tool.name}: these arguments give no business key (${JSON.stringify(business)}): it must be a non-empty string, at most ${MAX_KEY_CHARS} characters with the agent and tool names` };
+  }
+  if (key.length > MAX_KEY_CHARS) {
+    const limit = MAX_KEY_CHARS - prefix.length;
+    return { refused: `${tool.name}: the business key these arguments give is too long: ${business.length} characters, at most ${limit} (${MAX_KEY_CHARS} with the agent and tool names, "${prefix}"): ${JSON.stringify(clip(business, 80))}` };
   }
   return { key };
 }

@@ -71,6 +71,19 @@ describe('a tool call derived from its turn', () => {
     expect(() => deriveToolCall(agent, run, second, 6, { completed: earlier })).toThrow('call: run r1 has no tool call 6 in turn 2');
   });
 
+  it('answers a business key too long as the mistake it is: its length and the limit, the key clipped', () => {
+    const long = 'i'.repeat(300);
+    const asks: TurnRecord = { ...turn(3), stopReason: 'tool_use', content: [{ type: 'tool_use', id: 'u1', name: 'pay', input: { invoice: long, cents: 1 } }] };
+    const derived = deriveToolCall(agent, run, asks, 1, { completed: [] });
+    // 'a:pay:' leaves 249 of the provider's 255 characters for the business key.
+    expect(derived.mistake).toEqual({ error: 'invalid_arguments', message: `pay: the business key these arguments give is too long: 300 characters, at most 249 (255 with the agent and tool names, "a:pay:"): "${'i'.repeat(79)}…"` });
+    expect(derived).toMatchObject({ idempotencyKey: 'r1:3:u1' });
+    expect(derived.effectKey).toBeUndefined();
+    // A business key of exactly the limit is a key.
+    const fits: TurnRecord = { ...asks, content: [{ type: 'tool_use', id: 'u1', name: 'pay', input: { invoice: 'i'.repeat(249), cents: 1 } }] };
+    expect(deriveToolCall(agent, run, fits, 1, { completed: [] })).toMatchObject({ effectKey: `a:pay:${'i'.repeat(249)}` });
+  });
+
   it('plans the Map: the calls without a completed record, in call order (pointers only: CallTool derives each when it runs)', () => {
     expect(plannedCalls(second, meanwhile)).toEqual([
       { turn: 2, call: 2, name: 'lookup' },
