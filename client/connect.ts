@@ -5,7 +5,8 @@ import type { ForkRequest } from '../lambdas/runs/fork.js';
 import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
 import type { RunRecord } from '../lambdas/records/ledger-records.js';
 import { SEEN_LIFECYCLE_HEADER, TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
-import { RUN_ID_PATTERN, RUN_ID_RULE } from '../lambdas/runs/run-id.js';
+import { APPROVAL_ID_PATTERN, approvalIdRefusal } from '../lambdas/approvals/approval-id.js';
+import { BATCH_ID_PATTERN, BATCH_ID_RULE, RUN_ID_PATTERN, RUN_ID_RULE } from '../lambdas/runs/run-id.js';
 import { processLives } from '../lambdas/shared/process-lives.js';
 import { followEvents } from './events.js';
 import { abortError, RunsApiError } from './runs-api-error.js';
@@ -150,7 +151,7 @@ export interface RunsClient {
   cancel(runId: string, options?: { reason?: string } & RequestOptions): Promise<Run>;
   /** The approvals waiting for a decision: of one run, or of every run. A run id no run can have is refused (`RunsApiError` 400), as the runs API refuses it. */
   approvals(runId?: string, options?: RequestOptions): Promise<Approval[]>;
-  /** Approves or rejects an approval, as the caller the API authenticated. */
+  /** Approves or rejects an approval, as the caller the API authenticated. An id no approval can have (`''`) is refused before any request (`RunsApiError` 400), as the API refuses it. */
   decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string } & RequestOptions): Promise<Approval & { delivered?: boolean }>;
   /**
    * The run's progress as it happens (`GET /v1/runs/{runId}/events`, Server-Sent Events): each
@@ -177,7 +178,7 @@ export interface RunsClient {
    */
   startBatch(options: StartBatchOptions, request?: RequestOptions): Promise<Batch>;
   /**
-   * A batch's progress (`GET /v1/batches/{batchId}`): each run's status, counted, and for a batch that did not succeed its `error` and `cause` (as Step Functions ended its execution); `undefined` for a batch id the deployment does not hold.
+   * A batch's progress (`GET /v1/batches/{batchId}`): each run's status, counted, and for a batch that did not succeed its `error` and `cause` (as Step Functions ended its execution); `undefined` for a batch id the deployment does not hold. An id no batch can have (`''`) is refused before any request (`RunsApiError` 400).
    *
    * @example
    * const { status, counts } = (await client.batch('invoices-2026-11'))!;
@@ -342,6 +343,22 @@ export function checkRunId(runId: string): void {
   if (!RUN_ID_PATTERN.test(runId)) throw new RunsApiError(400, `invalid runId: ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
 }
 
+/**
+ * An approval id or batch id the API could not be asked about is refused here, as `checkRunId`
+ * refuses a run id (400, naming the field): sent, `''` would name another path (`/approvals/`,
+ * `/batches/`, whose 405 reads as a method the API lacks), and an id none can have would look like
+ * one that is not there.
+ */
+function approvalPath(approvalId: string): string {
+  if (typeof approvalId !== 'string' || !APPROVAL_ID_PATTERN.test(approvalId)) throw new RunsApiError(400, approvalIdRefusal(approvalId));
+  return `/approvals/${encodeURIComponent(approvalId)}`;
+}
+
+function batchPath(batchId: string): string {
+  if (typeof batchId !== 'string' || !BATCH_ID_PATTERN.test(batchId)) throw new RunsApiError(400, `invalid batchId: ${BATCH_ID_RULE}, got ${JSON.stringify(batchId)}`);
+  return `/batches/${encodeURIComponent(batchId)}`;
+}
+
 /** `text` as a JSON object (every answer of the runs API is one); `undefined` for anything else. */
 function jsonObjectOf(text: string): Record<string, unknown> | undefined {
   try {
@@ -464,10 +481,10 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       return runId === undefined ? approvals : approvals.filter((approval) => approval.runId === runId);
     },
     decide: async (approvalId, decision, options = {}) =>
-      (await call<Approval & { delivered?: boolean }>('POST', `/approvals/${encodeURIComponent(approvalId)}`, { decision, ...(options.reason !== undefined && { reason: options.reason }) }, [], options.signal)).body,
+      (await call<Approval & { delivered?: boolean }>('POST', approvalPath(approvalId), { decision, ...(options.reason !== undefined && { reason: options.reason }) }, [], options.signal)).body,
     startBatch: async (options, request = {}) => (await call<Batch>('POST', '/batches', options, [], request.signal)).body,
     async batch(batchId, options = {}) {
-      const answer = await call<Batch>('GET', `/batches/${encodeURIComponent(batchId)}`, undefined, [404], options.signal);
+      const answer = await call<Batch>('GET', batchPath(batchId), undefined, [404], options.signal);
       return answer.status === 404 ? undefined : answer.body;
     },
     events: (runId, options = {}) =>

@@ -1,5 +1,6 @@
 export { signedLinks, type ApprovalLinks } from './links.js';
 import type { ApprovalLinks } from './links.js';
+import { APPROVAL_ID_PATTERN, approvalIdRefusal } from './approval-id.js';
 import * as z from 'zod';
 import { schemaOnFirstUse } from '../shared/on-first-use.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -253,8 +254,6 @@ export function formatCents(cents: number): string {
 }
 
 export function assertApprovalId(approvalId: string | undefined): string {
-  if (!approvalId || !/^apv_[A-Za-z0-9_-]{10,40}$/.test(approvalId)) {
-    throw new InvalidInputError(`approvalId: expected an id like apv_…, got ${JSON.stringify(approvalId ?? '')}`);
-  }
+  if (!approvalId || !APPROVAL_ID_PATTERN.test(approvalId)) throw new InvalidInputError(approvalIdRefusal(approvalId));
   return approvalId;
 }

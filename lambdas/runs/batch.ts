@@ -14,6 +14,7 @@ import { DISTRIBUTED_MAP_MAX_CONCURRENCY, PAYLOAD_LIMIT_BYTES } from '../shared/
 import { parseOrThrow } from '../shared/validation.js';
 import { clip } from '../shared/text.js';
 import { RequestTooLarge, RunId } from './run-request.js';
+import { BATCH_ID_PATTERN, BATCH_ID_RULE } from './run-id.js';
 
 /**
  * Where a batch's items come from: its request's list (`items`, in the execution's input), or an
@@ -98,7 +99,7 @@ export type BatchManifest = z.infer<typeof BatchManifest>;
 export const LOCAL_MANIFEST_BUCKET = 'savepoint-local';
 
 /** A batch id leaves room in a run id (80 characters) for `-` and the item's index or key. */
-export const BatchId = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'expected 1-40 letters, digits, "-" or "_" (its runs are named <batchId>-<item>)');
+export const BatchId = z.string().regex(BATCH_ID_PATTERN, BATCH_ID_RULE);
 
 /** `POST /v1/batches`. */
 export const StartBatchBody = z

@@ -6,3 +6,10 @@
  */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9_-]{1,80}$/;
 export const RUN_ID_RULE = 'expected 1-80 letters, digits, "-" or "_" (it names the execution)';
+
+/**
+ * A batch id's rule: it leaves room in a run id (80 characters) for `-` and the item's index or
+ * key. The batches API's schema (batch.ts `BatchId`) and the client share it.
+ */
+export const BATCH_ID_PATTERN = /^[A-Za-z0-9_-]{1,40}$/;
+export const BATCH_ID_RULE = 'expected 1-40 letters, digits, "-" or "_" (its runs are named <batchId>-<item>)';
