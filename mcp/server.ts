@@ -313,8 +313,13 @@ function runsTaskStore(runs: McpRuns, pollInterval: number, following: (runId: s
     async listTasks(cursor, sessionId) {
       // The tasks this server started in the session, newest first, 50 a page.
       const all = started.get(sessionId ?? '') ?? [];
+      // A cursor is one this server gave: the start of a later page that holds a task (the list
+      // only grows). Any other ('', past the end) is refused as MCP Tasks says, not answered with an
+      // empty page: the SDK answers whatever this throws as -32602 invalid params ("Failed to list tasks: …").
       const from = cursor === undefined ? 0 : Number(cursor);
-      if (!Number.isInteger(from) || from < 0) throw new Error(`cursor: not one this server gave (${cursor})`);
+      if (cursor !== undefined && !(String(from) === cursor && from > 0 && from % 50 === 0 && from < all.length)) {
+        throw new Error(`cursor: not one this server gave (${JSON.stringify(cursor)})`);
+      }
       const tasks = (await Promise.all(all.slice(from, from + 50).map((entry) => task(entry.runId, sessionId)))).filter((found): found is Task => found !== null);
       return { tasks, ...(from + 50 < all.length && { nextCursor: String(from + 50) }) };
     },

@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks';
+import { CreateTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { CallToolResultSchema, ElicitRequestSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
@@ -142,6 +142,20 @@ describe('savepoint mcp (Streamable HTTP, the official SDK client)', () => {
     const view = await client.wait(taskId);
     expect(view).toMatchObject({ lifecycle: 'cancelled', report: { status: 'killed', killed: { by: 'mcp-client', reason: 'Client cancelled task execution.' } } });
     expect((await mcp.experimental.tasks.getTask(taskId)).status).toBe('cancelled');
+    await mcp.close();
+  });
+
+  it("lists the session's tasks, and refuses a cursor it never gave ('', past the end) as invalid params", async () => {
+    const mcp = await mcpClient();
+    const taskId = await startTask(mcp, { date: sampleDay.date });
+    const listed = await mcp.experimental.tasks.listTasks();
+    expect(listed.tasks.map((task) => task.taskId)).toEqual([taskId]);
+    expect(listed.nextCursor).toBeUndefined();
+    // MCP Tasks (pagination): an invalid or nonexistent cursor is -32602, not an empty page.
+    // (The SDK's listTasks drops a '' cursor: asked as a tasks/list request of the SDK's client.)
+    for (const cursor of ['500', '', '50', 'abc', '-50']) {
+      await expect(mcp.request({ method: 'tasks/list', params: { cursor } }, ListTasksResultSchema), cursor).rejects.toThrow(`MCP error -32602: Failed to list tasks: cursor: not one this server gave (${JSON.stringify(cursor)})`);
+    }
     await mcp.close();
   });
 
