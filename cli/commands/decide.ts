@@ -17,7 +17,11 @@ export function registerDecideCommand(program: Command): void {
             // A refusal of the decision (not yours to decide, no such approval, decided or expired already) names its status; bad input (400) speaks for itself.
             throw error instanceof RunsApiError && REFUSALS.includes(error.status) ? new UsageError(`${error.status}: ${error.message}`) : error;
           });
-          out(`${approvalId}: ${approval.status}${live ? '' : ' (recorded; the run continues when it resumes)'}`);
+          // An approval that needs two people is still pending after the first: say whose approval
+          // was recorded and that it waits for someone else, not a bare `pending` (nothing happened?).
+          const first = approval.status === 'pending' ? approval.firstApproval : undefined;
+          const outcome = first ? `pending: waiting for a second person to approve (approved first by ${first.by})` : approval.status;
+          out(`${approvalId}: ${outcome}${live ? '' : ' (recorded; the run continues when it resumes)'}`);
         }),
       );
   }

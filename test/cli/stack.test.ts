@@ -30,10 +30,10 @@ let env: NodeJS.ProcessEnv;
  * A deployed stack of its own for each group of tests: two runs of the same day share their refunds'
  * approvals (one request per effect), so a run after another one's decisions waits for nobody.
  */
-function onItsOwnStack(): void {
+function onItsOwnStack(options: Parameters<typeof startHarness>[0] = {}): void {
   beforeAll(async () => {
     // The DynamoDB ledger, as on AWS: the CLI reads it with the real DynamoDB client.
-    harness = await startHarness({ ledger: 'dynalite', sealer: stackSealer(), day: sampleDay });
+    harness = await startHarness({ ledger: 'dynalite', sealer: stackSealer(), day: sampleDay, ...options });
     served = await serveStack(harness);
     env = served.env;
   });
@@ -97,6 +97,22 @@ describe('the CLI against a deployed stack', () => {
     expect(missing).toMatchObject({ code: 2, stderr: expect.stringMatching(/Stack with id Nope does not exist/) });
     const bad = await savepoint('run', '--input', '{"date":"2026-02-30"}');
     expect(bad).toMatchObject({ code: 2, stderr: expect.stringMatching(/date: 2026-02-30 is not a calendar date/) });
+  }, 240_000);
+});
+
+describe('the CLI against a deployed stack whose approvals above $0 need two people', () => {
+  onItsOwnStack({ approvals: { policy: { separationOfDuties: false, secondApproverAboveMinor: 0 } } });
+
+  it('says after the first approval that it waits for a second person, and who approved first', async () => {
+    const started = await savepoint('run', '--run-id', 'two-people', '--input', JSON.stringify({ date: sampleDay.date }), '--json');
+    expect(started.code, started.stderr).toBe(0);
+    const { approvalId } = await pendingOf('two-people');
+    const approved = await savepoint('approve', approvalId, '--reason', 'checked');
+    expect(approved, approved.stderr).toMatchObject({ code: 0 });
+    expect(approved.stdout).toBe(`${approvalId}: pending: waiting for a second person to approve (approved first by ${localUser()})\n`);
+    expect(await harness.stack.ledger.findApproval(approvalId)).toMatchObject({ status: 'pending', firstApproval: { by: localUser() } });
+    expect(await savepoint('kill', 'two-people')).toMatchObject({ code: 0 });
+    await harness.stack.engine.waitForExecution((await harness.stack.ledger.getRun('two-people'))!.executionArn);
   }, 240_000);
 });
 
