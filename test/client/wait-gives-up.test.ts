@@ -117,14 +117,17 @@ it("stops each call on its signal, a request the server took and never answers t
       ['GET /runs', (signal) => client.list({ limit: 5, signal })],
       ['POST /runs/r1/cancel', (signal) => client.cancel('r1', { reason: 'late', signal })],
       ['GET /approvals', (signal) => client.approvals(undefined, { signal })],
-      ['POST /approvals/apv_1', (signal) => client.decide('apv_1', 'approve', { signal })],
+      ['POST /approvals/apv_0123456789abcdef', (signal) => client.decide('apv_0123456789abcdef', 'approve', { signal })],
       ['POST /batches', (signal) => client.startBatch({ items: [{}] }, { signal })],
       ['GET /batches/b1', (signal) => client.batch('b1', { signal })],
     ];
     for (const [route, call] of calls) {
       const controller = new AbortController();
       const settled = call(controller.signal);
-      await next;
+      // A call that ends before the server took its request (refused by the client) fails here at once.
+      const early = settled.then((value) => Promise.reject(new Error(`${route}: ended before the server took it: ${JSON.stringify(value)}`)));
+      early.catch(() => undefined);
+      await Promise.race([next, early]);
       next = new Promise<void>((resolve) => (received = resolve));
       const reason = new Error('the user left');
       controller.abort(reason);
