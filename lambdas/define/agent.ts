@@ -338,8 +338,16 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
 ): AgentDefinition<Input, Deps, World> {
   const agent: AgentDefinition<Input, Deps, World> = typeof spec.tools === 'function' ? { ...spec, tools: spec.tools(defineTool) } : (spec as AgentDefinition<Input, Deps, World>);
   if (!AGENT_NAME.test(agent.name)) throw new Error(`defineAgent: name ${JSON.stringify(agent.name)} must match ${AGENT_NAME}`);
+  checkShapes(agent);
   // Every turn sends it: Anthropic and Bedrock refuse an empty system prompt at the first model call.
   if (typeof agent.system !== 'string' || agent.system.trim() === '') throw new Error(`defineAgent ${agent.name}: system must be a prompt the model is given, got ${JSON.stringify(agent.system)}`);
+  // A misspelt cap would be no cap at all: the run would move any amount without a person.
+  const approvals: unknown = agent.approvals;
+  if (approvals !== undefined) {
+    if (typeof approvals !== 'object' || approvals === null) throw new Error(`defineAgent ${agent.name}: approvals must be { maxUnapprovedPerRun }, got ${shownValue(approvals)}`);
+    const unknown = Object.keys(approvals).find((key) => key !== 'maxUnapprovedPerRun');
+    if (unknown !== undefined) throw new Error(`defineAgent ${agent.name}: approvals: ${JSON.stringify(unknown)} is no setting (the one is maxUnapprovedPerRun, in minor units): a misspelt cap would be no cap`);
+  }
   const cap = agent.approvals?.maxUnapprovedPerRun;
   if (cap !== undefined && !(Number.isSafeInteger(cap) && cap >= 0)) throw new Error(`defineAgent ${agent.name}: approvals.maxUnapprovedPerRun must be a whole number of minor units ≥ 0, got ${cap}`);
   for (const field of ['model', 'fallbackModel'] as const) {
@@ -408,6 +416,25 @@ export function defineAgent<Input, Deps = undefined, World extends DevWorld = De
     names.add(tool.name);
   }
   return agent;
+}
+
+/**
+ * The fields a run calls or parses have the shape they are used in. An agent module is run by the
+ * CLI without a type check, so a shape given for a schema (`input: { day: z.string() }`) or a
+ * prompt given as text fails here, naming the field, not at the first run as `schema.safeParse is
+ * not a function`, or as a module that "exports no agent".
+ */
+function checkShapes(agent: AgentDefinition<any, any, any>): void {
+  const fail = (field: string, expected: string, got: unknown): never => {
+    throw new Error(`defineAgent ${agent.name}: ${field} must be ${expected}, got ${shownValue(got)}`);
+  };
+  if (typeof (agent.input as { safeParse?: unknown } | undefined)?.safeParse !== 'function') fail('input', "a zod schema of the run's input (z.object({ … }))", agent.input);
+  if (typeof agent.prompt !== 'function') fail('prompt', "a function from the run's input to its first user message ((input) => `…`)", agent.prompt);
+  if (!Array.isArray(agent.tools)) fail('tools', 'an array of defineTool(…)s, or (defineTool) => [defineTool(…), …]', agent.tools);
+  for (const field of ['deps', 'runId', 'scheduled', 'report', 'redactTrace'] as const) {
+    if (agent[field] !== undefined && typeof agent[field] !== 'function') fail(field, 'a function', agent[field]);
+  }
+  if (agent.env !== undefined && !Array.isArray(agent.env)) fail('env', "an array of the environment variables' names deps reads (['PAYMENTS_API_URL'])", agent.env);
 }
 
 /** `maxBudgets` is a cap the agent's own budgets stay within. */

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { RunConfig, ToolCallRecord } from '../records/ledger-records.js';
 import { deepFreeze } from '../shared/plain-copy.js';
+import { shownValue } from '../shared/text.js';
 
 /**
  * A tool: what it does to the world, what it is given, the guarantee it gets, its timeout, its
@@ -328,6 +329,15 @@ export function defineTool<Args, Input = any, Deps = any>(tool: ToolDefinition<A
   // Bedrock refuses an empty description at the first model call (toolSpec.description: at least 1 character).
   if (typeof tool.description !== 'string' || tool.description.trim() === '') throw new Error(`defineTool ${tool.name}: description must say what the tool does, for the model, got ${JSON.stringify(tool.description)}`);
   if (tool.effect !== 'read' && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: effect must be 'read' or 'write', got ${JSON.stringify(tool.effect)}`);
+  // Run by the CLI without a type check: a misspelt `execute` would otherwise be found at the
+  // first call (a write's then escalated as an unknown outcome), a string rule at the first plan.
+  if (typeof tool.execute !== 'function') throw new Error(`defineTool ${tool.name}: execute must be a function (args, context) => Promise<result>, got ${shownValue(tool.execute)}`);
+  for (const field of ['reconcile', 'needsApproval', 'describe'] as const) {
+    if (tool[field] !== undefined && typeof tool[field] !== 'function') throw new Error(`defineTool ${tool.name}: ${field} must be a function, got ${shownValue(tool[field])}`);
+  }
+  for (const field of ['key', 'amount'] as const) {
+    if (tool.aggregate && typeof tool.aggregate[field] !== 'function') throw new Error(`defineTool ${tool.name}: aggregate.${field} must be a function of the arguments, got ${shownValue(tool.aggregate[field])}`);
+  }
   if (tool.aggregate && tool.effect !== 'write') throw new Error(`defineTool ${tool.name}: aggregate is for write tools (a read moves nothing)`);
   if (tool.aggregate && !(Number.isSafeInteger(tool.aggregate.threshold) && tool.aggregate.threshold >= 0)) {
     throw new Error(`defineTool ${tool.name}: aggregate.threshold must be a whole number of minor units ≥ 0, got ${tool.aggregate.threshold}`);

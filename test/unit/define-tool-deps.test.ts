@@ -109,4 +109,33 @@ describe('defineAgent({ tools: (defineTool) => [...] })', () => {
       defineAgent({ name: 'bad-env', model: 'sim:savepoint-sim-1', system: 's', input: z.object({}), prompt: () => 'p', env: ['PAYMENTS-URL'], tools: [] }),
     ).toThrow('defineAgent bad-env: env: "PAYMENTS-URL" is not an environment variable name');
   });
+
+  it('fails when input, prompt, tools or a hook has not the shape a run uses (the CLI runs a module without a type check), naming the field and the value', () => {
+    const lookup = defineTool({ name: 'lookup', description: 'd', input: z.object({}), effect: 'read', execute: async () => 1 });
+    const base = { name: 'shapes', model: 'sim:savepoint-sim-1', system: 's', input: z.object({ day: z.string() }), prompt: () => 'p', tools: [lookup] };
+    const loose = base as unknown as Record<string, unknown>;
+    const define = (change: Record<string, unknown>) => () => defineAgent({ ...loose, ...change } as unknown as Parameters<typeof defineAgent>[0]);
+    expect(define({ input: { day: z.string() } })).toThrow("defineAgent shapes: input must be a zod schema of the run's input (z.object({ … })), got an object with day");
+    expect(define({ prompt: 'Refund it.' })).toThrow('defineAgent shapes: prompt must be a function from the run\'s input to its first user message ((input) => `…`), got "Refund it."');
+    expect(define({ tools: undefined })).toThrow('defineAgent shapes: tools must be an array of defineTool(…)s, or (defineTool) => [defineTool(…), …], got undefined');
+    expect(define({ deps: { payments: 1 } })).toThrow('defineAgent shapes: deps must be a function, got an object with payments');
+    expect(define({ env: 'PAYMENTS_API_URL' })).toThrow('defineAgent shapes: env must be an array of the environment variables\' names deps reads ([\'PAYMENTS_API_URL\']), got "PAYMENTS_API_URL"');
+  });
+
+  it('fails when a tool has no execute, or a rule that is not a function, naming the tool and the field', () => {
+    const lookup = { name: 'lookup', description: 'd', input: z.object({}), effect: 'read' as const, execute: async () => 1 };
+    const define = (change: Record<string, unknown>) => () => defineTool({ ...lookup, ...change } as unknown as typeof lookup);
+    expect(define({ execute: undefined, excute: async () => 1 })).toThrow('defineTool lookup: execute must be a function (args, context) => Promise<result>, got undefined');
+    expect(define({ needsApproval: 'always' })).toThrow('defineTool lookup: needsApproval must be a function, got "always"');
+    expect(define({ effect: 'write', aggregate: { amount: () => 1, threshold: 100 } })).toThrow('defineTool lookup: aggregate.key must be a function of the arguments, got undefined');
+  });
+
+  it('fails when approvals names a setting there is none of: a misspelt cap would be no cap', () => {
+    const lookup = defineTool({ name: 'lookup', description: 'd', input: z.object({}), effect: 'read', execute: async () => 1 });
+    const base = { name: 'capped', model: 'sim:savepoint-sim-1', system: 's', input: z.object({}), prompt: () => 'p', tools: [lookup] };
+    expect(() => defineAgent({ ...base, approvals: { maxUnaprovedPerRun: 50_000 } as never })).toThrow(
+      'defineAgent capped: approvals: "maxUnaprovedPerRun" is no setting (the one is maxUnapprovedPerRun, in minor units): a misspelt cap would be no cap',
+    );
+    expect(defineAgent({ ...base, approvals: { maxUnapprovedPerRun: 50_000 } }).approvals).toEqual({ maxUnapprovedPerRun: 50_000 });
+  });
 });
