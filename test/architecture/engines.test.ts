@@ -33,6 +33,10 @@ describe('engines', () => {
     expect(refusing).toEqual([]);
   });
 
+  it("is what the README tells a fresh machine it needs", () => {
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(`A fresh machine needs Node \`${ours}\``);
+  });
+
   it("the lock's root agrees with package.json", () => {
     expect((lock.packages[''] as LockedPackage).engines).toEqual(pkg.engines);
   });
