@@ -46,7 +46,10 @@ import { LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/shared/limits.js';
 import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
 import type { Clock, Timers } from '../lambdas/shared/ports.js';
 import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/runtime/crash.js';
-import { startLocalStack, type LocalStack } from '../local/runtime/local-stack.js';
+// The local engine (and aws-local-stepfunctions, an optional peer) loads when an environment opens:
+// importing savepoint/testing without the peer installed works, and opening one names the peer.
+import type { LocalStack, startLocalStack } from '../local/runtime/local-stack.js';
+import { requirePeer } from '../local/packages/optional-peers.js';
 import { waitForChain } from '../local/runtime/chain.js';
 import { executionFailure } from '../local/runtime/agent-errors.js';
 import { SAVEPOINT_CODE } from '../local/runtime/agents.js';
@@ -274,6 +277,8 @@ async function open<World extends DevWorld>(
   options: TestEnvironmentOptions<World>,
   internal: { crash?: Parameters<typeof startLocalStack>[0]['crash']; decorateLedger?: (ledger: Ledger) => Ledger },
 ): Promise<{ env: TestEnvironment<World>; stack: LocalStack<World> }> {
+  requirePeer('aws-local-stepfunctions');
+  const { startLocalStack } = await import('../local/runtime/local-stack.js');
   const clock = options.clock ?? new TestClock();
   const requested: ApprovalRecord[] = [];
   const waiting = new Set<(approval: ApprovalRecord) => void>();
@@ -472,6 +477,8 @@ export interface CrashMatrixOptions<World extends DevWorld = DevWorld> extends O
  */
 export async function forEachCrashPoint<World extends DevWorld = DevWorld>(options: CrashMatrixOptions<World>): Promise<CrashCase<World>[]> {
   assertAgent('forEachCrashPoint', options);
+  // Before a state directory is made or a process killed (open() checks again).
+  requirePeer('aws-local-stepfunctions');
   const writes = options.agent.tools.filter((tool) => tool.effect === 'write').map((tool) => tool.name);
   const tools = options.tools ?? writes;
   if (tools.length === 0) throw new Error(`forEachCrashPoint: agent ${options.agent.name} has no write tool`);

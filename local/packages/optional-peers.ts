@@ -5,7 +5,9 @@
  * command, instead of Node's "Cannot find package … imported from <a chunk in a cache>"
  * (test/unit/optional-peers.test.ts keeps this table equal to package.json's).
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 /** Each optional peer, and what of savepoint needs it (the start of the sentence that says so). */
 export const OPTIONAL_PEERS = {
@@ -51,5 +53,29 @@ export function requirePeer(peer: OptionalPeer, from: string = import.meta.url):
     createRequire(from).resolve(peer);
   } catch (error) {
     throw new Error(missingPeerMessage(peer), { cause: error });
+  }
+}
+
+/**
+ * The version of `peer` as `from` resolves it (by default, from here), or undefined when it is not
+ * installed. Read from the package.json above the module it resolves to: a package's `exports` may
+ * not expose its package.json (aws-local-stepfunctions's does not), and savepoint installed has no
+ * node_modules of its own to look in (its peers are beside it).
+ */
+export function peerVersion(peer: OptionalPeer, from: string = import.meta.url): string | undefined {
+  let dir: string;
+  try {
+    dir = dirname(createRequire(from).resolve(peer));
+  } catch {
+    return undefined;
+  }
+  for (;;) {
+    const file = join(dir, 'package.json');
+    // A package.json without the peer's name is one of its folders' (`{ "type": "module" }`).
+    const manifest = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown }) : undefined;
+    if (manifest?.name === peer) return String(manifest.version);
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
   }
 }

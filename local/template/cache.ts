@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { peerVersion } from '../packages/optional-peers.js';
 import { foreignLink, otherWriters, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../state/private-state.js';
 import { synthesizeTemplate, templateVariant, type CfnTemplate, type TemplateOptions } from './synthesize.js';
 
@@ -250,13 +251,8 @@ function installedVersion(name: string): string {
   }
 }
 
-const INTERPRETER = (() => {
-  try {
-    return String((JSON.parse(readFileSync(join(root, 'node_modules/aws-local-stepfunctions/package.json'), 'utf8')) as { version?: unknown }).version);
-  } catch {
-    return 'unknown';
-  }
-})();
+/** The local engine's interpreter as this copy resolves it: a checkout's, or the one installed beside savepoint. */
+const INTERPRETER = peerVersion('aws-local-stepfunctions') ?? 'unknown';
 
 /**
  * What the synthesized template depends on besides the agent's name and variant, hashed:

@@ -14,9 +14,10 @@ const semver = createRequire(import.meta.url)('semver') as {
 interface LockedPackage {
   version?: string;
   engines?: { node?: string } | string[];
+  peerDependencies?: Record<string, string>;
 }
 
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string }; peerDependencies: Record<string, string>; devDependencies: Record<string, string> };
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockedPackage> };
 const ours = pkg.engines.node;
 
@@ -30,6 +31,10 @@ describe('engines', () => {
         return theirs !== undefined && !semver.subset(ours, theirs) ? [`${path.replace(/^.*node_modules\//, '')}@${locked.version} wants node ${theirs}`] : [];
       });
     expect(refusing).toEqual([]);
+  });
+
+  it("is what the README tells a fresh machine it needs", () => {
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(`A fresh machine needs Node \`${ours}\``);
   });
 
   it("the lock's root agrees with package.json", () => {
@@ -46,5 +51,20 @@ describe('engines', () => {
     const path = ciRun.indexOf('export PATH=');
     expect(path).toBeGreaterThan(0);
     expect(path).toBeLessThan(ciRun.indexOf('npm ci'));
+  });
+});
+
+describe('peer dependencies', () => {
+  it("admit no version of one peer that another, at the lowest version savepoint's range admits, refuses (npm would fail ERESOLVE)", () => {
+    const peers = pkg.peerDependencies;
+    const refused = Object.keys(peers).flatMap((name) => {
+      const locked = lock.packages[`node_modules/${name}`]!;
+      // The locked copy's peers are read: it must be the lowest savepoint admits (a later one may only ask more).
+      if (locked.peerDependencies) expect(`${name}@${locked.version}`).toBe(`${name}@${semver.minVersion(peers[name]!)!.version}`);
+      return Object.entries(locked.peerDependencies ?? {}).flatMap(([other, theirs]) =>
+        other in peers && !semver.subset(peers[other]!, theirs) ? [`savepoint admits ${other} ${peers[other]}; ${name}@${locked.version} wants ${other} ${theirs}`] : [],
+      );
+    });
+    expect(refused).toEqual([]);
   });
 });

@@ -72,6 +72,18 @@ describe('the import graph', () => {
   });
 });
 
+describe('the shipped sources', () => {
+  it("read no package under savepoint's own node_modules/ (installed, its dependencies and peers are beside it, not in it)", () => {
+    const reading = /['"`][^'"`\n]*\bnode_modules\/[^'"`\n]*['"`]/;
+    const found = files.flatMap((file) =>
+      readFileSync(join(ROOT, file), 'utf8')
+        .split('\n')
+        .flatMap((line, index) => (!/^\s*(\/\/|\*)/.test(line) && reading.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : [])),
+    );
+    expect(found).toEqual([]);
+  });
+});
+
 describe('importSpecifiers', () => {
   it('reads static, type-only, re-export, side-effect and dynamic imports, over several lines', () => {
     const text = [

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { missingPeer, missingPeerMessage, OPTIONAL_PEERS, requirePeer } from '../../local/packages/optional-peers.js';
+import { missingPeer, missingPeerMessage, OPTIONAL_PEERS, peerVersion, requirePeer } from '../../local/packages/optional-peers.js';
 import { isMissingCdk } from '../../local/template/synthesize.js';
 
 /**
@@ -82,3 +82,27 @@ describe('an optional peer that is not installed', () => {
     expect(() => requirePeer('dynalite')).not.toThrow();
   });
 });
+
+describe("an optional peer's version", () => {
+  it('is read from the peer installed beside savepoint, whose exports do not expose its package.json', () => {
+    // An application's node_modules: savepoint's dist/ (no node_modules of its own), and the peer beside it.
+    const app = join(dir, 'app', 'node_modules');
+    const from = join(app, 'savepoint', 'dist', 'local', 'packages', 'optional-peers.js');
+    const peer = join(app, 'aws-local-stepfunctions');
+    mkdirSync(dirname(from), { recursive: true });
+    mkdirSync(join(peer, 'build'), { recursive: true });
+    writeFileSync(from, '');
+    writeFileSync(join(peer, 'package.json'), JSON.stringify({ name: 'aws-local-stepfunctions', version: '3.9.1', exports: { import: './build/main.mjs', require: './build/main.cjs' } }));
+    writeFileSync(join(peer, 'build', 'package.json'), JSON.stringify({ type: 'commonjs' }));
+    writeFileSync(join(peer, 'build', 'main.cjs'), '');
+    expect(() => createRequire(from).resolve('aws-local-stepfunctions/package.json')).toThrow(/not defined by "exports"/);
+    expect(peerVersion('aws-local-stepfunctions', pathToFileURL(from).href)).toBe('3.9.1');
+    expect(peerVersion('dynalite', pathToFileURL(from).href)).toBeUndefined();
+  });
+
+  it("is this checkout's installed one by default", () => {
+    const installed = JSON.parse(readFileSync(new URL('../../node_modules/aws-local-stepfunctions/package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(peerVersion('aws-local-stepfunctions')).toBe(installed.version);
+  });
+});
+
