@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type * as z from 'zod';
+import { shownValue } from '../shared/text.js';
+import { isAgentDefinition } from './agent.js';
 import { defineTool, type ChildBudget, type ToolDefinition } from './tool.js';
 
 /** What `defineAgentTool` takes: the tool the model sees, and the agent it runs. */
@@ -11,7 +13,7 @@ export interface AgentToolSpec<Args> {
   /** The call's arguments, validated before anything starts. */
   readonly input: z.ZodType<Args>;
   /**
-   * The child agent. Its `name` is what the parent starts (its state machine on AWS, deployed beside
+   * The child agent, made by `defineAgent` (or `withDev`). Its `name` is what the parent starts (its state machine on AWS, deployed beside
    * the parent's: `DurableAgentProps.children`); locally its definition runs the child, with its
    * dev parts when it has them (`withDev`).
    */
@@ -61,11 +63,20 @@ export interface AgentToolSpec<Args> {
  */
 export function defineAgentTool<Args>(spec: AgentToolSpec<Args>): ToolDefinition<Args> {
   const { budget } = spec;
-  if (!(typeof spec.agent?.name === 'string' && /^[a-z][a-z0-9-]{0,39}$/.test(spec.agent.name))) {
-    throw new Error(`defineAgentTool ${spec.name}: agent must be an agent definition (defineAgent), got ${JSON.stringify(spec.agent?.name)}`);
+  // Run by the CLI without a type check: a stand-in for the agent would start a child no stack
+  // deploys, a string of dollars would be reserved as text, found at the first call.
+  const agent: unknown = spec.agent;
+  if (!(isAgentDefinition(agent) && /^[a-z][a-z0-9-]{0,39}$/.test(agent.name))) {
+    throw new Error(`defineAgentTool ${spec.name}: agent must be an agent definition (made by defineAgent or withDev), got ${shownValue(agent)}`);
   }
-  if (!(budget && budget.maxDollars > 0 && budget.maxDollars <= 10_000)) throw new Error(`defineAgentTool ${spec.name}: budget.maxDollars must be above 0 and at most 10000, got ${budget?.maxDollars}`);
-  if (!(Number.isInteger(budget.maxTokens) && budget.maxTokens > 0)) throw new Error(`defineAgentTool ${spec.name}: budget.maxTokens must be a whole number of tokens above 0, got ${budget.maxTokens}`);
+  if (typeof budget !== 'object' || budget === null) throw new Error(`defineAgentTool ${spec.name}: budget must be { maxDollars, maxTokens }, got ${shownValue(budget)}`);
+  if (!(typeof budget.maxDollars === 'number' && budget.maxDollars > 0 && budget.maxDollars <= 10_000)) {
+    throw new Error(`defineAgentTool ${spec.name}: budget.maxDollars must be a number of dollars above 0 and at most 10000, got ${shownValue(budget.maxDollars)}`);
+  }
+  if (!(Number.isInteger(budget.maxTokens) && budget.maxTokens > 0)) throw new Error(`defineAgentTool ${spec.name}: budget.maxTokens must be a whole number of tokens above 0, got ${shownValue(budget.maxTokens)}`);
+  if (spec.childInput !== undefined && typeof spec.childInput !== 'function') {
+    throw new Error(`defineAgentTool ${spec.name}: childInput must be a function from the call's arguments to the child run's input, got ${shownValue(spec.childInput)}`);
+  }
   return defineTool<Args>({
     name: spec.name,
     description: spec.description,

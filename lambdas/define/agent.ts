@@ -484,8 +484,16 @@ export function withDev<Input, Deps, World extends DevWorld = DevWorld>(
   agent: AgentDefinition<Input, Deps, any>,
   dev: AgentDev<World>,
 ): AgentDefinition<Input, Deps, World> {
+  // Run by the CLI without a type check: a wrong part would otherwise be found mid-run (a string
+  // `checkData` when a data file is given), or as a local run that has no model.
+  const wrong = notAnAgent(agent);
+  if (wrong !== undefined) throw new Error(`withDev: agent: ${wrong}`);
   if (agent.dev) throw new Error(`withDev ${agent.name}: the agent already has dev parts`);
-  if (dev.world !== undefined && typeof dev.world !== 'function') throw new Error(`withDev ${agent.name}: world must be a function that starts the world`);
-  if (dev.policy !== undefined && typeof dev.policy !== 'function') throw new Error(`withDev ${agent.name}: policy must be a function from a request to the next turn`);
+  if (typeof dev !== 'object' || dev === null) throw new Error(`withDev ${agent.name}: dev must be { world, checkData, policy }, got ${shownValue(dev)}`);
+  const expected = { world: 'a function that starts the world', checkData: 'a function (path) => void that throws to refuse a world data file', policy: 'a function from a request to the next turn' } as const;
+  for (const [field, shape] of Object.entries(expected)) {
+    const value = dev[field as keyof typeof expected];
+    if (value !== undefined && typeof value !== 'function') throw new Error(`withDev ${agent.name}: ${field} must be ${shape}, got ${shownValue(value)}`);
+  }
   return { ...agent, dev };
 }

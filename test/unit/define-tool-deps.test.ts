@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import * as z from 'zod';
-import { defineAgent, defineTool, JsonHttpClient, type ToolContext } from '../../lambdas/index.js';
+import { defineAgent, defineAgentTool, defineTool, JsonHttpClient, withDev, type ToolContext } from '../../lambdas/index.js';
 
 /**
  * A tool's `deps` typed from its agent (issue 39, item 6): `tools: (defineTool) => [...]` gets a
@@ -137,5 +137,29 @@ describe('defineAgent({ tools: (defineTool) => [...] })', () => {
       'defineAgent capped: approvals: "maxUnaprovedPerRun" is no setting (the one is maxUnapprovedPerRun, in minor units): a misspelt cap would be no cap',
     );
     expect(defineAgent({ ...base, approvals: { maxUnapprovedPerRun: 50_000 } }).approvals).toEqual({ maxUnapprovedPerRun: 50_000 });
+  });
+});
+
+describe('defineAgentTool and withDev (the CLI runs a module without a type check)', () => {
+  const lookup = defineTool({ name: 'lookup', description: 'd', input: z.object({}), effect: 'read', execute: async () => 1 });
+  const notes = defineAgent({ name: 'notes', model: 'sim:savepoint-sim-1', system: 's', input: z.object({ text: z.string() }), prompt: () => 'p', tools: [lookup] });
+
+  it('fails when the child agent is not an agent definition, the dollars are not a number or childInput is not a function, naming the tool and the field', () => {
+    const base = { name: 'delegate', description: 'd', input: z.object({ text: z.string() }), agent: notes, budget: { maxDollars: 0.5, maxTokens: 10_000 } };
+    const define = (change: Record<string, unknown>) => () => defineAgentTool({ ...base, ...change } as unknown as typeof base);
+    expect(define({ agent: { name: 'notes' } })).toThrow('defineAgentTool delegate: agent must be an agent definition (made by defineAgent or withDev), got an object with name');
+    expect(define({ budget: { maxDollars: '0.5', maxTokens: 10_000 } })).toThrow('defineAgentTool delegate: budget.maxDollars must be a number of dollars above 0 and at most 10000, got "0.5"');
+    expect(define({ childInput: { text: 'x' } })).toThrow("defineAgentTool delegate: childInput must be a function from the call's arguments to the child run's input, got an object with text");
+    expect(define({ agent: withDev(notes, {}), childInput: (args: { text: string }) => ({ text: args.text.trim() }) })().child!.input({ text: ' x ' })).toEqual({ text: 'x' });
+  });
+
+  it('fails when a dev part has the wrong type, or the agent is not one, naming the field and the value', () => {
+    const dev = (change: Record<string, unknown>) => () => withDev(notes, change as never);
+    expect(dev({ checkData: 'x' })).toThrow('withDev notes: checkData must be a function (path) => void that throws to refuse a world data file, got "x"');
+    expect(dev({ world: { day: 1 } })).toThrow('withDev notes: world must be a function that starts the world, got an object with day');
+    expect(dev({ policy: 'sim' })).toThrow('withDev notes: policy must be a function from a request to the next turn, got "sim"');
+    expect(() => withDev(notes, undefined as never)).toThrow('withDev notes: dev must be { world, checkData, policy }, got undefined');
+    expect(() => withDev({ name: 'notes' } as never, {})).toThrow('withDev: agent: expected an agent made by defineAgent (or withDev), got an object with name');
+    expect(withDev(notes, { checkData: () => undefined }).dev?.checkData).toBeTypeOf('function');
   });
 });
