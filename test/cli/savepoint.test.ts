@@ -105,5 +105,20 @@ describe('savepoint CLI', () => {
 
     expect(await savepoint(...dir, 'status', 'no-such-run')).toMatchObject({ code: 2, stderr: expect.stringMatching(/no run no-such-run/) });
     expect(await savepoint(...dir, 'reject', decided[0]!)).toMatchObject({ code: 2, stderr: expect.stringMatching(/already approved/) });
-  }, 120_000);
+
+    // `runs` says when --limit leaves runs out: on stderr (its stdout is the runs alone), in the JSON as `more`.
+    const all = await savepoint(...dir, 'runs', '--limit', '1');
+    expect(all).toMatchObject({ code: 0, stderr: '' });
+    const second = await savepoint(...dir, 'run', '--agent', 'refund-reconciler', '--run-id', 'refunds-second', '--approve', 'reject', '--json');
+    expect(second.code, second.stderr).toBe(0);
+    const cut = await savepoint(...dir, 'runs', '--limit', '1');
+    expect(cut.code).toBe(0);
+    expect(cut.stdout.trim().split('\n')).toHaveLength(1);
+    expect(cut.stdout).toMatch(/^refunds-second /);
+    expect(cut.stderr).toBe('savepoint: the newest 1 runs shown, and there are more: --limit <n> shows more (at most 1000)\n');
+    const cutJson = await savepoint(...dir, 'runs', '--limit', '1', '--json');
+    expect(cutJson.stderr).toBe('');
+    expect(JSON.parse(cutJson.stdout)).toMatchObject({ runs: [{ runId: 'refunds-second' }], more: true });
+    expect(JSON.parse((await savepoint(...dir, 'runs', '--limit', '2', '--json')).stdout)).not.toHaveProperty('more');
+  }, 180_000);
 });

@@ -51,6 +51,11 @@ describe('the front door of several engines', () => {
     ['a cancel with a malformed run id', '/v1/runs/%/cancel', /^runId: malformed percent-encoding/],
     ['a batch id with a malformed escape', '/v1/batches/%ZZ', /^batchId: malformed percent-encoding/],
     ['an approval id with a malformed escape', '/v1/approvals/%ZZ', /^approvalId: malformed percent-encoding/],
+    // As each engine refuses them (400), not as an id no engine holds (404).
+    ['a batch id with a slash', '/v1/batches/a%2Fb', /^invalid batchId: expected 1-40 letters, digits, "-" or "_"/],
+    ['a batch id of 41 characters', `/v1/batches/${'x'.repeat(41)}`, /^invalid batchId: expected 1-40 letters/],
+    ['a run id with a slash', '/v1/runs/a%2Fb', /^invalid runId: expected 1-80 letters, digits, "-" or "_"/],
+    ["a run's events with a run id of 81 characters", `/v1/runs/${'r'.repeat(81)}/events`, /^invalid runId: expected 1-80 letters/],
     ['a target that is no URL', '//[', /^path: not a valid request target/],
   ])('refuses %s with 400 naming it, not a 500 with the exception, and asks no engine', async (_, path, message) => {
     const front = await startFrontDoor();
