@@ -9,7 +9,7 @@ import { SEEN_LIFECYCLE_HEADER } from '../lambdas/runs/lifecycle.js';
 import { decodeCursor, mergeRunPages } from '../lambdas/runs/run-pages.js';
 import { credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential, credentialChecker } from '../local/services/loopback-credential.js';
 import { assertMethod, decodePathSegment, parseUrl, RefusedRequest } from '../local/services/approval-api.js';
-import { BATCH_ID_PATTERN, BATCH_ID_RULE, RUN_ID_PATTERN, RUN_ID_RULE } from '../lambdas/runs/run-id.js';
+import { BATCH_ID_PATTERN, batchIdRefusal, RUN_ID_PATTERN, runIdRefusal } from '../lambdas/runs/run-id.js';
 
 /** One agent's engine behind the front door: its runs and approval APIs, with their credential. */
 export interface AgentApis {
@@ -109,7 +109,7 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
     if (batch) {
       const batchId = decodePathSegment(batch[1]!, 'batchId');
       // An id no batch can have is refused as each engine refuses it (400), not answered as a batch none holds (404).
-      if (!BATCH_ID_PATTERN.test(batchId)) return answer(response, 400, `invalid batchId: ${BATCH_ID_RULE}`);
+      if (!BATCH_ID_PATTERN.test(batchId)) return answer(response, 400, batchIdRefusal());
       const owner = await holder(agents, (agent) => `${batchesOf(agent)}/${batch[1]}`);
       if (!owner) return answer(response, 404, `batchId: no batch ${batchId}`);
       return forward(`${batchesOf(owner)}/${batch[1]}${url.search}`);
@@ -117,7 +117,7 @@ export async function startFrontDoor(options: { port?: number; fallback?: (reque
     const run = RUN.exec(url.pathname);
     if (run) {
       const runId = decodePathSegment(run[1]!, 'runId');
-      if (!RUN_ID_PATTERN.test(runId)) return answer(response, 400, `invalid runId: ${RUN_ID_RULE}`);
+      if (!RUN_ID_PATTERN.test(runId)) return answer(response, 400, runIdRefusal());
       const owner = await holder(agents, (agent) => `${agent.runs}/${run[1]}`);
       if (!owner) return answer(response, 404, `runId: no run ${runId}`);
       return forward(`${owner.runs}/${run[1]}${run[2] ?? ''}${url.search}`);

@@ -6,7 +6,7 @@ import type { Lifecycle } from '../lambdas/runs/lifecycle.js';
 import type { RunRecord } from '../lambdas/records/ledger-records.js';
 import { SEEN_LIFECYCLE_HEADER, TERMINAL_LIFECYCLES } from '../lambdas/runs/lifecycle.js';
 import { APPROVAL_ID_PATTERN, approvalIdRefusal } from '../lambdas/approvals/approval-id.js';
-import { BATCH_ID_PATTERN, BATCH_ID_RULE, RUN_ID_PATTERN, RUN_ID_RULE } from '../lambdas/runs/run-id.js';
+import { BATCH_ID_PATTERN, batchIdRefusal, RUN_ID_PATTERN, runIdRefusal } from '../lambdas/runs/run-id.js';
 import { processLives } from '../lambdas/shared/process-lives.js';
 import { followEvents } from './events.js';
 import { abortError, RunsApiError } from './runs-api-error.js';
@@ -340,7 +340,7 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
  * failed with a TypeError), and an id no run can have would look like a run that is not there.
  */
 export function checkRunId(runId: string): void {
-  if (!RUN_ID_PATTERN.test(runId)) throw new RunsApiError(400, `invalid runId: ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
+  if (!RUN_ID_PATTERN.test(runId)) throw new RunsApiError(400, runIdRefusal(runId));
 }
 
 /**
@@ -355,7 +355,7 @@ function approvalPath(approvalId: string): string {
 }
 
 function batchPath(batchId: string): string {
-  if (typeof batchId !== 'string' || !BATCH_ID_PATTERN.test(batchId)) throw new RunsApiError(400, `invalid batchId: ${BATCH_ID_RULE}, got ${JSON.stringify(batchId)}`);
+  if (typeof batchId !== 'string' || !BATCH_ID_PATTERN.test(batchId)) throw new RunsApiError(400, batchIdRefusal(batchId));
   return `/batches/${encodeURIComponent(batchId)}`;
 }
 

@@ -1,6 +1,6 @@
 import type { RunEvent, RunEventType } from '../lambdas/runs/events.js';
 import type { Clock } from '../lambdas/shared/ports.js';
-import { RUN_ID_PATTERN, RUN_ID_RULE } from '../lambdas/runs/run-id.js';
+import { RUN_ID_PATTERN, runIdRefusal } from '../lambdas/runs/run-id.js';
 import { refusalOf, RunsApiError } from './runs-api-error.js';
 
 export type { RunEvent, RunEventType };
@@ -65,7 +65,7 @@ export const IDLE_MS = 45_000;
 export async function* followEvents(endpoint: EventsEndpoint, runId: string, options: FollowOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
   // Sent, `''` would ask `/runs//events` (no route: a 404 read as "no such run") and `a/b` another
   // path: a run id no run can have is refused here, before any request, as the API refuses it.
-  if (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId)) throw new RunsApiError(400, `invalid runId: ${RUN_ID_RULE}, got ${JSON.stringify(runId)}`);
+  if (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId)) throw new RunsApiError(400, runIdRefusal(runId));
   const doFetch = endpoint.fetch ?? globalThis.fetch;
   // A reconnection delay keeps the process alive (a plain timer, not an unref'd one): an app whose
   // only work is following a run would otherwise exit in the middle of it, its await unsettled.

@@ -224,6 +224,11 @@ function ownRun(taskId: string, sessionId: string | undefined): boolean {
   return taskId.startsWith(`${RUN_PREFIX}${sessionTag(sessionId)}-`);
 }
 
+/** A run's task status: its lifecycle, or cancelled once a kill is recorded (taskOf). */
+function taskStatus(view: McpRun): Lifecycle {
+  return view.report.killed ? 'cancelled' : view.lifecycle;
+}
+
 /**
  * The MCP task of a run: its lifecycle, a kill counted as cancelled as soon as it is recorded, and
  * for good (MCP Tasks: a cancelled task "MUST remain in cancelled status even if execution
@@ -231,7 +236,7 @@ function ownRun(taskId: string, sessionId: string | undefined): boolean {
  * cancelled task still.
  */
 export function taskOf(view: McpRun, pollInterval: number): Task {
-  const status: Lifecycle = view.report.killed ? 'cancelled' : view.lifecycle;
+  const status = taskStatus(view);
   const waiting = view.approvals[0];
   const statusMessage =
     status === 'input_required' && waiting
@@ -257,7 +262,7 @@ export function resultOf(view: McpRun): CallToolResult {
   return {
     content: [{ type: 'text', text: report.summary ? `${line}\n${JSON.stringify(report.summary)}` : line }],
     structuredContent: report as unknown as Record<string, unknown>,
-    isError: taskOf(view, 0).status !== 'completed', // a task cancelled before its run's end stays an error
+    isError: taskStatus(view) !== 'completed', // a task cancelled before its run's end stays an error
   };
 }
 
@@ -306,7 +311,7 @@ function runsTaskStore(runs: McpRuns, pollInterval: number, following: (runId: s
         // A run that ended before the kill (while its follower still reported it working): the
         // refusal MCP Tasks names for a task in a terminal status, invalid params, not a failure.
         const ended = await runs.get(taskId);
-        if (ended && TERMINAL_LIFECYCLES.includes(ended.lifecycle)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task ${taskId}: already in terminal status ${taskOf(ended, pollInterval).status}`);
+        if (ended && TERMINAL_LIFECYCLES.includes(ended.lifecycle)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task ${taskId}: already in terminal status ${taskStatus(ended)}`);
         throw error;
       });
     },

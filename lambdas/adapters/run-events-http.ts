@@ -1,5 +1,5 @@
 import type { Clock } from '../shared/ports.js';
-import { RUN_ID_PATTERN, RUN_ID_RULE } from '../runs/run-id.js';
+import { RUN_ID_PATTERN, runIdRefusal } from '../runs/run-id.js';
 import { eventsAfter, isFinal, UnknownEventId, type RunEvent } from '../runs/events.js';
 import { streamRunEvents, type EventSink, type RunFeeds, type StreamLimits } from '../runs/event-feed.js';
 
@@ -61,7 +61,7 @@ export function createRunEventsRoute(deps: { feeds: RunFeeds; clock: Clock; limi
   return async (request: RunEventsRequest, response: StreamResponse): Promise<void> => {
     // A run id no run can have is refused as `GET /v1/runs/{runId}` refuses it, not looked up and
     // answered 404: "no such run" would tell the caller to wait for one that can never exist.
-    if (!RUN_ID_PATTERN.test(request.runId)) return response.refuse(400, `invalid runId: ${RUN_ID_RULE}`);
+    if (!RUN_ID_PATTERN.test(request.runId)) return response.refuse(400, runIdRefusal());
     const refused = queryRefusal(request.query);
     if (refused) return response.refuse(400, refused);
     const fromHeader = request.lastEventId !== undefined && request.lastEventId !== '';

@@ -13,3 +13,16 @@ export const RUN_ID_RULE = 'expected 1-80 letters, digits, "-" or "_" (it names 
  */
 export const BATCH_ID_PATTERN = /^[A-Za-z0-9_-]{1,40}$/;
 export const BATCH_ID_RULE = 'expected 1-40 letters, digits, "-" or "_" (its runs are named <batchId>-<item>)';
+
+/**
+ * Why `runId` is no run id, as the runs API's routes, serve's front door and the client each refuse
+ * it (400); with what was given when the caller is shown it (the client's, which sent nothing).
+ */
+export function runIdRefusal(...given: [unknown?]): string {
+  return `invalid runId: ${RUN_ID_RULE}${given.length > 0 ? `, got ${JSON.stringify(given[0])}` : ''}`;
+}
+
+/** Why `batchId` is no batch id, as serve's front door and the client refuse it (400); `runIdRefusal`'s shape. */
+export function batchIdRefusal(...given: [unknown?]): string {
+  return `invalid batchId: ${BATCH_ID_RULE}${given.length > 0 ? `, got ${JSON.stringify(given[0])}` : ''}`;
+}
