@@ -93,6 +93,16 @@ describe('spans from records', () => {
     expect(formatSpanTree([chat, check]).split('\n').map((line) => line.split(' ')[0])).toEqual(['savepoint.budget_check', 'chat']);
   });
 
+  it("prints a turn's calls in the order the model asked for them, whichever started first, where the first started", () => {
+    const [first, second, third] = [1, 2, 3].map((position) => callSpan(call({ call: position, toolCallId: `toolu_${position}`, name: ['issue_refund', 'get_order', 'get_payment'][position - 1]! })));
+    const at = (span: typeof first, startMs: number, endMs: number) => ({ ...span!, startMs, endMs });
+    // Side by side: the read started a millisecond before the write, the other in its millisecond and ended first.
+    const chat = { ...turnSpan(turn()), startMs: 0, endMs: 5 };
+    const check = { ...chat, spanId: 'c'.repeat(16), name: 'savepoint.budget_check', startMs: 40, endMs: 41, attributes: {} };
+    const tree = formatSpanTree([check, at(third, 11, 12), at(second, 10, 10), at(first, 11, 40), chat]);
+    expect(tree.split('\n').map((line) => line.split('  ')[0])).toEqual(['chat claude-haiku-4-5', 'execute_tool issue_refund', 'execute_tool get_order', 'execute_tool get_payment', 'savepoint.budget_check']);
+  });
+
   it('prints the tree with the run at the root', () => {
     const tree = formatSpanTree([turnSpan(turn()), callSpan(call())]);
     expect(tree.split('\n')).toEqual([expect.stringMatching(/^chat claude-haiku-4-5 {2}0\.800 s {2}in 1050 out 20 tokens {2}\$0\.001234 {2}tool_call$/), expect.stringMatching(/^execute_tool issue_refund .* ok {2}attempt 2$/)]);
