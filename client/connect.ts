@@ -76,7 +76,8 @@ export interface StartOptions {
    * Start the run as a fork of a finished or stopped run (`savepoint fork`): its turns before `at`
    * copied from the parent `from` without any call, then live. `effects: 'dry'` sends no write;
    * `'reuse'` (the default) answers a write the parent made from its record. A fork is a run of its own: a parent
-   * the deployment does not hold is refused (`RunsApiError` 404), a fork under its parent's run id
+   * the deployment does not hold is refused (`RunsApiError` 404), a parent still running (409, with
+   * the parent as the error's `run`), a fork under its parent's run id
    * (400) or under the id of any other run (409, with that run as the error's `run`), and nothing starts; the same fork
    * asked for again (parent, turn, effects, input and model) answers the fork (`created: false`).
    * @default none: a run of its own

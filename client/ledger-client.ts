@@ -154,7 +154,8 @@ export interface SavepointClient {
   /**
    * Starts a fork of a finished or stopped run (`savepoint fork`): a `StartExecution` whose StartRun
    * copies the parent's turns before `options.at`; refused by StartRun (the execution fails) when
-   * this code may not continue them (lambdas/runs/versions.ts) or an edit names no such call. The
+   * this code may not continue them (lambdas/runs/versions.ts) or an edit names no such call. A
+   * parent still running is refused before anything starts (`InvalidInputError`). The
    * same fork asked for again (parent, turn, effects, input, model) answers the fork it started and
    * starts nothing; another run under its run id is refused (`InvalidInputError`, naming it).
    *

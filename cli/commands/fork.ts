@@ -59,7 +59,7 @@ export function registerForkCommand(program: Command): void {
         const conversation = await ledger.listConversation(parentId);
         // StartRun's own checks of --at and --result, made before the hazard report: a fork the engine
         // would refuse is refused here, naming why, with no report of a turn the run never had.
-        const typed = { at: '--at', results: '--result', result: (_index: number, call: number) => `--result ${call}` };
+        const typed = { from: 'runId', at: '--at', results: '--result', result: (_index: number, call: number) => `--result ${call}` };
         editedPrefix(forkPrefix({ run, ...conversation }, fork.at, typed), fork, typed);
         const changes = agent ? forkChanges(run, { agent, input, ...(options.model && { model: options.model }), fork }) : [];
         // The fork runs where its parent's records are (StartRun copies them): with several agents, its agent's directory.

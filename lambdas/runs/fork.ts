@@ -72,6 +72,11 @@ export function isSameFork(existing: RunRecord, request: { fork: ForkRequest; in
   return stableJson(existing.input) === stableJson(request.input) && (request.model === undefined || request.model === existing.model);
 }
 
+/** Why a fork of `runId` cannot start while that run is running (forkPrefix), naming the caller's field. */
+export function parentRunning(runId: string, field = REQUEST_FIELDS.from): InvalidInputError {
+  return new InvalidInputError(`${field}: run ${runId} is still running; fork a run that has finished or stopped (cancel or kill it first to fork it now)`);
+}
+
 /**
  * Why a fork cannot start under `runId`: another run holds it (StartRun, the runs API and the CLI
  * refuse it alike, each naming the field its caller sets: the request's `runId`, the CLI's `--run-id`).
@@ -85,14 +90,21 @@ export function forkRunIdTaken(runId: string, field = 'runId'): InvalidInputErro
  * the command line's (`--at`, `--result 3`) when the CLI checks a fork before it starts one.
  */
 export interface ForkFieldNames {
+  from: string;
   at: string;
   results: string;
   result(index: number, call: number): string;
 }
-const REQUEST_FIELDS: ForkFieldNames = { at: 'fork.at', results: 'fork.results', result: (index) => `fork.results[${index}].call` };
+const REQUEST_FIELDS: ForkFieldNames = { from: 'fork.from', at: 'fork.at', results: 'fork.results', result: (index) => `fork.results[${index}].call` };
 
-/** The parent's turns and calls a fork at `at` copies: every turn before it, each with its completed calls. */
+/**
+ * The parent's turns and calls a fork at `at` copies: every turn before it, each with its completed
+ * calls. A parent still running is refused: a `reuse` fork answers a write the parent made from the
+ * parent's records, read once, so a write the parent made after that read would be sent again by
+ * the fork (and a dry fork's counterfactual would read a day still going on).
+ */
 export function forkPrefix(parent: { run: RunRecord; turns: TurnRecord[]; calls: ToolCallRecord[] }, at: number, named: ForkFieldNames = REQUEST_FIELDS): { turns: TurnRecord[]; calls: ToolCallRecord[] } {
+  if (parent.run.status === 'running') throw parentRunning(parent.run.runId, named.from);
   const last = parent.turns.at(-1)?.turn ?? 0;
   if (at > last + 1) throw new InvalidInputError(`${named.at}: run ${parent.run.runId} has ${last} turns; fork at 1 to ${last + 1}`);
   const turns = parent.turns.filter((turn) => turn.turn < at);

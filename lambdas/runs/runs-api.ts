@@ -12,7 +12,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import { LIFECYCLES, lifecycleOf, SEEN_LIFECYCLE_HEADER, STATUS_FILTERS, TERMINAL_LIFECYCLES, type Lifecycle } from './lifecycle.js';
 import { loadReport, type RunReport } from './report.js';
 import { KillReason, modelSpecOf, otherRequestProblem, RunId, runIdOf } from './run-request.js';
-import { forkRunIdTaken, isSameFork } from './fork.js';
+import { forkRunIdTaken, isSameFork, parentRunning } from './fork.js';
 import { createStartRoute, StarterRefused, StartRunBody, type StartRouteDeps } from './start-route.js';
 import { decodeCursor, encodeCursor, newestFirst } from './run-pages.js';
 import { starterPerson } from '../approvals/people.js';
@@ -293,6 +293,9 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
           if (!isSameFork(existing, { fork: rest.fork, input, model })) throw new RunConflict(forkRunIdTaken(runId).message, (await read(runId))!);
           return answered(runId, existing);
         }
+        // A parent still running is refused with the parent (StartRun refuses it too: forkPrefix).
+        const parent = await deps.ledger.getRun(rest.fork.from);
+        if (parent?.status === 'running' && parent.agent === deps.agent.name) throw new RunConflict(parentRunning(parent.runId).message, (await read(parent.runId))!);
       } else {
         // The same request again answers the run; another one under its id is refused, not
         // answered with a run it did not ask for (StartRun refuses it too, once its execution runs).

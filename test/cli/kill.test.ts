@@ -30,6 +30,9 @@ describe('savepoint kill <runId>', () => {
     expect((await savepoint(['--state-dir', stateDir, 'runs'])).stdout).toMatch(new RegExp(`^${runId} +running .*  waiting for a person$`, 'm'));
     expect(status.stdout).toMatch(new RegExp(`^waiting for a person: .+ — decide by \\S+: savepoint --state-dir ${stateDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} approve ${approvalId} \\(or reject\\)$`, 'm'));
 
+    // A fork of it is refused while it runs (exit 2): a write it makes after the fork read its records would be sent again.
+    expect(await savepoint(['--state-dir', stateDir, 'fork', runId, '--at', '1', '--effects', 'dry', '--yes'])).toMatchObject({ code: 2, stdout: '', stderr: `savepoint: runId: run ${runId} is still running; fork a run that has finished or stopped (cancel or kill it first to fork it now)\n` });
+
     // --lift lifts the global switch only: with a run id it is refused (exit 2), and the run goes on waiting.
     const lift = await savepoint(['--state-dir', stateDir, 'kill', '--lift', runId]);
     expect(lift).toMatchObject({ code: 2, stdout: '', stderr: 'savepoint: --lift: only with --all (`kill --all --lift` lifts the global kill switch); a killed run stays killed\n' });

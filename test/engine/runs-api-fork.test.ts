@@ -6,11 +6,13 @@ import { cachedTemplate } from '../../local/template/cache.js';
 import { expiringApprovals } from '../support/manual-clock.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 import { identityPolicies } from '../support/role-policies.js';
+import { waitFor } from '../support/agent-harness.js';
 
 /**
  * `POST /runs` for a fork: a fork of a run the ledger does not hold is refused at once (404,
  * naming the run), a fork under its parent's own id is bad input (400), and one under another run's
- * id a conflict (409, with that run) — not a 202 and then a failed execution. The runs API reads the parent with its own role's grant (`dynamodb:GetItem`
+ * id a conflict (409, with that run), as is a fork of a parent still running (409, with the parent:
+ * its writes after the fork read them would be sent again) — not a 202 and then a failed execution. The runs API reads the parent with its own role's grant (`dynamodb:GetItem`
  * on the ledger): the twin refuses the read when the template takes the grant away.
  */
 const cleanups: (() => Promise<void>)[] = [];
@@ -79,6 +81,20 @@ describe('the runs API and a fork', () => {
     expect(JSON.parse(answer.body)).toMatchObject({ message: 'runId: run taken-id exists already and is not this fork: name a new run id', run: { runId: 'taken-id' } });
     expect(h.stack.engine.listExecutions().executions.length).toBe(executions);
     expect(await h.stack.ledger.getRun('taken-id')).toEqual(before);
+  });
+
+  it('answers 409 with the parent for a fork of a run still running (waiting for a person), and starts nothing', async () => {
+    const h = await harness();
+    const finished = h.startAs('alice@example.com', { runId: 'busy-parent', input: { date: sampleDay.date }, config: { approvalTimeoutSeconds: 3600 } });
+    await waitFor(() => h.requested[0]);
+    const executions = h.stack.engine.listExecutions().executions.length;
+    const answer = await post(h, { runId: 'busy-fork', input: { date: sampleDay.date }, fork: { from: 'busy-parent', at: 1, effects: 'dry' } });
+    expect(answer.statusCode).toBe(409);
+    expect(JSON.parse(answer.body)).toMatchObject({ message: 'fork.from: run busy-parent is still running; fork a run that has finished or stopped (cancel or kill it first to fork it now)', run: { runId: 'busy-parent', lifecycle: 'input_required' } });
+    expect(h.stack.engine.listExecutions().executions.length).toBe(executions);
+    expect(await h.stack.ledger.getRun('busy-fork')).toBeUndefined();
+    // The parent still waits when the stack closes (afterEach).
+    void finished.catch(() => undefined);
   });
 
   it('starts a fork of a run that exists (202), and answers the same fork asked for again with it, starting nothing', async () => {

@@ -30,7 +30,13 @@ describe('recordFork (ledger protocol)', () => {
 });
 
 describe('forkPrefix', () => {
-  const parent = { run: run('p0'), turns: [usesTurn(1, 1), usesTurn(2, 2), usesTurn(3, 0)], calls: [done(1, 1), done(2, 1), done(2, 2)] };
+  const parent = { run: run('p0', { status: 'succeeded' }), turns: [usesTurn(1, 1), usesTurn(2, 2), usesTurn(3, 0)], calls: [done(1, 1), done(2, 1), done(2, 2)] };
+
+  it('refuses a parent still running, naming the field: its writes after the fork read them would be sent again', () => {
+    expect(() => forkPrefix({ ...parent, run: run('p0') }, 2)).toThrow(/^fork\.from: run p0 is still running; fork a run that has finished or stopped/);
+    expect(() => forkPrefix({ ...parent, run: run('p0') }, 2, { from: 'runId', at: '--at', results: '--result', result: () => '' })).toThrow(/^runId: run p0 is still running/);
+    for (const status of ['succeeded', 'failed', 'stopped', 'killed'] as const) expect(forkPrefix({ ...parent, run: run('p0', { status }) }, 2).turns).toHaveLength(1);
+  });
 
   it('copies the turns before the fork point with their calls', () => {
     const prefix = forkPrefix(parent, 3);
@@ -58,7 +64,7 @@ describe('forkPrefix', () => {
 });
 
 describe('editedPrefix', () => {
-  const prefix = forkPrefix({ run: run('p0'), turns: [usesTurn(1, 1), usesTurn(2, 2)], calls: [done(1, 1), done(2, 1, { outcome: 'error', result: '{"error":"x"}' }), done(2, 2)] }, 3);
+  const prefix = forkPrefix({ run: run('p0', { status: 'succeeded' }), turns: [usesTurn(1, 1), usesTurn(2, 2)], calls: [done(1, 1), done(2, 1, { outcome: 'error', result: '{"error":"x"}' }), done(2, 2)] }, 3);
 
   it("answers each named call of the last copied turn with the edited result, as an ok outcome", () => {
     const edited = editedPrefix(prefix, { at: 3, results: [{ call: 1, result: { status: 'refunded' } }] });
@@ -106,7 +112,7 @@ describe('copyPrefix', () => {
   it("stores a result the parent kept by reference again under the fork, so the fork reads it; every record verifies", async () => {
     const ledger = EmbeddedLedger.open();
     const big = JSON.stringify({ rows: 'x'.repeat(70_000) });
-    const parentRun = run('p0');
+    const parentRun = run('p0', { status: 'succeeded' });
     await ledger.createRun(parentRun);
     const turn1 = { ...usesTurn(1, 1), runId: 'p0' };
     await ledger.recordTurn(turn1);
