@@ -25,7 +25,7 @@ export function scriptedModel() {
           const turn = request.messages.filter((message) => message.role === 'assistant').length + 1;
           const recorded = script[turn - 1];
           if (recorded === undefined || recorded.turn !== turn) throw new Error(`scripted model: no recorded turn ${turn} (the script has ${script.length})`);
-          return recordedResponse(recorded, request.model, `msg_scripted_${turn}`);
+          return recordedResponse(recorded);
         },
       };
     },

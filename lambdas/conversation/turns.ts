@@ -193,13 +193,33 @@ export function completedCallsOf(turn: TurnRecord, calls: readonly ToolCallRecor
   return call;
 }
 
-/** A recorded turn as the model's response again (the replay and the benchmark's scripted model answer with it). */
-export function recordedResponse(recorded: TurnRecord, model: string, id: string): MessageResponse {
+/**
+ * The longest response id or model name a turn keeps: providers write under 64 characters; an answer
+ * naming itself at more is not one to copy into every export of the run.
+ */
+const MAX_ANSWER_NAME = 256;
+
+/**
+ * What a provider named of its answer, as its turn records it (`responseId`, `responseModel`), each
+ * when it named it. A name no provider writes (empty, or over MAX_ANSWER_NAME characters) is left
+ * out, not clipped: part of an id names nothing. `recordedResponse` gives them back.
+ */
+export function answerNames(response: Pick<MessageResponse, 'id' | 'model'>): Pick<TurnRecord, 'responseId' | 'responseModel'> {
+  const named = (name: string | undefined): name is string => name !== undefined && name.length > 0 && name.length <= MAX_ANSWER_NAME;
+  return { ...(named(response.id) && { responseId: response.id }), ...(named(response.model) && { responseModel: response.model }) };
+}
+
+/**
+ * A recorded turn as the model's response again (the replay and the benchmark's scripted model
+ * answer with it), with the id and model the provider named it by when the turn recorded them: the
+ * turn the replay records from it is the recorded one, field for field.
+ */
+export function recordedResponse(recorded: TurnRecord): MessageResponse {
   return {
-    id,
+    ...(recorded.responseId !== undefined && { id: recorded.responseId }),
     type: 'message',
     role: 'assistant',
-    model,
+    ...(recorded.responseModel !== undefined && { model: recorded.responseModel }),
     content: recorded.content as MessageResponse['content'],
     stop_reason: recorded.stopReason as MessageResponse['stop_reason'],
     usage: recorded.usage,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { DEFAULT_MODEL_TIMEOUT_MS } from '../shared/timing.js';
 import {
   BedrockRuntimeClient,
@@ -68,7 +67,7 @@ export class BedrockModelClient implements ModelClient {
     } catch (error) {
       throw classifyBedrockError(error, Date.now(), { endpoint: this.#endpoint, timeoutMs: this.#timeoutMs });
     }
-    return fromConverseOutput(output, request.model);
+    return fromConverseOutput(output);
   }
 }
 
@@ -113,7 +112,7 @@ function toBlocks(message: Message): BedrockBlock[] {
 const ToolInput = z.record(z.string(), z.unknown());
 
 /** The SDK's output back in the ledger's shape, validated: model output is outside input. */
-export function fromConverseOutput(output: ConverseCommandOutput, model: string): MessageResponse {
+export function fromConverseOutput(output: ConverseCommandOutput): MessageResponse {
   const message = output.output?.message;
   if (message === undefined) throw new InvalidInputError('invalid bedrock response: no output message');
   const stop = stopReason(output.stopReason);
@@ -134,11 +133,10 @@ export function fromConverseOutput(output: ConverseCommandOutput, model: string)
   return parseOrThrow(
     MessageResponse(),
     {
-      // Converse has no message id: the request id names the call for the trace.
-      id: output.$metadata.requestId ?? `bedrock-${randomUUID()}`,
+      // No `id` and no `model`: Converse names neither its answer nor the model that wrote it, and
+      // none is made up (the turn's span has no gen_ai.response.id; its .model is the id asked for).
       type: 'message',
       role: 'assistant',
-      model,
       content,
       stop_reason: stop,
       usage: {

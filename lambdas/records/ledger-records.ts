@@ -351,6 +351,20 @@ export interface TurnRecord {
   /** The `provider:model-id` that answered: the run's model, or its fallback while the model's breaker was open. */
   model: string;
   /**
+   * The provider's id of the answer (Anthropic's `msg_…`, OpenAI's `chatcmpl-…`): the trace's
+   * `gen_ai.response.id`, and what the provider knows the call by. The provider's, not the
+   * harness's: nothing is decided or compared by it (a replay answers with it as recorded). Absent
+   * where the provider names no answer (Bedrock's Converse API), and on turns recorded before it
+   * was kept.
+   */
+  responseId?: string;
+  /**
+   * The model as the provider named it in its answer (`model` names the one asked for; an alias
+   * answers as the dated snapshot it resolved to): the trace's `gen_ai.response.model`. Absent
+   * where the provider does not say (Bedrock's Converse API), and on turns recorded before it was kept.
+   */
+  responseModel?: string;
+  /**
    * What the harness told the model this turn (budget left, loop warning), appended to the user
    * turn before it: recorded, so that the conversation replays byte for byte and every later turn
    * sends the same prefix (which is what a prompt cache matches on).

@@ -118,10 +118,18 @@ export type Usage = z.infer<ReturnType<typeof Usage>>;
 
 /** One model call's answer: its content, why it stopped and what it used. */
 export const MessageResponse = schemaOnFirstUse(() => z.object({
-  id: z.string(),
+  /**
+   * The provider's id of this answer (Anthropic's `msg_…`, OpenAI's `chatcmpl-…`), when it gives
+   * one: Bedrock's Converse API names none, and its adapter leaves it out rather than make one up.
+   */
+  id: z.string().optional(),
   type: z.literal('message'),
   role: z.literal('assistant'),
-  model: z.string(),
+  /**
+   * The model that answered, as the provider names it in its answer (the dated snapshot an alias
+   * resolved to, say), when it does: Bedrock's Converse API does not, and its adapter leaves it out.
+   */
+  model: z.string().optional(),
   content: z.array(z.discriminatedUnion('type', [TextBlock(), ToolUseBlock()])),
   stop_reason: z.enum(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence']),
   usage: Usage(),

@@ -20,7 +20,7 @@ import { parseOrThrow } from '../shared/validation.js';
 import { AttemptCut, boundedAttempt } from '../tools/attempt.js';
 import { compactedView, firstTurnOf } from '../conversation/compaction.js';
 import { checkVersion, type CodeFingerprint } from '../runs/versions.js';
-import { rememberTurn, toolUses, type ConversationStep } from '../conversation/turns.js';
+import { answerNames, rememberTurn, toolUses, type ConversationStep } from '../conversation/turns.js';
 import { plannedCalls, type ToolCallItem } from '../conversation/tool-calls.js';
 import { check, isEmptyAnswer, isFinalAnswer, withHistoryBound, type Decided, type DecisionDeps } from './budget-check.js';
 import { counted } from '../shared/text.js';
@@ -368,6 +368,8 @@ async function callModel(
     runId: run.runId,
     turn,
     model,
+    // The provider's names for its answer (its id, the model as it named it), kept for the trace.
+    ...answerNames(response),
     notes,
     content: response.content,
     stopReason: response.stop_reason,

@@ -14,7 +14,7 @@ import { InvalidInputError } from '../shared/errors.js';
 import type { Clock } from '../shared/ports.js';
 import { parseOrThrow } from '../shared/validation.js';
 import { COMPACTION_STOP_REASON, compactionSettings, isCompaction } from '../conversation/compaction.js';
-import { loadConversationStep } from '../conversation/turns.js';
+import { answerNames, loadConversationStep } from '../conversation/turns.js';
 import { closing, openCalls, withCounted } from '../ledger/open-turn.js';
 import { requestBytes, WRAPPER_BYTES } from '../guards/request-size.js';
 import { schemaOnFirstUse } from '../shared/on-first-use.js';
@@ -127,6 +127,7 @@ async function compact(
     compaction: { covers },
     usage: response.usage,
     model: run.model,
+    ...answerNames(response),
     costMicros: Math.round(costOf(run.model, response.usage, deps.priceTable ?? DEFAULT_PRICE_TABLE) * 1_000_000),
     latencyMs: recordedAt.getTime() - started.getTime(),
     recordedAt: recordedAt.toISOString(),

@@ -1,6 +1,6 @@
 import type { ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 import { inputTokensOf } from '../records/messages.js';
-import { providerAndModel, toolErrorType } from './spans.js';
+import { providerAndModel, responseModelOf, toolErrorType } from './spans.js';
 
 /**
  * A run's GenAI metrics, derived from its sealed ledger records by pure functions (as its spans
@@ -42,7 +42,7 @@ export interface Measurement {
 /** A model turn: its input and output tokens, and how long the call took. */
 export function turnMeasurements(turn: TurnRecord): Measurement[] {
   const { provider, model } = providerAndModel(turn.model);
-  const attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': provider, 'gen_ai.request.model': model, 'gen_ai.response.model': model };
+  const attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': provider, 'gen_ai.request.model': model, 'gen_ai.response.model': responseModelOf(turn) };
   return [
     { metric: TOKEN_USAGE, value: inputTokensOf(turn.usage), attributes: { ...attributes, 'gen_ai.token.type': 'input' } },
     { metric: TOKEN_USAGE, value: turn.usage.output_tokens, attributes: { ...attributes, 'gen_ai.token.type': 'output' } },

@@ -168,6 +168,16 @@ export function toolErrorType(call: Pick<ToolCallRecord, 'result'>): string {
   }
 }
 
+/**
+ * The model a turn's answer came from (`gen_ai.response.model`): as the provider named it in its
+ * answer, when the turn recorded that (an alias answers as the dated snapshot it resolved to); else
+ * the model asked for — a Bedrock model id, which names one version, or a turn recorded before the
+ * provider's name was kept (traced so then).
+ */
+export function responseModelOf(turn: Pick<TurnRecord, 'model' | 'responseModel'>): string {
+  return turn.responseModel ?? providerAndModel(turn.model).model;
+}
+
 /** `chat {model}`: one model turn, from its record. */
 export function turnSpan(turn: TurnRecord, options: ContentOptions = {}): SpanRecord {
   const { provider, model } = providerAndModel(turn.model);
@@ -180,7 +190,9 @@ export function turnSpan(turn: TurnRecord, options: ContentOptions = {}): SpanRe
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': provider,
       'gen_ai.request.model': model,
-      'gen_ai.response.model': model,
+      'gen_ai.response.model': responseModelOf(turn),
+      // The provider's id of its answer, when it gave one (Bedrock's Converse API gives none).
+      ...(turn.responseId !== undefined && { 'gen_ai.response.id': turn.responseId }),
       'gen_ai.conversation.id': turn.runId,
       'gen_ai.response.finish_reasons': [finishReasonOf(turn.stopReason)],
       // The conventions count cached tokens inside input_tokens; Anthropic's input_tokens excludes

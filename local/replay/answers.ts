@@ -89,7 +89,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
       }
       compareRequest(recording, recorded, request, { agent, judge, shapeChangesOf: shapeOf, expectedOf });
       answered += 1;
-      return recordedResponse(recorded, request.model, `msg_replay_${recorded.turn}`);
+      return recordedResponse(recorded);
     },
   };
   return { client, calls: () => answered - copied, reached: () => answered };

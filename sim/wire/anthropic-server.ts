@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { MessageRequest, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
 import { ANTHROPIC_VERSIONS } from './anthropic-versions.js';
 import { conversationProblem } from './conversation.js';
-import { checkStartOptions, header, NON_EMPTY_STRING, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
+import { answeringModel, checkStartOptions, header, MODEL_SNAPSHOTS, NON_EMPTY_STRING, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
 import { askPolicy, fitToMaxTokens, type Fault, type Policy } from './policy.js';
 import { BreakpointCache, estimateTokens, type PromptBlock } from './prompt-cache.js';
 
@@ -30,6 +30,12 @@ export interface AnthropicServerOptions {
    * `max_tokens` and try again", as the Messages API answers. @default 200_000
    */
   contextWindow?: number;
+  /**
+   * The model each requested id answers as (the answer's `model`), as the real API names the dated
+   * snapshot an alias resolved to: `{ 'claude-sonnet-4-5': 'claude-sonnet-4-5-20250929' }`. An id
+   * not named answers as itself. @default {} (every model answers as itself)
+   */
+  snapshots?: Readonly<Record<string, string>>;
   /** The loopback port. @default 0 (a free one; read it from `url`) */
   port?: number;
 }
@@ -80,7 +86,7 @@ export type WireRequestBody = z.infer<typeof WireRequestBody>;
 
 /** The server behind savepoint/sim's startAnthropicServer (sim/wire/servers.ts, which loads this module when one starts). */
 export async function startAnthropicServer(options: AnthropicServerOptions): Promise<WireServer> {
-  checkStartOptions('startAnthropicServer', options, { apiKey: NON_EMPTY_STRING });
+  checkStartOptions('startAnthropicServer', options, { apiKey: NON_EMPTY_STRING, snapshots: MODEL_SNAPSHOTS });
   const cache = new BreakpointCache();
   return startWireServer(
     {
@@ -134,7 +140,7 @@ function handle(request: WireRequest, options: AnthropicServerOptions, cache: Br
       id: `msg_${createHash('sha256').update(request.raw).digest('hex').slice(0, 24)}`,
       type: 'message',
       role: 'assistant',
-      model: body.model,
+      model: answeringModel(options.snapshots, body.model),
       content: reply.content,
       stop_reason: reply.stop_reason,
       stop_sequence: null,

@@ -66,6 +66,17 @@ export type OptionRule = readonly [expected: string, ok: (value: unknown) => boo
 /** A start option that must be a non-empty string (a key, a region). */
 export const NON_EMPTY_STRING: OptionRule = ['a non-empty string', (value) => typeof value === 'string' && value !== ''];
 
+/** `snapshots` of the servers whose answers name their model (Anthropic's, OpenAI's): requested id → the model it answers as. */
+export const MODEL_SNAPSHOTS: OptionRule = [
+  'an object of model id → the model it answers as (non-empty strings), or left out',
+  (value) => value === undefined || (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((name) => typeof name === 'string' && name !== '')),
+];
+
+/** The model an answer names: the snapshot `snapshots` resolves the requested id to, else the id itself. */
+export function answeringModel(snapshots: Readonly<Record<string, string>> | undefined, requested: string): string {
+  return snapshots !== undefined && Object.hasOwn(snapshots, requested) ? snapshots[requested]! : requested;
+}
+
 /** The options every wire server takes. */
 const SHARED_RULES: Readonly<Record<string, OptionRule>> = {
   policy: ['a function (request) => { content, stop_reason }', (value) => typeof value === 'function'],

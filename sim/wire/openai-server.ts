@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { MessageRequest, unparsedOf, type ContentBlock, type Message } from '../../lambdas/records/messages.js';
-import { checkStartOptions, header, NO_STREAMING, NON_EMPTY_STRING, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
+import { answeringModel, checkStartOptions, header, MODEL_SNAPSHOTS, NO_STREAMING, NON_EMPTY_STRING, parseJson, startWireServer, type WireReply, type WireRequest, type WireServer } from './http.js';
 import { toolSchemaProblem } from './json-schema.js';
 import { askPolicy, fitToMaxTokens, type Fault, type Policy, type PolicyReply } from './policy.js';
 import { estimateTokens, PrefixCache } from './prompt-cache.js';
@@ -23,6 +23,12 @@ export interface OpenAIServerOptions {
   apiKey: string;
   /** Model ids the server knows (at least one); any other is a 404 `model_not_found`. */
   models: readonly string[];
+  /**
+   * The model each requested id answers as (the answer's `model`), as the real API names the dated
+   * snapshot an alias resolved to: `{ 'claude-sonnet-4-5': 'claude-sonnet-4-5-20250929' }`. An id
+   * not named answers as itself. @default {} (every model answers as itself)
+   */
+  snapshots?: Readonly<Record<string, string>>;
   /** The loopback port. @default 0 (a free one; read it from `url`) */
   port?: number;
 }
@@ -79,7 +85,7 @@ type WireBody = z.infer<typeof WireBody>;
 
 /** The server behind savepoint/sim's startOpenAIServer (sim/wire/servers.ts, which loads this module when one starts). */
 export async function startOpenAIServer(options: OpenAIServerOptions): Promise<WireServer> {
-  checkStartOptions('startOpenAIServer', options, { apiKey: NON_EMPTY_STRING });
+  checkStartOptions('startOpenAIServer', options, { apiKey: NON_EMPTY_STRING, snapshots: MODEL_SNAPSHOTS });
   const cache = new PrefixCache();
   return startWireServer(
     {
@@ -134,7 +140,7 @@ function handle(request: WireRequest, options: OpenAIServerOptions, cache: Prefi
       id: `chatcmpl-${hash(request.raw).slice(0, 24)}`,
       object: 'chat.completion',
       created: 1_790_000_000,
-      model: body.model,
+      model: answeringModel(options.snapshots, body.model),
       choices: [{ index: 0, message: toAssistantMessage(reply), logprobs: null, finish_reason: FINISH[reply.stop_reason] }],
       usage: {
         prompt_tokens: promptTokens,

@@ -78,6 +78,8 @@ describe('context compaction', () => {
       expect(rebuilt).toEqual(sent.messages);
     }
     for (const turn of compactions) expect(isCompactionRequest(requests[turn.turn - 1]!)).toBe(true);
+    // A compaction is a model call like any: it keeps the id and the model the answer named (its chat span's gen_ai.response.*).
+    for (const turn of compactions) expect(turn).toMatchObject({ responseId: expect.stringMatching(/^msg_/), responseModel: 'savepoint-sim-1' });
   }, 170_000);
 
   /**

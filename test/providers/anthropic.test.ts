@@ -8,6 +8,7 @@ import { startAnthropicServer } from '../../sim/wire/anthropic-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import type { FaultKind, Policy } from '../../sim/wire/policy.js';
 import { firstRequest, runConversation, scriptedPolicy, SYSTEM, TOOLS } from './conversation.js';
+import { firstTurnRecorded } from './turn-record.js';
 
 // A current model: one the SDK calls end-of-life makes it print a deprecation warning on every request.
 const MODEL = 'claude-sonnet-4-6';
@@ -44,6 +45,16 @@ describe('Anthropic adapter against the strict wire server', () => {
       expect(third).toMatchObject({ stop_reason: 'end_turn', content: [{ type: 'text', text: 'Refunded ord_1: 12.50.' }], model: MODEL });
       expect(server.requestCount()).toBe(3);
     });
+  });
+
+  it('records the answer’s id and the model it names in the turn: the dated snapshot an alias answered as, beside the model asked for', async () => {
+    const own = await startAnthropicServer({ policy: scriptedPolicy, apiKey: KEY, models: ['claude-haiku-4-5'], snapshots: { 'claude-haiku-4-5': 'claude-haiku-4-5-20251001' } });
+    try {
+      const turn = await firstTurnRecorded(new AnthropicModelClient({ apiKey: KEY, baseUrl: own.url }), 'anthropic:claude-haiku-4-5');
+      expect(turn).toMatchObject({ model: 'anthropic:claude-haiku-4-5', responseId: expect.stringMatching(/^msg_[0-9a-f]{24}$/), responseModel: 'claude-haiku-4-5-20251001', stopReason: 'tool_use' });
+    } finally {
+      await own.close();
+    }
   });
 
   it('reads the previous turn’s prefix from the cache on the next turn', async () => {

@@ -15,6 +15,7 @@ import { startBedrockServer } from '../../sim/wire/bedrock-server.js';
 import type { WireServer } from '../../sim/wire/http.js';
 import type { FaultKind, Policy } from '../../sim/wire/policy.js';
 import { firstRequest, runConversation, scriptedPolicy, TOOLS } from './conversation.js';
+import { firstTurnRecorded } from './turn-record.js';
 
 const MODEL = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
 const REGION = 'eu-west-1';
@@ -49,7 +50,7 @@ describe('Bedrock adapter against the strict Converse server', () => {
       expect(rest).toEqual([]);
       expect(first).toMatchObject({ stop_reason: 'tool_use', content: [{ type: 'tool_use', id: 'call_lookup_1', name: 'lookup_order', input: { order_id: 'ord_1' } }] });
       expect(second?.content.map((b) => b.type)).toEqual(['text', 'tool_use']);
-      expect(third).toMatchObject({ stop_reason: 'end_turn', content: [{ type: 'text', text: 'Refunded ord_1: 12.50.' }], model: MODEL });
+      expect(third).toMatchObject({ stop_reason: 'end_turn', content: [{ type: 'text', text: 'Refunded ord_1: 12.50.' }] });
       expect(server.requestCount()).toBe(3);
 
       const last = server.acceptedBodies()[2] as { messages: { content: Record<string, unknown>[] }[] };
@@ -57,6 +58,18 @@ describe('Bedrock adapter against the strict Converse server', () => {
         { toolResult: { toolUseId: 'call_refund_1', content: [{ text: 'payments provider refused: duplicate' }], status: 'error' } },
         { cachePoint: { type: 'default' } },
       ]);
+    });
+  });
+
+  it('records no response id and no answering model in the turn: Converse names neither, and none is made up', async () => {
+    await withServer(async (_server, client) => {
+      const [answer] = await runConversation(client, MODEL, 1);
+      expect(answer).not.toHaveProperty('id');
+      expect(answer).not.toHaveProperty('model');
+      const turn = await firstTurnRecorded(client, `bedrock:${MODEL}`);
+      expect(turn).toMatchObject({ model: `bedrock:${MODEL}`, stopReason: 'tool_use' });
+      expect(turn).not.toHaveProperty('responseId');
+      expect(turn).not.toHaveProperty('responseModel');
     });
   });
 

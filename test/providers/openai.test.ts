@@ -9,6 +9,7 @@ import type { WireServer } from '../../sim/wire/http.js';
 import { startOpenAIServer } from '../../sim/wire/openai-server.js';
 import type { FaultKind } from '../../sim/wire/policy.js';
 import { firstRequest, runConversation, scriptedPolicy, TOOLS } from './conversation.js';
+import { firstTurnRecorded } from './turn-record.js';
 
 const MODEL = 'gpt-5-mini';
 const KEY = 'sk-proj-test';
@@ -49,6 +50,16 @@ describe('OpenAI adapter against the strict wire server', () => {
       expect(last.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'tool']);
       expect(last.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_refund_1', content: 'ERROR: payments provider refused: duplicate' });
     });
+  });
+
+  it('records the completion’s id and the model it names in the turn: the dated snapshot an alias answered as, beside the model asked for', async () => {
+    const own = await startOpenAIServer({ policy: scriptedPolicy, apiKey: KEY, models: [MODEL], snapshots: { [MODEL]: 'gpt-5-mini-2025-08-07' } });
+    try {
+      const turn = await firstTurnRecorded(new OpenAIModelClient({ apiKey: KEY, baseUrl: `${own.url}/v1` }), `openai:${MODEL}`);
+      expect(turn).toMatchObject({ model: `openai:${MODEL}`, responseId: expect.stringMatching(/^chatcmpl-[0-9a-f]{24}$/), responseModel: 'gpt-5-mini-2025-08-07', stopReason: 'tool_use' });
+    } finally {
+      await own.close();
+    }
   });
 
   it('reports the automatically cached prefix on the next turn, input excluding it', async () => {

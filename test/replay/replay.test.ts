@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { replayRun } from '../../local/replay/index.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import type { TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { createClient } from '../../client/ledger-client.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
 import { sampleInput, type Harness } from '../support/refund-harness.js';
@@ -35,6 +37,31 @@ describe('savepoint replay of a refund run', () => {
     // Nothing reached the run's own model or payments provider either.
     expect(harness.stack.model.requestCount()).toBe(served);
     expect(harness.stack.world.payments.refunds().length).toBe(paid);
+  });
+
+  it("is identical from turns recorded before they kept the provider's names for its answer, and whatever id the provider gave", async () => {
+    const recorded = await harness.stack.ledger.listConversation(runId);
+    // Recorded now, each turn carries the id and model the simulator named its answer by.
+    for (const turn of recorded.turns) expect(turn).toMatchObject({ responseId: expect.stringMatching(/^msg_/), responseModel: 'savepoint-sim-1' });
+    const withTurns = (change: (turn: TurnRecord) => TurnRecord): Ledger =>
+      new Proxy(harness.stack.ledger, {
+        get(target, property) {
+          const value = Reflect.get(target, property) as unknown;
+          if (property !== 'listConversation') return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+          return async (id: string) => {
+            const conversation = await target.listConversation(id);
+            return { ...conversation, turns: conversation.turns.map(change) };
+          };
+        },
+      });
+    const older = withTurns(({ responseId: _id, responseModel: _model, ...turn }) => turn);
+    const otherIds = withTurns((turn) => ({ ...turn, responseId: `msg_other_${turn.turn}`, responseModel: 'savepoint-sim-1-snapshot' }));
+    for (const source of [older, otherIds]) {
+      const result = await replayRun({ agent: refundReconciler, source, runId });
+      expect(result.divergence, JSON.stringify(result.divergence, null, 1)).toBeUndefined();
+      expect(result.identical).toBe(true);
+      expect(result.answered.turns).toBe(recorded.turns.length);
+    }
   });
 
   it("arms no real timer in the steps: a tool's timeout, the wall-clock watch and a lease's renewal run on the recorded clock, where none fires", async () => {

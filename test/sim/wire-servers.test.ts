@@ -141,6 +141,11 @@ describe('start options', () => {
       // A free port's number as a string: had it listened, the probe below would reach it.
       [server, 'port', FREE_PORT_AS_STRING, 'port must be an integer from 0 to 65535, or left out, got "<free port>"'],
     ]),
+    ...(['Anthropic', 'OpenAI'] as const).flatMap((server): [keyof typeof START, string, unknown, string][] => [
+      // A snapshot that is no name would answer as an empty model; a list, as nothing it names.
+      [server, 'snapshots', { 'some-model': '' }, 'snapshots must be an object of model id → the model it answers as (non-empty strings), or left out, got an object with some-model'],
+      [server, 'snapshots', ['some-model'], 'snapshots must be an object of model id → the model it answers as (non-empty strings), or left out, got an array of 1 item'],
+    ]),
     ['Anthropic', 'apiKey', undefined, 'apiKey must be a non-empty string, got undefined'],
     ['OpenAI', 'apiKey', '', 'apiKey must be a non-empty string, got ""'],
     ['Bedrock', 'region', undefined, 'region must be a non-empty string, got undefined'],

@@ -112,9 +112,13 @@ describe('OpenTelemetry GenAI traces', { timeout: 180_000 }, () => {
     const { run, turns } = records;
     for (const turn of turns as TurnRecord[]) {
       const span = live.find((one) => one.spanId === turnSpanId(runId, turn.turn))!;
+      // The simulator names its answer as the Messages API does: an id of its own, the model it is.
+      expect(turn).toMatchObject({ responseId: expect.stringMatching(/^msg_[0-9a-f]{24}$/), responseModel: 'savepoint-sim-1' });
       expect(span.attributes).toMatchObject({
         'gen_ai.provider.name': 'savepoint.sim',
         'gen_ai.request.model': turn.model.slice(turn.model.indexOf(':') + 1),
+        'gen_ai.response.id': turn.responseId,
+        'gen_ai.response.model': turn.responseModel,
         'gen_ai.conversation.id': runId,
         'gen_ai.usage.input_tokens': inputTokensOf(turn.usage),
         'gen_ai.usage.output_tokens': turn.usage.output_tokens,

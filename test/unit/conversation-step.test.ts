@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { countingLedger } from '../../lambdas/ledger/counting-ledger.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { RunRecord, ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
-import { completedCallsOf, loadConversationStep } from '../../lambdas/conversation/turns.js';
+import type { MessageResponse } from '../../lambdas/records/messages.js';
+import { answerNames, completedCallsOf, loadConversationStep, recordedResponse } from '../../lambdas/conversation/turns.js';
 import { runRecord } from '../support/records.js';
 
 // The conversation a step reads, kept per run and completed by one batched read: it must always
@@ -127,5 +128,29 @@ describe('loading a step with its conversation', () => {
 
   it('names a run that does not exist', async () => {
     await expect(loadConversationStep(EmbeddedLedger.open(), 'nope')).rejects.toThrow(/no run nope/);
+  });
+});
+
+describe("the provider's names for its answer (a turn's responseId, responseModel)", () => {
+  const answer: MessageResponse = { type: 'message', role: 'assistant', content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } };
+
+  it('keeps the id and the model an answer names, and gives them back as the answer the turn recorded', () => {
+    const names = answerNames({ ...answer, id: 'msg_01XFDUDYJgAACzvnptvVoYEL', model: 'claude-haiku-4-5-20251001' });
+    expect(names).toEqual({ responseId: 'msg_01XFDUDYJgAACzvnptvVoYEL', responseModel: 'claude-haiku-4-5-20251001' });
+    expect(recordedResponse({ ...turn(1, 0), ...names })).toMatchObject({ id: 'msg_01XFDUDYJgAACzvnptvVoYEL', model: 'claude-haiku-4-5-20251001' });
+  });
+
+  it('makes up none: an answer that names nothing (Bedrock Converse) records none, and a turn that recorded none is answered without them', () => {
+    expect(answerNames(answer)).toEqual({});
+    const replayed = recordedResponse(turn(1, 0));
+    expect(replayed).not.toHaveProperty('id');
+    expect(replayed).not.toHaveProperty('model');
+    // So the turn a replay records from it is the one recorded before turns kept them, field for field.
+    expect(answerNames(replayed)).toEqual({});
+  });
+
+  it('leaves out, rather than clips, a name no provider writes: empty, or over 256 characters', () => {
+    expect(answerNames({ ...answer, id: '', model: 'm'.repeat(257) })).toEqual({});
+    expect(answerNames({ ...answer, id: 'i'.repeat(256), model: 'm' })).toEqual({ responseId: 'i'.repeat(256), responseModel: 'm' });
   });
 });

@@ -3,7 +3,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { describe, expect, it } from 'vitest';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
-import type { Measurement } from '../../lambdas/telemetry/metrics.js';
+import { turnMeasurements, type Measurement } from '../../lambdas/telemetry/metrics.js';
 import { metricsConfigFromEnv, sinkFromEnv, tracingConfigFromEnv } from '../../lambdas/telemetry/config.js';
 import { exporterSink } from '../../lambdas/telemetry/export.js';
 import { callSpan, callSpanId, runSpanId, runSpans, traceIdOf, turnSpan, turnSpanId } from '../../lambdas/telemetry/spans.js';
@@ -67,6 +67,17 @@ describe('spans from records', () => {
       'gen_ai.usage.output_tokens': 20,
       'savepoint.cost.usd': 0.001234,
     });
+  });
+
+  it("names the provider's answer: gen_ai.response.id and .model as the turn recorded them, the model asked for beside them", () => {
+    const answered = turn({ model: 'openai:gpt-5-mini', responseId: 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT', responseModel: 'gpt-5-mini-2025-08-07' });
+    expect(turnSpan(answered).attributes).toMatchObject({ 'gen_ai.request.model': 'gpt-5-mini', 'gen_ai.response.model': 'gpt-5-mini-2025-08-07', 'gen_ai.response.id': 'chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT' });
+    expect(turnMeasurements(answered).map((point) => point.attributes['gen_ai.response.model'])).toEqual(['gpt-5-mini-2025-08-07', 'gpt-5-mini-2025-08-07', 'gpt-5-mini-2025-08-07']);
+    // A turn the provider named nothing of (Bedrock), or recorded before turns kept it: no id made
+    // up, and the model asked for answering, as such turns were traced.
+    const unnamed = turnSpan(turn()).attributes;
+    expect(unnamed).not.toHaveProperty('gen_ai.response.id');
+    expect(unnamed['gen_ai.response.model']).toBe('claude-haiku-4-5');
   });
 
   it('records no content unless asked, and content through the redaction hook when asked', () => {
