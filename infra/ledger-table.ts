@@ -98,6 +98,8 @@ export const LEDGER_ACCESS = {
    * its business-key effect and the run item that counts it are written in one TransactWriteItems,
    * which IAM authorizes action by action: PutItem for each Put, ConditionCheckItem for an item only checked
    * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+   * A result stored by reference is put in chunks under the run (BLOB#), and under the effect it
+   * completes (EFFECT#<agent>:…, beside its record, which a prune keeps); a later run of the key queries them there.
    * A write handed its turn's state (lambdas/steps/handed-step.ts) reads nothing: its claim is put
    * with the run item and the global kill item ConditionChecked (test/engine/handed-calls.test.ts
    * fails without ConditionCheckItem).

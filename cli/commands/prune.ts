@@ -24,7 +24,7 @@ import { dropExecutionsFromLog } from '../../local/engine/history-log.js';
 export function registerPruneCommand(program: Command): void {
   program
     .command('prune')
-    .description('remove the records of runs that finished (succeeded, stopped, killed) before a date, leaving a sealed summary that verify checks')
+    .description('remove the records of runs that finished (succeeded, stopped, killed) before a date, leaving a sealed summary that verify checks; business-key effects and their recorded results are kept')
     .requiredOption('--finished-before <date>', 'a day (YYYY-MM-DD, midnight UTC) or an ISO date-time: runs that finished before it are pruned')
     .option('--dry-run', 'remove nothing: print the runs it would prune, and those that finished before the date that it keeps, with why', false)
     .option('--json', 'print JSON', false)

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { TerminalError } from '../shared/errors.js';
-import type { BlobStore } from './ledger.js';
+import type { BlobStore, EffectLedger } from './ledger.js';
 import type { ToolCallRecord } from '../records/ledger-records.js';
 
 /**
@@ -17,6 +17,10 @@ import type { ToolCallRecord } from '../records/ledger-records.js';
  * A tool's result is always JSON text (CallTool stringifies it), which never starts with `blob:`,
  * so a reference cannot be mistaken for a result. Readers resolve it (`resolveResults`), and the
  * digest is checked on every read: a missing or damaged chunk is named, never passed on.
+ *
+ * The chunks are their owner's, and go with it: a run's (`savepoint prune` removes them with the
+ * run), or a business-key effect's: the effect's record outlives the run that made it, so the
+ * result it records is stored under the effect too (`storeCallResult`), for the later runs of its key.
  */
 
 /** Results above this many UTF-8 bytes are stored by reference. Well under 400 KB with the call's other fields. */
@@ -32,10 +36,10 @@ export interface BlobRef {
   bytes: number;
 }
 
-/** A chunk that is missing, or chunks that do not hash to the reference: the ledger is damaged. */
+/** A chunk that is missing, or chunks that do not hash to the reference: the ledger is damaged. `owner`: whose, e.g. `run r1`, `effect <key>`. */
 export class BlobIntegrityError extends TerminalError {
-  constructor(runId: string, ref: BlobRef, what: string) {
-    super(`ledger integrity: run ${runId}, stored tool result ${ref.sha256} (${ref.bytes} bytes) fails verification: ${what}`);
+  constructor(owner: string, ref: BlobRef, what: string) {
+    super(`ledger integrity: ${owner}, stored tool result ${ref.sha256} (${ref.bytes} bytes) fails verification: ${what}`);
   }
 }
 
@@ -75,12 +79,33 @@ export async function storeResult(ledger: BlobStore, runId: string, result: stri
 
 /** The text a reference points at, verified against its digest and size. */
 export async function readResult(ledger: BlobStore, runId: string, ref: BlobRef): Promise<string> {
-  const chunks = await ledger.getBlob(runId, ref.sha256);
-  if (chunks.length === 0) throw new BlobIntegrityError(runId, ref, 'no chunk found');
+  return verified(await ledger.getBlob(runId, ref.sha256), ref, `run ${runId}`);
+}
+
+/**
+ * `storeResult` for a call's result; one that completes a business-key effect (`effectKey`), stored
+ * by reference, is stored under the effect as well (EffectLedger `putEffectBlob`): for the later runs
+ * of its key, which are answered from the effect's record after the run that made it is pruned.
+ */
+export async function storeCallResult(ledger: BlobStore & Pick<EffectLedger, 'putEffectBlob'>, runId: string, result: string, limit = RESULT_LIMIT_BYTES, effectKey?: string): Promise<string> {
+  const stored = await storeResult(ledger, runId, result, limit);
+  const ref = parseBlobRef(stored);
+  if (ref && effectKey !== undefined) await ledger.putEffectBlob(effectKey, ref.sha256, splitUtf8(result));
+  return stored;
+}
+
+/** The text of an effect's result stored by reference, from the chunks under the effect, verified; undefined when there are none (an earlier version stored them with the run that made the effect only). */
+export async function readEffectResult(ledger: Pick<EffectLedger, 'getEffectBlob'>, key: string, ref: BlobRef): Promise<string | undefined> {
+  const chunks = await ledger.getEffectBlob(key, ref.sha256);
+  return chunks.length === 0 ? undefined : verified(chunks, ref, `effect ${key}`);
+}
+
+function verified(chunks: readonly string[], ref: BlobRef, owner: string): string {
+  if (chunks.length === 0) throw new BlobIntegrityError(owner, ref, 'no chunk found');
   const text = chunks.join('');
   const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes !== ref.bytes) throw new BlobIntegrityError(runId, ref, `the chunks hold ${bytes} bytes`);
-  if (sha256(text) !== ref.sha256) throw new BlobIntegrityError(runId, ref, 'the chunks do not match the digest');
+  if (bytes !== ref.bytes) throw new BlobIntegrityError(owner, ref, `the chunks hold ${bytes} bytes`);
+  if (sha256(text) !== ref.sha256) throw new BlobIntegrityError(owner, ref, 'the chunks do not match the digest');
   return text;
 }
 

@@ -21,7 +21,7 @@ import type { DamagedRunOptions } from './ledger.js';
 
 export { itemAttributes, LedgerIndexes } from './dynamodb-item.js';
 import { itemAttributes, LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
-import { blobKey, expiresAt, type Key, type Stored } from './protocol.js';
+import { expiresAt, type Key, type Stored } from './protocol.js';
 import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './pruning.js';
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 import type { LedgerSealer } from './seal.js';
@@ -338,20 +338,20 @@ export class DynamoDbLedger extends StorageLedger {
     return typeof token === 'string' ? token : undefined;
   }
 
-  // Large values by reference (ledger/blobs.ts): their own partition, so the conversation's
-  // queries never read them. Plain puts: the same digest is the same chunks, so a retry's
+  // Large values by reference (ledger/blobs.ts): a run's in their own partition, so the
+  // conversation's queries never read them; an effect's beside its record (read by key only). Plain puts: the same digest is the same chunks, so a retry's
   // overwrite changes nothing.
-  protected async writeBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
+  protected async writeBlob(keys: readonly Key[], chunks: readonly string[]): Promise<void> {
     const expires = expiresAt(new Date());
     await Promise.all(
-      chunks.map((data, index) => this.client.send(new PutItemCommand({ TableName: this.tableName, Item: attributes({ ...blobKey(runId, digest, index), kind: 'blob', data, expiresAt: expires }) }))),
+      chunks.map((data, index) => this.client.send(new PutItemCommand({ TableName: this.tableName, Item: attributes({ ...keys[index]!, kind: 'blob', data, expiresAt: expires }) }))),
     );
   }
 
-  protected async readBlob(runId: string, digest: string): Promise<string[]> {
+  protected async readBlob(pk: string, prefix: string): Promise<string[]> {
     const chunks = await this.queryAll({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :digest)',
-      ExpressionAttributeValues: attributes({ ':pk': blobKey(runId, digest, 0).pk, ':digest': `${digest}#` }),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: attributes({ ':pk': pk, ':prefix': prefix }),
       ProjectionExpression: '#data',
       ExpressionAttributeNames: { '#data': 'data' },
     });

@@ -8,7 +8,7 @@ import { copy, runOfPartition, sameItem, stored } from './embedded-memory.js';
 import { heldRun, newestListed, runRecords, TieredStore, type Listed } from './embedded-tiers.js';
 import { INDEX_FILE, refreshIndex, type RefreshOptions } from './ledger-index.js';
 import type { DamagedRunOptions } from './ledger.js';
-import { blobKey, isPendingApproval, type Key, type Stored } from './protocol.js';
+import { isPendingApproval, type Key, type Stored } from './protocol.js';
 import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './pruning.js';
 import { line, type Hidden, type Item, type LogEntry } from './sealed-log.js';
 import { ephemeralSealer, type LedgerSealer } from './seal.js';
@@ -355,13 +355,12 @@ export class EmbeddedLedger extends TieredStore {
   }
 
   // Large values by reference (ledger/blobs.ts), under the DynamoDB ledger's keys.
-  protected async writeBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void> {
-    chunks.forEach((data, index) => this.store(blobKey(runId, digest, index), { kind: 'blob', data }));
+  protected async writeBlob(keys: readonly Key[], chunks: readonly string[]): Promise<void> {
+    chunks.forEach((data, index) => this.store(keys[index]!, { kind: 'blob', data }));
   }
 
-  protected async readBlob(runId: string, digest: string): Promise<string[]> {
-    const prefix = `${digest}#`;
-    return (this.partition(blobKey(runId, digest, 0).pk)?.sorted() ?? [])
+  protected async readBlob(pk: string, prefix: string): Promise<string[]> {
+    return (this.partition(pk)?.sorted() ?? [])
       .filter(([sk]) => sk.startsWith(prefix))
       .map(([, item]) => String((item.record as { data?: unknown }).data));
   }

@@ -370,6 +370,15 @@ export type EffectOutcome = { outcome: ToolOutcome; result: string; latencyMs: n
  */
 export interface EffectLedger {
   getEffect(key: string): Promise<EffectRecord | undefined>;
+  /**
+   * Stores the chunks of the effect's result stored by reference (ledger/blobs.ts
+   * `storeCallResult`) under the effect (protocol.ts `effectBlobKey`), as `BlobStore.putBlob`
+   * does under a run: the effect's record outlives the run that made it (a prune keeps it), and a
+   * later run of the same key is answered from it. Idempotent, like `putBlob`.
+   */
+  putEffectBlob(key: string, digest: string, chunks: readonly string[]): Promise<void>;
+  /** The chunks stored under the effect for `digest`, in order; empty when there are none (`BlobStore.getBlob`'s). */
+  getEffectBlob(key: string, digest: string): Promise<string[]>;
 }
 
 /** What a reservation came to: the key's total after it (reserved), or as it stands (refused: nothing added). */

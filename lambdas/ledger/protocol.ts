@@ -97,8 +97,16 @@ export const approvalKey = (approval: Pick<ApprovalRecord, 'runId' | 'turn' | 'c
 /** An effect claimed across an agent's runs by its business key (EffectRecord). */
 export const effectKey = (key: string): Key => ({ pk: `EFFECT#${key}`, sk: 'EFFECT' });
 export const aggregateKey = (key: string): Key => ({ pk: `AGG#${key}`, sk: 'AGG' });
+const chunkSk = (index: number) => String(index).padStart(5, '0');
 /** A chunk of a large value: `BLOB#<runId>` / `<digest>#<index>` (sorts in chunk order). */
-export const blobKey = (runId: string, digest: string, index: number): Key => ({ pk: `BLOB#${runId}`, sk: `${digest}#${String(index).padStart(5, '0')}` });
+export const blobKey = (runId: string, digest: string, index: number): Key => ({ pk: `BLOB#${runId}`, sk: `${digest}#${chunkSk(index)}` });
+/**
+ * A chunk of a business-key effect's result stored by reference, in the effect's partition beside
+ * its record: `EFFECT#<key>` / `BLOB#<digest>#<index>`. The effect's, not the run's that made it:
+ * the record outlives that run (a prune keeps it, pruning.ts `runPartitions`), and so must what it
+ * points at; it goes when the effect's partition goes (TTL), like the record.
+ */
+export const effectBlobKey = (key: string, digest: string, index: number): Key => ({ pk: effectKey(key).pk, sk: `BLOB#${digest}#${chunkSk(index)}` });
 
 export type Current<T> = Stored<T> | undefined;
 export const keep = <R>(answer: R): Step<R> => ({ keep: answer });

@@ -94,7 +94,11 @@ export function createRunUnlessPruned(pruned: Current<PrunedRunRecord>, created:
   return { writes: [undefined, created.write], answer: created.answer };
 }
 
-/** The partitions a run owns (records.ts, blobKey): what a prune removes. Business-key effects (EFFECT#…) are not a run's: they guard across runs. */
+/**
+ * The partitions a run owns (records.ts, blobKey): what a prune removes. Business-key effects
+ * (EFFECT#…) are not a run's: they guard across runs, with the results they record stored by
+ * reference (protocol.ts `effectBlobKey`), so a later run of the key still reads them.
+ */
 export const runPartitions = (runId: string): string[] => [runKey(runId).pk, tokenKey({ runId, turn: 0, call: 0 }).pk, blobKey(runId, '', 0).pk];
 
 /** The statuses of a run that is over: a `failed` run is not (it can be resumed). */
@@ -267,7 +271,8 @@ export interface Pruning {
   /**
    * Removes the records of every run `pruneVerdict` lets go — its run, turns, calls and approvals,
    * its task tokens and blobs — under sealed PruneRecords naming them (the procedure at the top).
-   * Business-key effects (EFFECT#…) are kept: they keep a refund a pruned run paid from being paid
+   * Business-key effects (EFFECT#…) are kept, with their results stored by reference (`effectBlobKey`):
+   * a later run of the key is answered from them. They keep a refund a pruned run paid from being paid
    * again. The records written, oldest first; none when no run qualified (nothing is written then).
    */
   prune(finishedBefore: Date, now: Date): Promise<PruneRecord[]>;

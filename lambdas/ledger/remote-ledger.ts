@@ -37,7 +37,7 @@ const DATE_ARGS = {
   // ToolCallLedger
   getCall: [], claimCall: [1], checkHanded: [], recordCall: [1], completeCall: ['now'], releaseCall: [3], renewCall: ['now', 'leaseUntil'],
   // EffectLedger
-  getEffect: [],
+  getEffect: [], putEffectBlob: [], getEffectBlob: [],
   // AggregateLedger
   reserveAggregate: [1], getAggregate: [],
   // FleetLedger

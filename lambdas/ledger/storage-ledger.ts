@@ -7,7 +7,7 @@ import { allOf as all, andThen as then, type Maybe } from './maybe.js';
 import type { ItemWrite, StorageCall } from './storage-call.js';
 import { claimOnBasis, handedChecks, sealedAsHanded, seenWith, type EngineVersions, type HandedStore } from './handed-versions.js';
 import { openCalls, openTurnCalls } from './open-turn.js';
-import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
+import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectBlobKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
 import { reserveAggregate } from './aggregates.js';
 import { fleetKey, leaseAndReserve, leaseKeys, leaseToReturn, returnLease } from './fleet-leases.js';
@@ -94,10 +94,10 @@ export abstract class StorageLedger implements Ledger, Pruning {
   protected abstract approvalById(approvalId: string): Maybe<Key | undefined>;
   /** The pending approvals (the pendingApprovals index). */
   protected abstract queryPendingApprovals(): Promise<ApprovalRecord[]>;
-  /** Stores a large value's chunks (blobKey). */
-  protected abstract writeBlob(runId: string, digest: string, chunks: readonly string[]): Promise<void>;
-  /** A large value's chunks, in order (one query of its partition). */
-  protected abstract readBlob(runId: string, digest: string): Promise<string[]>;
+  /** Stores a large value's chunks, chunk `i` at `keys[i]` (a run's blobKey, an effect's effectBlobKey). */
+  protected abstract writeBlob(keys: readonly Key[], chunks: readonly string[]): Promise<void>;
+  /** A large value's chunks, in order: the items of partition `pk` whose sort key starts with `prefix` (one query). */
+  protected abstract readBlob(pk: string, prefix: string): Promise<string[]>;
   /** Stores a task token apart from its approval (tokenKey). */
   protected abstract putTaskToken(key: Key, taskToken: string): Maybe<void>;
   /** The task token of an approval (tokenKey). */
@@ -132,14 +132,20 @@ export abstract class StorageLedger implements Ledger, Pruning {
     const listed = await this.queryPendingApprovals();
     return options.undelivered ? listed : listed.filter((approval) => approval.status === 'pending');
   };
-  readonly putBlob: Ledger['putBlob'] = async (runId, digest, chunks) => {
-    this.guard?.({ put: chunks.map((_, index) => blobKey(runId, digest, index)) });
-    return this.writeBlob(runId, digest, chunks);
-  };
-  readonly getBlob: Ledger['getBlob'] = async (runId, digest) => {
-    this.guard?.({ query: { pk: blobKey(runId, digest, 0).pk } });
-    return this.readBlob(runId, digest);
-  };
+  readonly putBlob: Ledger['putBlob'] = (runId, digest, chunks) => this.putChunks((index) => blobKey(runId, digest, index), chunks);
+  readonly getBlob: Ledger['getBlob'] = (runId, digest) => this.getChunks(blobKey(runId, digest, 0));
+  readonly putEffectBlob: Ledger['putEffectBlob'] = (key, digest, chunks) => this.putChunks((index) => effectBlobKey(key, digest, index), chunks);
+  readonly getEffectBlob: Ledger['getEffectBlob'] = (key, digest) => this.getChunks(effectBlobKey(key, digest, 0));
+  private async putChunks(keyOf: (index: number) => Key, chunks: readonly string[]): Promise<void> {
+    const keys = chunks.map((_, index) => keyOf(index));
+    this.guard?.({ put: keys });
+    return this.writeBlob(keys, chunks);
+  }
+  /** The chunks of the value whose first chunk is at `first`: its partition's items under the same prefix (the key without the chunk's index). */
+  private async getChunks(first: Key): Promise<string[]> {
+    this.guard?.({ query: { pk: first.pk } });
+    return this.readBlob(first.pk, first.sk.slice(0, first.sk.lastIndexOf('#') + 1));
+  }
   readonly getTaskToken: Ledger['getTaskToken'] = async (key) => {
     this.guard?.({ read: [tokenKey(key)] });
     return this.readTaskToken(tokenKey(key));

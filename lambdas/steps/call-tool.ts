@@ -6,7 +6,7 @@ import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { takeSharedDecision } from '../approvals/shared.js';
 import { budgetTrip, FRAMING_TOKENS, NOTES_BYTES, wallClockEnd } from '../guards/budgets.js';
-import { splitUtf8, storeResult } from '../ledger/blobs.js';
+import { splitUtf8, storeCallResult, storeResult } from '../ledger/blobs.js';
 import type { AggregateLedger, ApprovalLedger, BlobStore, ChildWaitLedger, EffectLedger, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
 import { ApprovalNeededError, InvalidInputError } from '../shared/errors.js';
@@ -315,7 +315,7 @@ export function createCallTool(deps: CallToolDeps) {
         await complete(tried.outcome);
         throw tried.error;
       default:
-        return done(deps, at, await complete(await byReference(deps, tool, run, tried.outcome)), true);
+        return done(deps, at, await complete(await byReference(deps, tool, run, tried.outcome, effect?.key)), true);
     }
   }
 }
@@ -366,12 +366,13 @@ async function doneAtOnce(deps: Pick<CallToolDeps, 'ledger' | 'clock'>, at: Call
  * more than the next model call can carry in what is left of the run's token budget (oversizedResult): a read's larger result is
  * answered to the model as an error naming the settings, a write's (its effect happened) cut to that size, so one result never stops the run.
  */
-async function byReference(deps: Pick<CallToolDeps, 'ledger' | 'resultLimitBytes'>, tool: ToolDefinition, run: RunRecord, outcome: Outcome): Promise<Outcome> {
+async function byReference(deps: Pick<CallToolDeps, 'ledger' | 'resultLimitBytes'>, tool: ToolDefinition, run: RunRecord, outcome: Outcome, effectKey?: string): Promise<Outcome> {
   const oversized = tool.maxResultTokens === undefined && outcome.outcome === 'ok' ? oversizedResult(tool, outcome.result, run) : undefined;
   if (oversized && tool.effect === 'read') return { ...outcome, outcome: 'error', result: JSON.stringify(oversized.error) };
   const limit = tool.maxResultTokens ?? oversized?.limit;
   const shown = limit === undefined ? outcome.result : await cutResult(outcome.result, limit, (whole) => storeResult(deps.ledger, run.runId, whole, 0));
-  return { ...outcome, result: await storeResult(deps.ledger, run.runId, shown, deps.resultLimitBytes) };
+  // A result that completes the business-key effect this call holds is the effect's too, for the later runs of its key (ledger/blobs.ts).
+  return { ...outcome, result: await storeCallResult(deps.ledger, run.runId, shown, deps.resultLimitBytes, outcome.outcome === 'ok' ? effectKey : undefined) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_RECONCILES, type AgentDefinition, type EffectKeyContext, type ToolDefinition } from '../define.js';
-import { parseBlobRef, readResult, storeResult } from '../ledger/blobs.js';
-import type { BlobStore, CallClaim, GuardLedger } from '../ledger/ledger.js';
+import { BlobIntegrityError, parseBlobRef, readEffectResult, readResult, storeResult, type BlobRef } from '../ledger/blobs.js';
+import type { BlobStore, CallClaim, EffectLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
 import { takeoverAfter } from '../ledger/protocol.js';
 import { LeaseHeldError, SettleWaitError } from '../shared/errors.js';
 import { clip } from '../shared/text.js';
@@ -47,8 +47,11 @@ export type EffectGate =
   /** Another live call holds it, or its send is settling: wait (`claimRefused`), never send. */
   | { wait: string; held: EffectRecord };
 
+/** What reading an effect's recorded result uses of the ledger: its blobs, the effect's, and whether the run that made it is still there. */
+export type EffectResultLedger = BlobStore & Pick<EffectLedger, 'getEffectBlob'> & Pick<RunLedger, 'getRun'>;
+
 /** What a claim of a call with its effect (ToolCallLedger `claimCall` with `effect`) comes to; the call's own record in the way is the caller's. */
-export async function effectGate(ledger: BlobStore, tool: ToolDefinition, claim: CallClaim, runId: string): Promise<EffectGate | undefined> {
+export async function effectGate(ledger: EffectResultLedger, tool: ToolDefinition, claim: CallClaim, runId: string): Promise<EffectGate | undefined> {
   if (claim.claimed) {
     if (!claim.effect) return undefined;
     // A takeover sends what the dead holder may have sent: the provider may refuse the same key with other parameters.
@@ -57,7 +60,7 @@ export async function effectGate(ledger: BlobStore, tool: ToolDefinition, claim:
   }
   const held = claim.effect;
   if (!held) return undefined;
-  if (held.status === 'completed') return { done: { outcome: held.outcome ?? 'ok', result: await resultFrom(ledger, held, runId), latencyMs: 0 } };
+  if (held.status === 'completed') return { done: await doneFrom(ledger, held, runId) };
   return { wait: `effect ${held.key} is in flight in run ${held.runId} (turn ${held.turn}, call ${held.call})`, held };
 }
 
@@ -76,11 +79,37 @@ export function claimRefused(record: Pick<ToolCallRecord, 'leaseUntil' | 'settle
   return new LeaseHeldError(`${what} until ${record.leaseUntil} (its lease)${settle}`);
 }
 
-/** The holder's result as this run records it: one stored by reference is copied into this run's blobs. */
-async function resultFrom(ledger: BlobStore, held: EffectRecord, runId: string): Promise<string> {
+/**
+ * The holder's outcome as this run records it: a result stored by reference is read from the
+ * effect's own chunks (blobs.ts `storeCallResult`), which last as long as its record, and copied
+ * into this run's blobs. An effect an earlier version recorded has them with the run that made it
+ * only: read there while that run is in the ledger, and once it is gone (pruned), the model is told
+ * that the effect was done and its result is no longer kept (`resultGone`) — never a second send.
+ */
+async function doneFrom(ledger: EffectResultLedger, held: EffectRecord, runId: string): Promise<Outcome> {
+  const outcome = held.outcome ?? 'ok';
   const ref = parseBlobRef(held.result);
-  if (!ref || held.runId === runId) return held.result ?? '';
-  return storeResult(ledger, runId, await readResult(ledger, held.runId, ref), 0);
+  if (!ref || held.runId === runId) return { outcome, result: held.result ?? '', latencyMs: 0 };
+  const text = (await readEffectResult(ledger, held.key, ref)) ?? (await holderResult(ledger, held, ref));
+  return text === undefined ? resultGone(held) : { outcome, result: await storeResult(ledger, runId, text, 0), latencyMs: 0 };
+}
+
+/** The result as the holder's run stored it; undefined when that run is gone from the ledger (a run still there with a chunk missing is damaged: BlobIntegrityError). */
+async function holderResult(ledger: EffectResultLedger, held: EffectRecord, ref: BlobRef): Promise<string | undefined> {
+  try {
+    return await readResult(ledger, held.runId, ref);
+  } catch (error) {
+    if (error instanceof BlobIntegrityError && !(await ledger.getRun(held.runId))) return undefined;
+    throw error;
+  }
+}
+
+/** The answer to a call of a completed effect whose result is no longer in the ledger (`doneFrom`): an error result naming it, for the model. */
+function resultGone(held: Pick<EffectRecord, 'key' | 'name' | 'runId' | 'recordedAt'>): Outcome {
+  const message =
+    `${held.name} was already done under this business key (${held.key}) by run ${held.runId}${held.recordedAt ? ` at ${held.recordedAt}` : ''}, ` +
+    `and was not sent again; its result was stored with that run, which is no longer in the ledger (pruned), so it cannot be shown. Do not call ${held.name} for this again.`;
+  return { outcome: 'error', result: JSON.stringify({ error: 'effect_result_gone', key: held.key, message }), latencyMs: 0 };
 }
 
 /**

@@ -26,7 +26,7 @@ const REACH = {
   // ToolCallLedger
   getCall: 'run', claimCall: 'run', checkHanded: 'run', recordCall: 'run', completeCall: 'run', releaseCall: 'run', renewCall: 'run',
   // EffectLedger, AggregateLedger, EffectApprovalLedger: keyed by effect, found where it was written
-  getEffect: 'found', reserveAggregate: 'first', getAggregate: 'found', shareApproval: 'first', getEffectApproval: 'found',
+  getEffect: 'found', putEffectBlob: 'first', getEffectBlob: 'found', reserveAggregate: 'first', getAggregate: 'found', shareApproval: 'first', getEffectApproval: 'found',
   // FleetLedger: a run's lease is its own ledger's; a day counter is found where it was written
   reserveInFleet: 'run', returnFleetLease: 'run', getFleetDay: 'found',
   // ApprovalLedger
@@ -82,12 +82,15 @@ export function agentLedgers(parts: readonly AgentLedger[]): Ledger {
         const sorted = (joined as { createdAt: string; runId: string }[]).sort(newestFirst);
         return limit === undefined ? sorted : sorted.slice(0, limit);
       }
-      case 'found':
+      case 'found': {
+        // An empty list (no chunks of an effect's blob) is not found either: the next ledger may hold it.
+        let value: unknown;
         for (const ledger of ledgers) {
-          const value = await call(ledger, method, args);
-          if (value !== undefined) return value;
+          value = await call(ledger, method, args);
+          if (value !== undefined && !(Array.isArray(value) && value.length === 0)) return value;
         }
-        return undefined;
+        return value;
+      }
       case 'every':
         for (const ledger of ledgers) await call(ledger, method, args);
         return undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BlobIntegrityError, parseBlobRef, readResult, resolveResults, storeResult } from '../../../lambdas/ledger/blobs.js';
+import { BlobIntegrityError, parseBlobRef, readEffectResult, readResult, resolveResults, storeCallResult, storeResult } from '../../../lambdas/ledger/blobs.js';
 import { run, call } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
@@ -45,6 +45,23 @@ export function blobsSpec(make: MakeLedger): void {
         await ledger.putBlob('r1', ref.sha256, ['X'.repeat(Buffer.byteLength(chunks[0]!)), ...chunks.slice(1)]);
         await expect(readResult(ledger, 'r1', ref)).rejects.toThrow(BlobIntegrityError);
         await expect(readResult(ledger, 'r1', ref)).rejects.toThrow(/do not match the digest/);
+      });
+
+      it("keeps a business-key effect's result under the effect, apart from its run's blobs and other effects'", async () => {
+        const key = 'refunds:issue_refund:rr_1';
+        const stored = await storeCallResult(ledger, 'r1', big, undefined, key);
+        const ref = parseBlobRef(stored)!;
+        expect((await ledger.getEffectBlob(key, ref.sha256)).length).toBe(3);
+        expect(await readEffectResult(ledger, key, ref)).toBe(big);
+        expect(await readResult(ledger, 'r1', ref)).toBe(big);
+        // Another effect's, or a run's partition under the effect's key, holds none of it.
+        expect(await readEffectResult(ledger, 'refunds:issue_refund:rr_2', ref)).toBeUndefined();
+        expect(await ledger.getBlob(key, ref.sha256)).toEqual([]);
+        // Neither the effect's record nor its shared approval is disturbed.
+        expect(await ledger.getEffect(key)).toBeUndefined();
+        expect(await ledger.getEffectApproval(key)).toBeUndefined();
+        await ledger.putEffectBlob(key, ref.sha256, ['X', ...(await ledger.getEffectBlob(key, ref.sha256)).slice(1)]);
+        await expect(readEffectResult(ledger, key, ref)).rejects.toThrow(/^ledger integrity: effect refunds:issue_refund:rr_1, stored tool result [0-9a-f]{64} \(\d+ bytes\) fails verification: the chunks hold \d+ bytes$/);
       });
 
       it('resolves the references of tool calls, and leaves other results alone', async () => {

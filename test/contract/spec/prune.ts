@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Ledger } from '../../../lambdas/ledger/ledger.js';
 import type { Pruning } from '../../../lambdas/ledger/pruning.js';
+import { parseBlobRef, readEffectResult, storeCallResult } from '../../../lambdas/ledger/blobs.js';
 import { approval, at, call, holder, run, turn } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
@@ -105,6 +106,21 @@ export function pruneSpec(make: MakeLedger): void {
       expect(await ledger.prunes()).toEqual(pruned);
       expect(await ledger.verifyPrunes()).toEqual([]);
       await gone(['RUN#a', 'BLOB#a', 'RUN#b', 'BLOB#b']);
+    });
+
+    it("keeps a business-key effect's result stored by reference, under the effect, while the run that made it goes", async () => {
+      const text = JSON.stringify({ receipt: 'é'.repeat(40_000) }); // 80 KB: stored by reference
+      await ledger.createRun(run('big'));
+      await ledger.claimCall(call({ runId: 'big', effectKey: holder().key }), at(1), holder({ runId: 'big' }));
+      const stored = await storeCallResult(ledger, 'big', text, undefined, holder().key);
+      await ledger.completeCall({ runId: 'big', turn: 3, call: 1, outcome: { outcome: 'ok', result: stored, latencyMs: 1 }, now: at(2), effect: { key: holder().key } });
+      await ledger.finishRun('big', { status: 'succeeded' }, at(10));
+      expect((await ledger.prune(at(25), at(100))).flatMap((record) => record.runIds)).toEqual(['big']);
+      await gone(['RUN#big', 'BLOB#big']);
+      const effect = await ledger.getEffect(holder().key);
+      expect(effect).toMatchObject({ runId: 'big', status: 'completed', result: stored });
+      expect(await readEffectResult(ledger, holder().key, parseBlobRef(effect!.result)!)).toBe(text);
+      expect(await ledger.verifyPrunes()).toEqual([]);
     });
 
     it('plans exactly what it then removes, naming why each run that finished before the date is kept, and removes nothing itself', async () => {
