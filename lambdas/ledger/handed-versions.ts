@@ -1,5 +1,5 @@
-import type { CallClaim, EffectHolder, StepBasis, TurnSeen } from './ledger.js';
-import { andThen, type Maybe } from './maybe.js';
+import type { CallClaim, EffectHolder, StepBasis, StepVersions, TurnSeen } from './ledger.js';
+import { allOf, andThen, type Maybe } from './maybe.js';
 import * as protocol from './protocol.js';
 import { callKey, effectKey, GLOBAL_KILL, type Key, type Recorded, type Stored } from './protocol.js';
 import type { ItemWrite, StorageCall } from './storage-call.js';
@@ -8,14 +8,16 @@ import { sameSecret } from '../shared/same-secret.js';
 import { RecentMap } from '../shared/recent-map.js';
 
 /**
- * A write on the versions a step was handed (ledger.ts `StepBasis`; steps/handed-step.ts): its own
- * items put, the run item and the global kill item only checked — ConditionChecks on the versions
- * handed, never a rewrite from what was handed (a DynamoDB condition compares the seal attribute, not
- * the content it covers: a rewrite would seal over an alteration made behind the ledger's back; left
- * alone, the next read names it). What was handed is sealed with its versions by the write that
- * named them (`seenWith`), under the ledger's seal key: a write holds only for that state, so a
- * payload made up by whoever may invoke the step is refused like a changed item. One write: any
- * condition failed is the caller's to read and decide on (StepChangedError).
+ * A write on the versions a step's checks were made on (ledger.ts `StepVersions`): its own items
+ * put, the run item and the global kill item only checked — ConditionChecks on those versions,
+ * never a rewrite (a DynamoDB condition compares the seal attribute, not the content it covers: a
+ * rewrite would seal over an alteration made behind the ledger's back; left alone, the next read
+ * names it). The versions are handed (`StepBasis`; steps/handed-step.ts), or told by the step's own
+ * read (StepRead `versions`). What was handed is sealed with its versions by the write that named
+ * them (`seenWith`), under the ledger's seal key: a write holds only for that state, so a payload
+ * made up by whoever may invoke the step is refused like a changed item; what a step read is the
+ * ledger's own, and needs no seal. One write: any condition failed is the caller's to read and
+ * decide on (StepChangedError).
  */
 
 /**
@@ -27,7 +29,7 @@ import { RecentMap } from '../shared/recent-map.js';
 export class StepChangedError extends Error {
   override readonly name = 'Ledger.StepChanged';
   constructor(what: string) {
-    super(`the items a step was handed changed, or its record is there: ${what}`);
+    super(`the items a step was handed or read changed, or its record is there: ${what}`);
   }
 }
 
@@ -108,34 +110,41 @@ export const handedChecks = (): RecentMap<string, string> => new RecentMap(64);
 /** Where `HandedStore.sealed` keeps a state: by its run, the versions and the seal it was handed with. */
 const sealedKey = (runId: string, basis: Pick<StepBasis, 'run' | 'kill' | 'mac'>): string => `${runId}\u0000${basis.run}\u0000${basis.kill}\u0000${basis.mac}`;
 
+/** Whether `basis` was handed (sealed, with what the step's checks are made on), not told by the step's own read. */
+const isHanded = (basis: StepBasis | StepVersions): basis is StepBasis => 'mac' in basis;
+
 /**
- * A write call's claim on handed versions (ToolCallLedger `claimCall` with a basis): the call taken
- * as absent, its effect as the engine knows it (a request only if a condition fails), by the same
- * rules (protocol.ts `claimCall`, `claimCallEffect`). An effect held elsewhere writes nothing and
- * answers its record, as without a basis (what the call does with it is written on the same checks).
+ * A write call's claim on the versions its checks were made on (ToolCallLedger `claimCall` with a
+ * basis), by the same rules as without them (protocol.ts `claimCall`, `claimCallEffect`): handed,
+ * the call taken as absent (a record there fails the condition: the caller reads); read, the call
+ * as the engine knows it, from that read or since (no request) — a retry takes over an expired
+ * claim on them.
+ * The effect as the engine knows it (a request only if a condition fails). A call or effect held
+ * elsewhere writes nothing and answers its record, as without a basis (what the call does with it
+ * is written on the same checks).
  */
-export function claimOnBasis(store: HandedStore, call: ToolCallRecord, now: Date, effect: EffectHolder | undefined, basis: StepBasis): Maybe<CallClaim> {
+export function claimOnBasis(store: HandedStore, call: ToolCallRecord, now: Date, effect: EffectHolder | undefined, basis: StepBasis | StepVersions): Maybe<CallClaim> {
   const key = callKey(call.runId, call.turn, call.call);
-  if (!effect) {
-    const step = protocol.claimCall(undefined, call, now) as { write: Stored; answer: CallClaim };
-    return writeOnBasis(store, [{ key, item: step.write, expected: undefined }], call.runId, basis, step.answer);
-  }
-  const held = effectKey(effect.key);
-  return andThen(store.known(held), (current) => {
-    const step = protocol.claimCallEffect(undefined, current as Stored<EffectRecord> | undefined, call, effect, now);
+  const held = effect && effectKey(effect.key);
+  return andThen(allOf([isHanded(basis) ? undefined : store.known(key), held && store.known(held)]), ([current, holding]) => {
+    const step = effect
+      ? protocol.claimCallEffect(current as Stored<ToolCallRecord> | undefined, holding as Stored<EffectRecord> | undefined, call, effect, now)
+      : protocol.claimCall(current as Stored<ToolCallRecord> | undefined, call, now);
     if ('fail' in step) throw step.fail;
     if ('keep' in step) return step.keep as CallClaim;
     // The call's line before its effect's (the embedded log), as a claim without a basis writes them.
-    const writes = [{ key, item: step.writes[0], expected: undefined }, { key: held, item: step.writes[1], expected: current }];
+    const items = 'writes' in step ? step.writes : [step.write];
+    const writes: ItemWrite[] = [{ key, item: items[0], expected: current }, ...(held ? [{ key: held, item: items[1], expected: holding }] : [])];
     return writeOnBasis(store, writes, call.runId, basis, step.answer as CallClaim);
   });
 }
 
 /**
  * Puts `writes` (each on its own condition) with the run item of `runId` and the global kill item
- * checked on the versions `basis` names (kill null: the item absent); `answer` once written.
+ * checked on the versions `basis` names (kill null: the item absent); `answer` once written. A
+ * handed basis is checked against its seal first.
  */
-function writeOnBasis<R>(store: HandedStore, writes: readonly ItemWrite[], runId: string, basis: StepBasis, answer: R): Maybe<R> {
+function writeOnBasis<R>(store: HandedStore, writes: readonly ItemWrite[], runId: string, basis: StepBasis | StepVersions, answer: R): Maybe<R> {
   const checked = [runKey(runId), GLOBAL_KILL];
   const all: ItemWrite[] = [
     ...writes,
@@ -151,12 +160,22 @@ function writeOnBasis<R>(store: HandedStore, writes: readonly ItemWrite[], runId
       // The turn's other writes claim beside this one, each checking the same two items: a
       // transaction of theirs in flight is no change, and this one goes again.
       if (outcome === 'conflict' && tries < CONFLICT_ATTEMPTS) return attempt(tries + 1);
-      if (outcome !== 'written') throw new StepChangedError(`${writes.map(({ key }) => `${key.pk}/${key.sk}`).join(' and ')}, on the run item and the global kill as handed`);
+      if (outcome !== 'written') throw new StepChangedError(`${writes.map(({ key }) => `${key.pk}/${key.sk}`).join(' and ')}, on the run item and the global kill as ${isHanded(basis) ? 'handed' : 'read'}`);
       return answer;
     });
   };
-  // The content the step used must be what the basis was sealed with: else nothing is written, as for a changed item.
-  return andThen(sealedAsHanded(store, runId, basis), () => attempt(1));
+  // The content the step used must be what a handed basis was sealed with: else nothing is written, as for a changed item.
+  return isHanded(basis) ? andThen(sealedAsHanded(store, runId, basis), () => attempt(1)) : attempt(1);
+}
+
+/**
+ * The versions of `run` and `kill` (absent: none) as the engine marks them, read or written;
+ * undefined when it marks none of either (ledger.ts `StepVersions`).
+ */
+export function versionsOf(engine: Pick<EngineVersions, 'versionOf'>, run: Stored, kill: Stored | undefined): StepVersions | undefined {
+  const runMark = engine.versionOf(run);
+  const killMark = kill ? engine.versionOf(kill) : null;
+  return runMark === undefined || killMark === undefined ? undefined : { run: runMark, kill: killMark };
 }
 
 /**
@@ -171,12 +190,11 @@ export async function seenWith(engine: Pick<EngineVersions, 'versionOf' | 'seal'
   const record = run.record as unknown as RunRecord;
   const globalKill = (kill?.record as { flag?: KillFlag } | undefined)?.flag;
   const seen = { run: record, ...(globalKill && { globalKill }) };
-  const runMark = engine.versionOf(run);
-  const killMark = kill ? engine.versionOf(kill) : null;
-  if (runMark === undefined || killMark === undefined) return seen;
+  const versions = versionsOf(engine, run, kill);
+  if (!versions) return seen;
   const content = handedContent(record, globalKill, turn);
-  const mac = await engine.seal(record.runId, { run: runMark, kill: killMark, content });
-  const basis = { run: runMark, kill: killMark, mac, content };
+  const mac = await engine.seal(record.runId, { ...versions, content });
+  const basis = { ...versions, mac, content };
   sealed?.set(sealedKey(record.runId, basis), content);
   return { ...seen, basis };
 }

@@ -46,6 +46,8 @@ export interface StepWant {
   breaker?: string;
   /** Another breaker's name, read in the same request to be handed on (CallModel reads its turn's calls' tools breaker: handed-step.ts). */
   handedBreaker?: string;
+  /** The versions of the run item and the global kill item read, told too (StepRead `versions`): for a claim on them. */
+  versions?: boolean;
 }
 
 export interface StepRead {
@@ -56,6 +58,12 @@ export interface StepRead {
   breaker?: BreakerState;
   /** The `handedBreaker` asked for, as read (absent when never saved). */
   handedBreaker?: BreakerState;
+  /**
+   * With `versions` asked for: the versions of the run item and the global kill item this read
+   * found, what a write's claim on them checks (ToolCallLedger `claimCall`); absent when there is
+   * no run, or the engine marks no version of either.
+   */
+  versions?: StepVersions;
 }
 
 /** The most keys `loadStep` reads at once (BatchGetItem's limit is 100). */
@@ -224,11 +232,19 @@ export type TurnSeen = { run: RunRecord; globalKill?: KillFlag; basis?: StepBasi
  * The versions of the run item and the global kill item a step's checks were made on, as the
  * engine marks them (DynamoDB: each item's seal attribute; `kill` null: the item absent). A write
  * given them holds only while both items are still those versions (ConditionChecks: nothing is
- * read, nothing of theirs rewritten). Opaque: only the engine that made them compares them.
+ * read, nothing of theirs rewritten). Opaque: only the engine that made them compares them. Told
+ * by the step's own read (StepRead `versions`), or handed with a seal (`StepBasis`).
  */
-export type StepBasis = {
+export type StepVersions = {
   readonly run: string;
   readonly kill: string | null;
+};
+
+/**
+ * The versions a step was handed (`StepVersions`, told by its turn's write: TurnSeen `basis`), with
+ * the seal over them and what the step's checks are made on.
+ */
+export type StepBasis = StepVersions & {
   /**
    * The engine's seal over the two versions and what the step was handed with them (handed-versions.ts
    * `handedContent`): a write given the basis holds only if `content` is what was sealed — a state
@@ -266,12 +282,15 @@ export interface ToolCallLedger {
    * write (protocol.ts `claimCallEffect`): both, or neither — and when the effect is completed, or
    * in flight in a live call, its record is returned (`effect`) and nothing is written.
    *
-   * With `basis`, the claim is written unread (the call taken as absent), on the condition too that
-   * the run item and the global kill item are still the versions `basis` names (ConditionChecks):
-   * when any condition fails, nothing is written and `StepChangedError` is thrown — the caller
-   * reads, and decides again, before anything is sent.
+   * With `basis`, the claim holds only while the run item and the global kill item are still the
+   * versions it names (ConditionChecks, in the same write): when any condition fails, nothing is
+   * written and `StepChangedError` is thrown — the caller reads, and decides again, before anything
+   * is sent. A basis handed (`StepBasis`, sealed) is written unread (the call taken as absent); the
+   * versions of the step's own read (StepRead `versions`), on the call as the engine knows it. A
+   * claim without either is conditioned on its own items only: a kill set between the caller's
+   * read and the claim would not stop it.
    */
-  claimCall(call: ToolCallRecord, now: Date, effect?: EffectHolder, basis?: StepBasis): Promise<CallClaim>;
+  claimCall(call: ToolCallRecord, now: Date, effect?: EffectHolder, basis?: StepBasis | StepVersions): Promise<CallClaim>;
   /**
    * Checks what a call was handed against the seal its turn's write made over it (`basis.mac`,
    * under the ledger's seal key; no request): resolves when `basis.content` is that state, rejects

@@ -5,7 +5,7 @@ import * as approvalProtocol from './approval-protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
 import { allOf as all, andThen as then, type Maybe } from './maybe.js';
 import type { ItemWrite, StorageCall } from './storage-call.js';
-import { claimOnBasis, handedChecks, sealedAsHanded, seenWith, type EngineVersions, type HandedStore } from './handed-versions.js';
+import { claimOnBasis, handedChecks, sealedAsHanded, seenWith, versionsOf, type EngineVersions, type HandedStore } from './handed-versions.js';
 import { openCalls, openTurnCalls } from './open-turn.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectBlobKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
@@ -387,8 +387,11 @@ export abstract class StorageLedger implements Ledger, Pruning {
     const turns = (want.turns ?? []).map((turn) => turnKey(runId, turn));
     const calls = (want.calls ?? []).map(({ turn, call }) => callKey(runId, turn, call));
     const keys = [runKey(runId), GLOBAL_KILL, ...turns, ...calls, ...(want.breaker === undefined ? [] : [breakerKey(want.breaker)]), ...(want.handedBreaker === undefined ? [] : [breakerKey(want.handedBreaker)])];
-    const found = (await this.readGuarded(keys)).map((item) => item?.record);
+    const items = await this.readGuarded(keys);
+    const found = items.map((item) => item?.record);
     const [run, kill] = found;
+    // What a claim on this read checks (claimOnBasis): the versions of the two items as found.
+    const versions = want.versions && items[0] ? versionsOf(this.versions, items[0], items[1]) : undefined;
     const present = <T>(records: unknown[]) => records.filter((record) => record !== undefined) as T[];
     const globalKill = (kill as { flag?: KillFlag } | undefined)?.flag;
     const at = 2 + turns.length + calls.length;
@@ -401,6 +404,7 @@ export abstract class StorageLedger implements Ledger, Pruning {
       calls: present<ToolCallRecord>(found.slice(2 + turns.length, 2 + turns.length + calls.length)),
       ...(breaker && { breaker }),
       ...(handedBreaker && { handedBreaker }),
+      ...(versions && { versions }),
     };
   };
 

@@ -14,6 +14,7 @@ import { recordTurnCounted, type Current, type ItemsStep } from './protocol.js';
  *   model turn  read (run, kill, the last turn's calls, the breakers) ─ reserve + count the last turn's calls (run) ─ model ─ record + count (turn, run; kill checked)   3
  *   read call   (handed) ─ tool ─ record (call)                                                                     1
  *   write call  (handed) ─ claim (call, effect) + ConditionChecks (run, kill) ─ send ─ complete (call, effect)     2
+ *   write call  read (run, kill, call) ─ claim (call, effect) + ConditionChecks (run, kill, as read) ─ send ─ complete   3
  *
  * A call skips its read because nothing of the loop writes the run item between a model turn and
  * the next (open-turn.ts: a turn's calls are counted by the next turn's reservation): what the
@@ -24,12 +25,14 @@ import { recordTurnCounted, type Current, type ItemsStep } from './protocol.js';
  * only while the run item and the kill item are still those versions (ledger/handed-versions.ts).
  * When either changed (a kill, a stop, an approval's wait counted, a recovery), the claim is
  * refused, nothing is written or sent, and the call reads and decides as before. A retry, a call
- * that waited for a person or a child run, or one that starts late reads first. Its costs: a kill
- * set while the model answered lets that turn's reads go out (never a write); a run item altered
- * outside the ledger with its seal attribute left is named at the next read (the next model
- * turn's), not the next call's (a condition compares the seal attribute, not the content it
- * covers, so the run item is only ever checked, never rewritten from what was handed:
- * test/engine/handed-record.test.ts); a transaction bills its items twice, a claim's checks
+ * that waited for a person or a child run, or one that starts late reads first, and its claim holds
+ * on the same condition, on the versions its read found (StepRead `versions`: the same one request,
+ * a transaction): a kill or a stop set between that read and the claim refuses it, and the call
+ * reads again and stops. Its costs: a kill set while the model answered lets that turn's reads go
+ * out (never a write); a run item altered outside the ledger with its seal attribute left is named
+ * at the next read (the next model turn's), not the next call's (a condition compares the seal
+ * attribute, not the content it covers, so the run item is only ever checked, never rewritten from
+ * what was handed: test/engine/handed-record.test.ts); a transaction bills its items twice, a claim's checks
  * included (write units per step rise). A model turn keeps 3: its reservation must be written
  * before the call goes out. The decision after a final answer is made from that turn's own write
  * (recordTurnSeen), not from a read of its own.

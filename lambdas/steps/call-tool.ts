@@ -9,7 +9,7 @@ import { budgetTrip, FRAMING_TOKENS, NOTES_BYTES, wallClockEnd } from '../guards
 import { splitUtf8, storeCallResult, storeResult } from '../ledger/blobs.js';
 import type { AggregateLedger, ApprovalLedger, BlobStore, ChildWaitLedger, EffectLedger, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
-import { ApprovalNeededError, InvalidInputError } from '../shared/errors.js';
+import { ApprovalNeededError, InvalidInputError, TransientError } from '../shared/errors.js';
 import { boundedAttempt } from '../tools/attempt.js';
 import { escalated, failureOf, isToolFault, unrecordableResult, type Failure, type Outcome } from '../tools/failures.js';
 import { parseOrThrow } from '../shared/validation.js';
@@ -19,7 +19,7 @@ import { rememberCall, rememberTurn, runView, toolUses } from '../conversation/t
 import { rememberLineage } from '../runs/fork.js';
 import { atPosition } from '../ledger/open-turn.js';
 import { isStepChanged } from '../ledger/handed-versions.js';
-import { handedStates, handedTo } from './handed-step.js';
+import { HandedAttempts, handedStates, handedTo } from './handed-step.js';
 import type { StepBasis, StepRead } from '../ledger/ledger.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
 import { claimRefused, effectGate, recordEscalation, undecided, unknownEarlierSend } from '../tools/effects.js';
@@ -123,16 +123,21 @@ export function createCallTool(deps: CallToolDeps) {
       const made = await makeCall(parsed, read, signal, basis);
       if (made !== READ_FIRST) return made;
     }
-    // One batched read: the run, the kill flag, the turn that asked for the call, the call's record, the breaker.
-    const read = await deps.ledger.loadStep(runId, { turns: [turn], calls: [{ turn, call }], breaker: toolsBreaker(deps.agent) });
-    return (await makeCall(parsed, read, signal)) as CallToolResult | ChildWaitResult;
+    // One batched read: the run, the kill flag, the turn that asked for the call, the call's record, the breaker, and the versions
+    // of the run and kill items, which a write's claim checks (a kill or stop since refuses it: the call reads again, and stops).
+    for (let reads = 1; ; reads++) {
+      const read = await deps.ledger.loadStep(runId, { turns: [turn], calls: [{ turn, call }], breaker: toolsBreaker(deps.agent), versions: true });
+      const made = await makeCall(parsed, read, signal);
+      if (made !== READ_FIRST) return made;
+      if (reads >= CLAIM_READS) throw new TransientError(`tool call ${turn}/${call} of run ${runId}: what it read changed before each of its ${reads} claims`);
+    }
   };
 
   /**
    * The call, on `read`: the step's own read, or (with `basis`) what it was handed — then
    * READ_FIRST wherever it would need more than that (its checks tripped, an agent tool, a person
-   * to ask, a mistake to answer, a fork, a first write refused on its conditions), before anything
-   * is sent or written.
+   * to ask, a mistake to answer, a fork, and on either a write's claim refused on its conditions: an
+   * item read or handed changed), before anything is sent or written.
    */
   async function makeCall(input: z.infer<ReturnType<typeof CallToolInput>>, read: StepRead, signal: AbortSignal | undefined, basis?: StepBasis): Promise<CallToolResult | ChildWaitResult | typeof READ_FIRST> {
     const { runId, turn, call, approval: waited, taskToken } = input;
@@ -249,14 +254,13 @@ export function createCallTool(deps: CallToolDeps) {
       entry.effectKey !== undefined && !refusal
         ? { key: entry.effectKey, runId, turn, call, name: entry.name, args: entry.args, leaseUntil: entry.leaseUntil, ...(entry.settleMs !== undefined && { settleMs: entry.settleMs }), ...(entry.sentAt !== undefined && { sentAt: entry.sentAt }) }
         : undefined;
-    // Handed its turn's state, the claim is also conditioned on the run item and the kill item it
-    // was checked on (handed-step.ts): refused when either changed — nothing written, nothing sent —
-    // and the call reads, and decides again.
+    // The claim holds only while the run item and the kill item are as handed (handed-step.ts) or read: when
+    // either changed, nothing is written or sent, and the call reads, and decides again.
     let claim: Awaited<ReturnType<typeof deps.ledger.claimCall>>;
     try {
-      claim = await deps.ledger.claimCall(entry, now, holder, basis);
+      claim = await deps.ledger.claimCall(entry, now, holder, basis ?? read.versions);
     } catch (error) {
-      if (basis && isStepChanged(error)) return READ_FIRST;
+      if (isStepChanged(error)) return READ_FIRST;
       throw error;
     }
     const gate = await effectGate(deps.ledger, tool, claim, runId);
@@ -415,30 +419,6 @@ function onItsVersion(run: RunRecord, deps: Pick<CallToolDeps, 'agent' | 'finger
   }
 }
 
-/**
- * The calls this function was handed a state for. A Retry invokes it again with the same input
- * (`$$.State.RetryCount` would say so, but the local engine does not set it): a second attempt
- * this instance sees reads first, and so finds its record, and the breaker as it stands (a breaker
- * handed closed would let every retry through to a provider that has failed since). A retry in
- * another instance is held off by the handed state's age instead (handed-step.ts HANDED_FRESH_MS).
- */
-class HandedAttempts {
-  /** The calls seen, in the order seen (a Set keeps insertion order), so the oldest go first. */
-  private readonly seen = new Set<string>();
-  /** Whether this is the first attempt this instance sees of the call. */
-  first(runId: string, turn: number, call: number): boolean {
-    const key = `${runId}\u0000${turn}\u0000${call}`;
-    if (this.seen.has(key)) return false;
-    this.seen.add(key);
-    // At most so many (a long-lived local stack serves every run's calls): a call forgotten is as a
-    // retry in another instance, held off by the handed state's age (HANDED_FRESH_MS).
-    if (this.seen.size > HandedAttempts.KEPT) this.seen.delete(this.seen.values().next().value!);
-    return true;
-  }
-  /** The most calls remembered: on AWS an instance serves one invocation at a time; a local stack serves all its runs' calls. */
-  private static readonly KEPT = 128;
-}
-
 /** `basis` when it is the state its turn's write sealed (Ledger `checkHanded`), else undefined: the call reads. */
 async function sealedBasis(ledger: Pick<CallToolDeps['ledger'], 'checkHanded'>, runId: string, basis: StepBasis): Promise<StepBasis | undefined> {
   try {
@@ -450,8 +430,11 @@ async function sealedBasis(ledger: Pick<CallToolDeps['ledger'], 'checkHanded'>, 
   }
 }
 
-/** What a handed call answers where it must read first (createCallTool `makeCall`): nothing sent or written yet. */
+/** What a call answers where it must read (again) first (createCallTool `makeCall`): nothing sent, and nothing written it depends on. */
 const READ_FIRST = Symbol('read first');
+
+/** The reads of one attempt, each refused its claim (what it read changed: another writer), before it fails as transient (retried later). */
+const CLAIM_READS = 4;
 
 /**
  * A call a handed state may suffice for (handed-step.ts): of a tool the agent has, not an agent

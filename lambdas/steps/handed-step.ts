@@ -68,7 +68,7 @@ export const HANDED_STEP_MAX_BYTES = 32 * 1024;
  * included), while a retry comes after its failed attempt — a Task that timed out, a function that
  * died after its record — and must find its record, and the breaker as it stands, before it sends
  * again (`$$.State.RetryCount` would tell a retry apart, but the local engine does not set it; an
- * instance knows the retries it sees itself: steps/call-tool.ts HandedAttempts). A retry elsewhere
+ * instance knows the retries it sees itself: `HandedAttempts`). A retry elsewhere
  * within this time re-sends a read that took less than it (its record's condition finds the first)
  * past a breaker that opened meanwhile, as a call that read it a moment before; a call that starts
  * later (queued behind the Map's MaxConcurrency) reads first, as every call did.
@@ -155,4 +155,28 @@ function parsedState(text: string): HandedRecords | null {
   }
   const parsed = State().safeParse(records);
   return parsed.success ? deepFreeze(parsed.data as unknown as HandedRecords) : null;
+}
+
+/**
+ * The calls a CallTool instance was handed a state for. A Retry invokes it again with the same input
+ * (`$$.State.RetryCount` would say so, but the local engine does not set it): a second attempt
+ * this instance sees reads first, and so finds its record, and the breaker as it stands (a breaker
+ * handed closed would let every retry through to a provider that has failed since). A retry in
+ * another instance is held off by the handed state's age instead (HANDED_FRESH_MS).
+ */
+export class HandedAttempts {
+  /** The calls seen, in the order seen (a Set keeps insertion order), so the oldest go first. */
+  private readonly seen = new Set<string>();
+  /** Whether this is the first attempt this instance sees of the call. */
+  first(runId: string, turn: number, call: number): boolean {
+    const key = `${runId}\u0000${turn}\u0000${call}`;
+    if (this.seen.has(key)) return false;
+    this.seen.add(key);
+    // At most so many (a long-lived local stack serves every run's calls): a call forgotten is as a
+    // retry in another instance, held off by the handed state's age (HANDED_FRESH_MS).
+    if (this.seen.size > HandedAttempts.KEPT) this.seen.delete(this.seen.values().next().value!);
+    return true;
+  }
+  /** The most calls remembered: on AWS an instance serves one invocation at a time; a local stack serves all its runs' calls. */
+  private static readonly KEPT = 128;
 }

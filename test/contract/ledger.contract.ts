@@ -28,9 +28,10 @@ export type { LedgerUnderTest } from './spec/support.js';
  * `prunes: false`: the ledger keeps no prune records (the remote one: the engine serving it owns them).
  * `sharedReads`: reads hand out the stored records frozen, not copies (EmbeddedLedgerOptions
  * `sharedReads`): a caller's change throws instead of going unseen. `tellsSeen: false`: the ledger
- * cannot call a turn's `seen` back (the remote one), so it hands no versions on.
+ * cannot call a turn's `seen` back (the remote one), so it hands no versions on. `marksVersions:
+ * false`: it marks no version of an item (EmbeddedLedgerOptions `handsState` false), so a read tells none.
  */
-export function describeLedgerContract(name: string, makeLedger: MakeLedger, options: { damageable?: boolean; sharesStore?: boolean; prunes?: boolean; sharedReads?: boolean; tellsSeen?: boolean } = {}): void {
+export function describeLedgerContract(name: string, makeLedger: MakeLedger, options: { damageable?: boolean; sharesStore?: boolean; prunes?: boolean; sharedReads?: boolean; tellsSeen?: boolean; marksVersions?: boolean } = {}): void {
   describe(`ledger contract: ${name}`, () => {
     runsSpec(makeLedger, options);
     guardsSpec(makeLedger);

@@ -114,7 +114,8 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a turn’s calls handed its
           throw error;
         }),
       recordCall: (target, call, now, count, basis) => (basis && written.push(`record ${call.name}`), target.recordCall(call, now, count, basis)),
-      claimCall: (target, call, now, effect, basis) => (basis && written.push(`claim ${call.name}`), target.claimCall(call, now, effect, basis)),
+      // A claim on what was handed carries its seal; one on the call's own read, the versions it read.
+      claimCall: (target, call, now, effect, basis) => (basis && 'mac' in basis && written.push(`claim ${call.name}`), target.claimCall(call, now, effect, basis)),
     });
     const finished = await harness.run({ runId: 'made-up', input: { date: day.date } });
     expect(JSON.parse(finished.output!)).toMatchObject({ status: 'succeeded' });

@@ -6,9 +6,11 @@ import { at, call, holder, kill, releasedAt, run, turn } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
 /** The tool calls role (`ToolCallLedger`): claims, leases, records and completions. */
-export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean } = {}): void {
+export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean; marksVersions?: boolean } = {}): void {
   describe('tool calls', () => {
-    const { ledger } = useLedger(make);
+    const { ledger, under } = useLedger(make);
+    /** A write refused on the versions it was given (StepChangedError): nothing written. */
+    const changed = /handed or read changed/;
 
     describe('claiming a tool call', () => {
       it('claims a call with no record: stored as given, in flight, first attempt', async () => {
@@ -120,7 +122,6 @@ export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean }
         expect(seen?.basis).toEqual({ run: expect.any(String), kill: null, mac: expect.any(String), content: handedContent(seen!.run, seen!.globalKill, turn(3)) });
         return seen as TurnSeen & { basis: StepBasis };
       };
-      const changed = /Ledger\.StepChanged|handed changed/;
 
       it('records the call, and leaves the run item as the turn wrote it', async () => {
         const seen = await handedTurn();
@@ -217,6 +218,94 @@ export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean }
         await expect(ledger.recordCall(completed(), at(2), undefined, { ...seen.basis, mac: 'not-its-seal' })).rejects.toThrow(changed);
         await expect(ledger.recordCall(completed(), at(2), undefined, { ...seen.basis, content: undefined })).rejects.toThrow(changed);
         expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+    });
+
+    // A write call that read first (a retry, a call that waited for a person or a child run, one
+    // that starts late): its claim holds only while the run item and the kill item are still the
+    // versions its read found (StepRead `versions`, asked for), on the call as the engine knows it. A
+    // ledger that marks no version (a replay's) tells none, and its claims are conditioned on their own items.
+    describe.skipIf(options.marksVersions === false)('claiming a write on the versions the step read', () => {
+      /** Run r1 with turn 3, and the step's read of it: the run, the kill, the call asked for. */
+      const readStep = async () => {
+        const read = await ledger.loadStep('r1', { turns: [3], calls: [{ turn: 3, call: 1 }], versions: true });
+        expect(read.versions).toMatchObject({ run: expect.any(String) });
+        return read;
+      };
+      const started = async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.recordTurn(turn(3));
+      };
+
+      it('tells the versions only when asked, and none for a run that is not there', async () => {
+        await started();
+        expect(await ledger.loadStep('r1', { turns: [3] })).not.toHaveProperty('versions');
+        expect(await ledger.loadStep('nope', { versions: true })).toEqual({ turns: [], calls: [] });
+        // The kill of all runs absent: null; set: a version of it.
+        expect((await readStep()).versions!.kill).toBeNull();
+        await ledger.setGlobalKill(kill('ops'));
+        expect((await readStep()).versions!.kill).toEqual(expect.any(String));
+      });
+
+      it('claims a write with its effect on them, and leaves the run item as it was', async () => {
+        await started();
+        const read = await readStep();
+        expect(await ledger.claimCall(call(), at(0), holder(), read.versions)).toMatchObject({ claimed: true, record: { status: 'in_flight', attempts: 1 }, effect: { status: 'in_flight', attempts: 1 } });
+        expect(await ledger.getEffect(holder().key)).toMatchObject({ status: 'in_flight', runId: 'r1', turn: 3, call: 1 });
+        // Nothing it wrote is another version of either item: a sibling call claims on the same read.
+        expect(await ledger.claimCall(call({ call: 2, toolCallId: 'toolu_003_2', name: 'post_report' }), at(0), undefined, read.versions)).toMatchObject({ claimed: true });
+        expect(await ledger.getRun('r1')).toEqual(read.run);
+      });
+
+      it('takes over the claim it read, once expired (a retry), and answers one still live', async () => {
+        await started();
+        await ledger.claimCall(call(), at(0), holder());
+        expect(await ledger.claimCall(call(), at(10), holder(), (await readStep()).versions)).toMatchObject({ claimed: false, existing: { status: 'in_flight', attempts: 1 } });
+        const read = await readStep();
+        expect(read.calls).toEqual([expect.objectContaining({ status: 'in_flight', attempts: 1 })]);
+        expect(await ledger.claimCall(call({ leaseUntil: at(90).toISOString() }), at(31), holder({ leaseUntil: at(90).toISOString() }), read.versions)).toMatchObject({ claimed: true, record: { attempts: 2 } });
+        expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'in_flight', attempts: 2, leaseUntil: at(90).toISOString() });
+      });
+
+      it('claims nothing once the kill of all runs was set after the read: neither the call nor its effect', async () => {
+        await started();
+        const read = await readStep();
+        await ledger.setGlobalKill(kill('operator'));
+        await expect(ledger.claimCall(call(), at(0), holder(), read.versions)).rejects.toThrow(changed);
+        await expect(ledger.claimCall(call(), at(0), undefined, read.versions)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+        expect(await ledger.getEffect(holder().key)).toBeUndefined();
+        // Read again, the kill is there to decide on, and a claim on that read holds.
+        const again = await readStep();
+        expect(again.globalKill).toEqual(kill('operator'));
+        expect(await ledger.claimCall(call(), at(0), undefined, again.versions)).toMatchObject({ claimed: true });
+      });
+
+      it('claims nothing once the kill of all runs was lifted after the read, nor once the run was killed or stopped', async () => {
+        await started();
+        await ledger.setGlobalKill(kill('ops'));
+        const killedAll = await readStep();
+        await ledger.setGlobalKill(undefined);
+        await expect(ledger.claimCall(call(), at(0), undefined, killedAll.versions)).rejects.toThrow(changed);
+        const read = await readStep();
+        await ledger.killRun('r1', kill('operator'));
+        await expect(ledger.claimCall(call(), at(0), holder(), read.versions)).rejects.toThrow(changed);
+        const killed = await readStep();
+        await ledger.finishRun('r1', { status: 'stopped', stopReason: 'stopped by alice' }, at(1));
+        await expect(ledger.claimCall(call(), at(0), holder(), killed.versions)).rejects.toThrow(changed);
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+        expect(await ledger.getEffect(holder().key)).toBeUndefined();
+      });
+
+      it('never claims a call claimed elsewhere since the read while its lease is live: refused (its caller reads again), or answered the claim there', async () => {
+        await started();
+        const read = await readStep();
+        // Another Lambda on the same store where the driver has one (the engine's own memory of the call is then the read's).
+        await (under.another ? await under.another() : ledger).claimCall(call(), at(0));
+        const outcome = await ledger.claimCall(call(), at(10), undefined, read.versions).catch((error: unknown) => error);
+        if (outcome instanceof Error) expect(outcome.message).toMatch(changed);
+        else expect(outcome).toMatchObject({ claimed: false, existing: { attempts: 1 } });
+        expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ attempts: 1 });
       });
     });
 
