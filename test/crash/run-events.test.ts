@@ -1,22 +1,24 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openLedger } from '../../cli/state.js';
-import { followEvents, type RunEvent } from '../../client/events.js';
+import { connect, servedAt } from '../../client/connect.js';
+import { followEvents, type EventsAddress, type RunEvent } from '../../client/events.js';
 import { readRunRecords, settledEvents } from '../../lambdas/runs/events.js';
 import { seededRandom } from '../../sim/random.js';
+import { startServe } from '../support/serve-process.js';
 
 /**
- * The engine killed mid-stream: a real engine process (test/support/events-engine.ts) drives a run
- * and serves its events; the client follows it; the test SIGKILLs the process at a random event of
- * the stream, twice, and starts another on the same state directory each time (its watchdog
- * resumes the run, at a new port with a new credential, which the client looks up again). The
- * events the client yields are the run's full list, each exactly once.
+ * The engine killed mid-stream: `savepoint serve` (its own process, test/support/event-follower.ts
+ * its agent) drives a run and serves its events; the client follows it; the test SIGKILLs serve at
+ * a random event of the stream, twice, and starts it again on the same state directory each time
+ * (it resumes the run it left running, at a new port with a new credential, which the client looks
+ * up again in engine.json). The events the client yields are the run's full list, each exactly once.
  */
 
-const ENGINE = new URL('../support/events-engine.ts', import.meta.url).pathname;
+const AGENT = new URL('../support/event-follower.ts', import.meta.url).pathname;
 const children = new Set<ChildProcess>();
 let dirs: string[] = [];
 afterEach(() => {
@@ -26,18 +28,8 @@ afterEach(() => {
   dirs = [];
 });
 
-/** Starts an engine process; resolves once it serves. */
-function engine(stateDir: string, runId: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENGINE, JSON.stringify({ stateDir, runId })], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => String(chunk).includes('serving') && resolve(child));
-    child.on('exit', (code, signal) => reject(new Error(`engine exited (${code ?? signal}) before serving: ${stderr}`)));
-  });
-}
+/** Starts serve on the state directory; resolves once it is ready. */
+const engine = async (stateDir: string): Promise<ChildProcess> => (await startServe(['--state-dir', stateDir, 'serve', '--agent', AGENT], children)).child;
 
 const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.on('exit', () => resolve())));
 
@@ -48,8 +40,10 @@ describe('the run event stream across engine crashes', () => {
     const runId = 'crash-followed';
     const random = seededRandom(3301);
     const killAt = [8 + Math.floor(random() * 20), 40 + Math.floor(random() * 30)];
-    let current = await engine(stateDir, runId);
-    const locate = async () => JSON.parse(readFileSync(join(stateDir, 'events-endpoint.json'), 'utf8')) as { url: string; credential: string };
+    let current = await engine(stateDir);
+    await (await connect({ stateDir })).start({ runId, input: { turns: 12 } });
+    // The address serve publishes (engine.json), read again before each reconnection.
+    const locate = async (): Promise<EventsAddress> => ({ base: servedAt(stateDir).base });
     const got: RunEvent[] = [];
     let engines = 1;
     for await (const event of followEvents({ ...(await locate()), locate }, runId, { retryMs: 20, maxAttempts: 400 })) {
@@ -57,7 +51,7 @@ describe('the run event stream across engine crashes', () => {
       if (killAt.includes(got.length)) {
         current.kill('SIGKILL');
         await exited(current);
-        current = await engine(stateDir, runId);
+        current = await engine(stateDir);
         engines += 1;
       }
     }
