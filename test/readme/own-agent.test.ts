@@ -252,6 +252,15 @@ describe('savepoint from npm pack, in a package outside the repository', { shuff
     expect(brokenLinks(installed, shippedDocs)).toEqual([]);
   });
 
+  it("is installed as npm installs a package afresh: npm's record of the app's node_modules holds the integrity of every package but those bundled in another", () => {
+    // The app's npm starts from the files of another install (test/support/pack.ts): it must have
+    // taken that install's record as its own, not read the packages back from disk, which records
+    // no integrity (and, through a hard link, rewrote the other install's record).
+    const { packages } = JSON.parse(readFileSync(join(app, 'node_modules/.package-lock.json'), 'utf8')) as { packages: Record<string, { integrity?: string; inBundle?: boolean }> };
+    expect(Object.keys(packages).length).toBeGreaterThan(100);
+    expect(Object.entries(packages).filter(([, entry]) => entry.integrity === undefined && !entry.inBundle).map(([location]) => location)).toEqual([]);
+  });
+
   it.concurrent('imports every entry point from plain JavaScript, without a TypeScript loader', async () => {
     const script = `for (const entry of ['savepoint', 'savepoint/client', 'savepoint/cdk', 'savepoint/testing', 'savepoint/sim', 'savepoint/mcp']) console.log(entry, Object.keys(await import(entry)).length);`;
     const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], { cwd: app, timeout: 60_000 });
