@@ -26,6 +26,8 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   batch: ['savepoint batch --agent refund-reconciler --items days.json --concurrency 5 --batch-id november', 'savepoint batch --agent refund-reconciler --manifest s3://acme-batches/days.csv --key date'],
   breakers: ['savepoint breakers', 'savepoint breakers --stack Agents --json'],
   world: ['savepoint world --agent refund-reconciler'],
+  // `effects resolve`'s are in its own help (cli/commands/effects.ts).
+  effects: ['savepoint effects', 'savepoint effects --json --stack Agents'],
   prune: ['savepoint prune --finished-before 2026-09-01 --dry-run', 'savepoint prune --finished-before 2026-09-01', 'savepoint prune --finished-before 2026-09-01 --stack Agents'],
   console: ['savepoint console', 'savepoint console --stack Agents --region eu-west-1'],
 };

@@ -30,6 +30,7 @@ export const COMMANDS: Readonly<Record<string, () => Promise<(program: Command) 
   breakers: () => import('./commands/breakers.js').then((module) => module.registerBreakersCommand),
   world: () => import('./commands/world.js').then((module) => module.registerWorldCommand),
   prune: () => import('./commands/prune.js').then((module) => module.registerPruneCommand),
+  effects: () => import('./commands/effects.js').then((module) => module.registerEffectsCommand),
 };
 
 /**

@@ -146,11 +146,11 @@ const LEDGER_ACCESS: Readonly<Record<string, LedgerAccess>> = { status: 'read', 
 /**
  * The commands that reach every agent's ledger of the state directory (`serve --agent a --agent b`
  * keeps one per agent): they see each agent's runs, `kill --all` stops every agent's, a decision,
- * a fork or a migration reaches the ledger (and engine) that holds its run, and `prune` prunes
- * each ledger. The others (`run`, `resume`) work on one directory's: the state directory's, or
- * the one whose ledger holds the run resumed (runDirOf).
+ * a fork or a migration reaches the ledger (and engine) that holds its run, `prune` prunes each
+ * ledger and `effects` lists and settles each one's effects. The others (`run`, `resume`) work on
+ * one directory's: the state directory's, or the one whose ledger holds the run resumed (runDirOf).
  */
-const EVERY_AGENT: ReadonlySet<string> = new Set(['status', 'runs', 'approvals', 'verify', 'trace', 'replay', 'kill', 'breakers', 'prune', 'migrate', 'fork', 'approve', 'reject']);
+const EVERY_AGENT: ReadonlySet<string> = new Set(['status', 'runs', 'approvals', 'verify', 'trace', 'replay', 'kill', 'breakers', 'prune', 'effects', 'migrate', 'fork', 'approve', 'reject']);
 
 /** The running engine's Step Functions client; the SDK loads only when a command reaches an engine. */
 async function engineSfnClient(engine: EngineFile) {

@@ -186,6 +186,17 @@ export const PRUNE_ACCESS = {
   indexes: ['Query'],
 } as const;
 
+/**
+ * The grant of `savepoint effects` (`LedgerTable.grantEffects`): it scans for the business-key
+ * effects, reads each, and puts an escalated one settled (protocol.ts `resolveEffect`) — in the
+ * effects' own partitions only.
+ */
+export const EFFECTS_ACCESS = {
+  read: ['Scan', 'GetItem'],
+  put: ['PutItem'],
+  partitions: ['EFFECT#*'],
+} as const;
+
 interface LedgerRoleAccess {
   table: readonly string[];
   /** What it may do, besides, to the items that say a run id was pruned (PRUNED_RUN_PARTITIONS), in a statement of their own. */
@@ -258,7 +269,7 @@ export class LedgerTable extends Construct {
       // The records outlive the stack (the table is retained): so does the key that verifies them.
       removalPolicy: LEDGER_REMOVAL_POLICY,
     });
-    // Only the functions that use the ledger and the principals given `grantVerify`/`grantPrune` read it (infra/keys.ts).
+    // Only the functions that use the ledger and the principals given `grantVerify`/`grantPrune`/`grantEffects` read it (infra/keys.ts).
     onlyReaders(this.sealKey, () => [...this.#sealReaders]);
   }
 
@@ -342,6 +353,24 @@ export class LedgerTable extends Construct {
       new PolicyStatement({ actions: PRUNE_ACCESS.indexes.map((action) => `dynamodb:${action}`), resources: [`${this.table.tableArn}/index/${LedgerIndexes.pendingApprovals}`] }),
     );
     this.#grantSealRead(grantee, 'LedgerTable.grantPrune');
+  }
+
+  /**
+   * What `savepoint effects --stack` (and `effects resolve`) needs, for whoever settles an
+   * escalated effect — an operator's role, user or group: e.g. `agent.ledger.grantEffects(operators)`.
+   * A scan for the effects, and reads and conditional puts held by `dynamodb:LeadingKeys` to the
+   * effects' partitions (EFFECTS_ACCESS): never a run's record, nor a task token. No function of the
+   * stack needs it: only a person settles an effect.
+   */
+  grantEffects(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...EFFECTS_ACCESS.read, ...EFFECTS_ACCESS.put].map((action) => `dynamodb:${action}`),
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...EFFECTS_ACCESS.partitions] } },
+      }),
+    );
+    this.#grantSealRead(grantee, 'LedgerTable.grantEffects');
   }
 
   /**

@@ -21,7 +21,7 @@ import type { DamagedRunOptions } from './ledger.js';
 
 export { itemAttributes, LedgerIndexes } from './dynamodb-item.js';
 import { itemAttributes, LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
-import { expiresAt, type Key, type Stored } from './protocol.js';
+import { effectKey, expiresAt, type Key, type Stored } from './protocol.js';
 import { runPartitions, writeKeyOf, type ItemDelete, type RunItem } from './pruning.js';
 import { approvalSkOf, runKey, tokenKey, type ApprovalRecord, type RunRecord } from '../records/ledger-records.js';
 import type { LedgerSealer } from './seal.js';
@@ -30,6 +30,9 @@ import { newestRuns, StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { newestRunsOf } from './dynamodb-runs-by-agent.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
 import { DYNAMODB_BATCH_WRITE_MAX_ITEMS } from '../shared/limits.js';
+
+/** The partition prefix of the business-key effects (protocol.ts `effectKey`). */
+const EFFECT_PK = effectKey('').pk;
 
 /**
  * How the ledger's DynamoDBClient is made, beside its region, credentials and endpoint:
@@ -315,6 +318,28 @@ export class DynamoDbLedger extends StorageLedger {
     );
     const item = result.Items?.[0] && (fromAttributes(result.Items[0]) as unknown as ApprovalRecord);
     return item && { pk: runKey(item.runId).pk, sk: approvalSkOf(item) };
+  }
+
+  protected async effectKeys(): Promise<string[]> {
+    // A scan of the keys alone: each effect is then read itself, consistently, and verified.
+    this.guarded({ scan: true });
+    const keys: string[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.client.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: '#kind = :effect',
+          ProjectionExpression: 'pk',
+          ExpressionAttributeNames: { '#kind': 'kind' },
+          ExpressionAttributeValues: attributes({ ':effect': 'effect' }),
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of (page.Items ?? []).map(fromAttributes)) keys.push(String(item['pk']).slice(EFFECT_PK.length));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return keys;
   }
 
   protected async queryPendingApprovals(): Promise<ApprovalRecord[]> {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { AppendLog, LogReader } from './append-log.js';
 import { COLD_DIR, ColdStore } from './cold-store.js';
 import { openLedgerDir, readColdItems } from './embedded-files.js';
-import { copy, runOfPartition, sameItem, stored } from './embedded-memory.js';
+import { copy, EFFECT_PREFIX, runOfPartition, sameItem, stored } from './embedded-memory.js';
 import { heldRun, newestListed, runRecords, TieredStore, type Listed } from './embedded-tiers.js';
 import { INDEX_FILE, refreshIndex, type RefreshOptions } from './ledger-index.js';
 import type { DamagedRunOptions } from './ledger.js';
@@ -336,6 +336,14 @@ export class EmbeddedLedger extends TieredStore {
     const group = this.cold.groupOfApproval(approvalId);
     if (group !== undefined) this.partition(group);
     return this.approvalsById.get(approvalId);
+  }
+
+  // The effects in memory, and those let go of to the cold store (read back when each is read).
+  protected async effectKeys(): Promise<string[]> {
+    this.guarded({ scan: true });
+    const pks = new Set([...this.partitions.keys()].filter((pk) => pk.startsWith(EFFECT_PREFIX)));
+    for (const group of this.cold?.groups() ?? []) if (group.group.startsWith(EFFECT_PREFIX)) pks.add(group.group);
+    return [...pks].sort(byCodeUnits).map((pk) => pk.slice(EFFECT_PREFIX.length));
   }
 
   protected async queryPendingApprovals(): Promise<ApprovalRecord[]> {

@@ -19,6 +19,7 @@ import type {
   ApprovalRef,
   EffectApprovalRecord,
   EffectRecord,
+  EffectResolution,
   ChildWait,
 } from '../records/ledger-records.js';
 import { DYNAMODB_BATCH_GET_MAX_KEYS } from '../shared/limits.js';
@@ -398,6 +399,29 @@ export interface EffectLedger {
   putEffectBlob(key: string, digest: string, chunks: readonly string[]): Promise<void>;
   /** The chunks stored under the effect for `digest`, in order; empty when there are none (`BlobStore.getBlob`'s). */
   getEffectBlob(key: string, digest: string): Promise<string[]>;
+}
+
+/** What a person found out about an escalated effect (`savepoint effects resolve`): EffectResolution's fields, and for `sent` the result later runs get. */
+export interface EffectResolutionRequest {
+  as: EffectResolution['as'];
+  by: string;
+  reason: string;
+  /** `sent`: the result every later call of the key is answered with. */
+  result?: string;
+  /** The escalated call the person checked, as read: a later escalation of the key is another call, not checked. */
+  expected?: Pick<EffectRecord, 'runId' | 'turn' | 'call' | 'attempts'>;
+}
+
+/**
+ * A person's view of the business-key effects and their settling of an escalated one (`savepoint
+ * effects`): what a storage engine's ledger offers (storage-ledger.ts `effectResolvingOf`), not a
+ * role of the runs — no step lists or resolves effects.
+ */
+export interface EffectResolving {
+  /** Every business-key effect the ledger holds (a scan: an operator's command, not a step's). */
+  listEffects(): Promise<EffectRecord[]>;
+  /** protocol.ts `resolveEffect`: refused (InvalidInputError, nothing written) unless the effect is escalated. */
+  resolveEffect(key: string, request: EffectResolutionRequest, now: Date): Promise<EffectRecord>;
 }
 
 /** What a reservation came to: the key's total after it (reserved), or as it stands (refused: nothing added). */

@@ -1,5 +1,5 @@
 import type { BreakerState } from '../records/breaker-state.js';
-import { UNKEYED_COUNT, type CallsCount, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
+import { UNKEYED_COUNT, type EffectResolutionRequest, type CallsCount, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
 import {
   approvalSkOf,
   extended,
@@ -20,6 +20,7 @@ import {
   type TurnRecord,
 } from '../records/ledger-records.js';
 import { addCounts, countCalls, withKeys } from './counted-steps.js';
+import { InvalidInputError } from '../shared/errors.js';
 
 export { COUNTED_STEPS_KEPT } from './counted-steps.js';
 
@@ -386,6 +387,8 @@ export function claimEffect(current: Current<EffectRecord>, holder: EffectHolder
     ...(sentAt !== undefined && { sentAt }),
     ...(again && record.sentAt !== undefined && { earlierSend: record.sentAt }),
     attempts: again ? record.attempts + 1 : 1,
+    // What people found out about its earlier escalations stays with the effect (resolveEffect).
+    ...(record?.resolutions && { resolutions: record.resolutions }),
   };
   return write(next, { ...current?.meta, expiresAt: expiresAt(now) }, { claimed: true, record: next });
 }
@@ -420,6 +423,52 @@ export function renewEffect(current: Current<EffectRecord>, holder: Pick<EffectR
 export function releaseEffect(current: Current<EffectRecord>, holder: Pick<EffectRecord, 'runId' | 'turn' | 'call'>, now: Date, unsent = false): Step<void> {
   const record = current?.record;
   return !(record?.status === 'in_flight' && holds(record, holder)) ? keep(undefined) : write({ ...(unsent ? unsentAgain(record) : record), leaseUntil: endedBy(now) }, current!.meta, undefined);
+}
+
+// ── an escalated effect, settled by a person ───────────────────────────────────────────────
+
+/**
+ * Escalated: completed with an outcome other than `ok`. Only an unknown outcome completes an
+ * effect so (completeEffect: any other failure releases it), and it then stands like a done one —
+ * every later claim of the key is answered `outcome_unknown` — until a person settles it.
+ */
+export const isEscalated = (record: EffectRecord): boolean => record.status === 'completed' && record.outcome !== undefined && record.outcome !== 'ok';
+
+/**
+ * A person settles an escalated effect once they checked with the provider, on the version read
+ * (a change since — another resolution, a later claim — is refused, not overwritten):
+ *
+ *   completed, outcome unknown ─┬─ not_sent ─► released: the next run of the key claims it and sends
+ *                               └─ sent     ─► completed, ok, `result`: later runs are answered with it
+ *   anything else (in flight, done, released, absent) ─► refused, nothing written
+ *
+ * The escalated call's own record is not touched (the run's history stays); the resolution is
+ * appended to the effect's `resolutions`, which later claims keep.
+ */
+export function resolveEffect(current: Current<EffectRecord>, key: string, request: EffectResolutionRequest, now: Date): Step<EffectRecord> {
+  const record = current?.record;
+  if (!record) return fail(new InvalidInputError(`no effect ${key} in the ledger`));
+  const held = `run ${record.runId} (turn ${record.turn}, call ${record.call})`;
+  if (!isEscalated(record)) {
+    const state = record.status === 'completed' ? 'done (its outcome known)' : record.status === 'released' ? 'released (claimable: a run of its key sends it)' : `in flight in ${held}`;
+    return fail(new InvalidInputError(`effect ${key} is ${state}: only an escalated effect (its outcome unknown) can be resolved; nothing changed`));
+  }
+  const expected = request.expected;
+  if (expected && !(holds(record, expected) && record.attempts === expected.attempts)) {
+    return fail(new InvalidInputError(`effect ${key} changed since it was read: it is now the escalation of ${held}, not the one checked; nothing changed`));
+  }
+  const at = now.toISOString();
+  const resolutions = [...(record.resolutions ?? []), { as: request.as, by: request.by, at, reason: request.reason, runId: record.runId, turn: record.turn, call: record.call }];
+  const next: EffectRecord =
+    request.as === 'not_sent'
+      ? { ...record, status: 'released', leaseUntil: endedBy(now), resolutions }
+      : { ...record, outcome: 'ok', result: request.result ?? sentResult(request, at), recordedAt: at, resolutions };
+  return write(next, current.meta, next);
+}
+
+/** What later calls of an effect a person recorded as sent are told, when they gave no result. */
+function sentResult(request: Pick<EffectResolutionRequest, 'by' | 'reason'>, at: string): string {
+  return JSON.stringify({ resolved: 'sent', message: `done: ${request.by} checked with the provider at ${at} that it took effect (${request.reason}); not sent again` });
 }
 
 // ── a call and its effect, in one write ─────────────────────────────────────────────────────

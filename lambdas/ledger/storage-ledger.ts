@@ -1,5 +1,5 @@
 import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
-import { checkStepWant, type DamagedRunOptions, type Ledger } from './ledger.js';
+import { checkStepWant, type DamagedRunOptions, type EffectResolving, type Ledger } from './ledger.js';
 import * as protocol from './protocol.js';
 import * as approvalProtocol from './approval-protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
@@ -35,7 +35,7 @@ const INDEX_QUERIES = {
  * conditional put (or a query). An engine implements only the primitives below, the way
  * Powertools' idempotency `BasePersistenceLayer` leaves a backend its four methods.
  */
-export abstract class StorageLedger implements Ledger, Pruning {
+export abstract class StorageLedger implements Ledger, Pruning, EffectResolving {
   /** The update of each item in progress in this instance, by `pk|sk` (see `update`). */
   private readonly updating = new Map<string, Promise<void>>();
   private guard?: (call: StorageCall) => void;
@@ -94,6 +94,8 @@ export abstract class StorageLedger implements Ledger, Pruning {
   protected abstract approvalById(approvalId: string): Maybe<Key | undefined>;
   /** The pending approvals (the pendingApprovals index). */
   protected abstract queryPendingApprovals(): Promise<ApprovalRecord[]>;
+  /** The business keys of every effect the store holds (a scan; their records are read apart). */
+  protected abstract effectKeys(): Promise<string[]>;
   /** Stores a large value's chunks, chunk `i` at `keys[i]` (a run's blobKey, an effect's effectBlobKey). */
   protected abstract writeBlob(keys: readonly Key[], chunks: readonly string[]): Promise<void>;
   /** A large value's chunks, in order: the items of partition `pk` whose sort key starts with `prefix` (one query). */
@@ -455,6 +457,12 @@ export abstract class StorageLedger implements Ledger, Pruning {
   // ── effects claimed across runs ─────────────────────────────────────────────────────────
 
   readonly getEffect: Ledger['getEffect'] = (key) => this.record(effectKey(key));
+  // A person's, not a step's (EffectResolving): each effect read itself, verified, after the scan of their keys.
+  readonly listEffects: EffectResolving['listEffects'] = async () => {
+    const effects = await Promise.all((await this.effectKeys()).map((key) => this.getEffect(key)));
+    return effects.filter((effect) => effect !== undefined);
+  };
+  readonly resolveEffect: EffectResolving['resolveEffect'] = (key, request, now) => this.update(effectKey(key), (current) => protocol.resolveEffect(current, key, request, now));
   readonly getAggregate: Ledger['getAggregate'] = (key) => this.record(aggregateKey(key));
   readonly reserveAggregate: Ledger['reserveAggregate'] = (reservation, now) =>
     this.update(aggregateKey(reservation.key), (current) => reserveAggregate(current, reservation, now), true);
@@ -575,4 +583,13 @@ export function pruningOf(ledger: Ledger): Pruning | undefined {
 export function pruneRecordsOf(ledger: Ledger): PruneRecords | undefined {
   const records = ledger as Ledger & Partial<PruneRecords>;
   return typeof records.prunes === 'function' && typeof records.planPrune === 'function' ? (records as PruneRecords) : undefined;
+}
+
+/**
+ * The ledger's listing and settling of business-key effects (`savepoint effects`), when it is a
+ * storage engine's: the embedded ledger opened here, the DynamoDB one; not a running engine's
+ * reached over loopback (the engine owns that ledger).
+ */
+export function effectResolvingOf(ledger: Ledger): EffectResolving | undefined {
+  return ledger instanceof StorageLedger ? ledger : undefined;
 }

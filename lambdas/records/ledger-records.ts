@@ -470,6 +470,28 @@ export interface EffectRecord {
   outcome?: ToolOutcome;
   result?: string;
   recordedAt?: string;
+  /**
+   * What people found out about the effect's escalations (`savepoint effects resolve`), oldest
+   * first: kept across later claims of the key, so the audit stays with the effect.
+   */
+  resolutions?: EffectResolution[];
+}
+
+/**
+ * A person's settling of an escalated effect (completed, its outcome unknown) after checking with
+ * the provider: `not_sent` releases it (a later run of the key claims it and sends), `sent`
+ * records it done with `result` (later runs are answered with it).
+ */
+export interface EffectResolution {
+  as: 'sent' | 'not_sent';
+  /** Who: the OS user, or the caller's AWS identity. */
+  by: string;
+  at: string;
+  reason: string;
+  /** The escalated call it settled. */
+  runId: string;
+  turn: number;
+  call: number;
 }
 
 /** Which approval of which run and call: a reference to an approval record. */

@@ -16,7 +16,7 @@ import type { CfnTemplateJson } from '../../local/template/asl.js';
 import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { assertionApp } from '../infra/example-template.js';
-import { at, run } from './fixtures.js';
+import { at, call, holder, run } from './fixtures.js';
 import { sixRuns } from './spec/prune.js';
 import { documentClient } from '../support/document-client.js';
 
@@ -221,5 +221,47 @@ describe("the operator's grant (LedgerTable.grantPrune), as the twin's IAM decid
     }
     expect(() => dynamoRequests({ put: [{ pk: 'RUN#old', sk: 'RUN' }] }, tableArn).forEach(authorize)).toThrow(/not authorized|AccessDenied/);
     expect(() => dynamoRequests({ read: [{ pk: 'TOKEN#old', sk: 'TURN#0003#CALL#01#APPROVAL' }] }, tableArn).forEach(authorize)).toThrow(/not authorized|AccessDenied/);
+  });
+});
+
+describe("the operator's grant to settle escalated effects (LedgerTable.grantEffects), as the twin's IAM decides it", () => {
+  let template: CfnTemplateJson;
+  beforeAll(() => {
+    const app = assertionApp();
+    const stack = exampleStack(app);
+    new Role(stack, 'Operator', { assumedBy: new AccountRootPrincipal() });
+    const granted = new Role(stack, 'EffectsOperator', { assumedBy: new AccountRootPrincipal() });
+    stack.node.findAll().find((construct): construct is LedgerTable => construct instanceof LedgerTable)!.grantEffects(granted);
+    template = Template.fromStack(stack).toJSON() as CfnTemplateJson;
+  }, 120_000);
+
+  /** A table with an escalated effect (written unchecked), then each storage call authorized as the role `roleId`. */
+  async function escalatedAs(roleId: string) {
+    const { table, ledger } = await ledgerWithRuns();
+    // A run and an effect of its own, beside sixRuns'.
+    const by = holder({ runId: 'escalating', key: 'refunds:issue_refund:escalated' });
+    await ledger.claimCall(call({ runId: by.runId, turn: by.turn, call: by.call, leaseUntil: by.leaseUntil, effectKey: by.key }), at(0), by);
+    await ledger.completeCall({ runId: by.runId, turn: by.turn, call: by.call, outcome: { outcome: 'error', result: '{"error":"outcome_unknown"}', latencyMs: 0 }, now: at(1), effect: { key: by.key, unknown: true } });
+    const iam = twinIam(template);
+    const role = [...iam.roles.roles.keys()].find((id) => id.startsWith(roleId))!;
+    const tableArn = ledgerTableArn(template, iam.physical)!;
+    ledger.guardStorage((storageCall) => {
+      for (const request of dynamoRequests(storageCall, tableArn)) iam.authorizer.authorize({ role, session: 'operator' }, request);
+    });
+    return { table, ledger, key: by.key };
+  }
+
+  it('lets a role with the grant list and resolve an escalated effect', async () => {
+    const { ledger, key } = await escalatedAs('EffectsOperator');
+    expect(await ledger.listEffects()).toEqual(expect.arrayContaining([expect.objectContaining({ key, status: 'completed', outcome: 'error' })]));
+    expect(await ledger.resolveEffect(key, { as: 'not_sent', by: 'ops', reason: 'not at the provider' }, at(2))).toMatchObject({ status: 'released' });
+    // Its effects only: no run's record.
+    await expect(ledger.getRun('old')).rejects.toThrow(/AccessDenied|not authorized/);
+  });
+
+  it('refuses a role without it, changing nothing', async () => {
+    const { table, ledger, key } = await escalatedAs('Operator');
+    await expect(ledger.resolveEffect(key, { as: 'not_sent', by: 'ops', reason: 'x' }, at(2))).rejects.toThrow(/AccessDenied|not authorized/);
+    expect(await partition(table, `EFFECT#${key}`)).toMatchObject([{ status: 'completed' }]);
   });
 });

@@ -9,6 +9,7 @@ import { forksSpec } from './spec/forks.js';
 import { pruneSpec } from './spec/prune.js';
 import { effectsSpec } from './spec/effects.js';
 import { effectApprovalsSpec } from './spec/effect-approvals.js';
+import { effectResolutionsSpec } from './spec/effect-resolutions.js';
 import { guardsSpec } from './spec/guards.js';
 import { integritySpec } from './spec/integrity.js';
 import { runsSpec } from './spec/runs.js';
@@ -49,5 +50,7 @@ export function describeLedgerContract(name: string, makeLedger: MakeLedger, opt
     forksSpec(makeLedger, options);
     writersSpec(makeLedger, options);
     if (options.prunes !== false) pruneSpec(makeLedger);
+    // A person's settling of an escalated effect: on a storage engine's ledger, as a prune (the remote one's engine owns it).
+    if (options.prunes !== false) effectResolutionsSpec(makeLedger);
   });
 }

@@ -17,7 +17,7 @@
  *     conversation, a blob's chunks)
  *   query of an index (pending             Query                        `<table>/index/<name>`, LeadingKeys = [its partition]
  *     approvals, running runs, by id)
- *   scan (listRuns)                        Scan                         the table
+ *   scan (listRuns, listEffects)           Scan                         the table
  *   items written together (putItems:      TransactWriteItems: a Put    the table, dynamodb:LeadingKeys = [its pk] for each
  *     a call and its effect, a record and    (PutItem) per item written,
  *     the run item that counts it)           a ConditionCheck
