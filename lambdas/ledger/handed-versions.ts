@@ -78,6 +78,8 @@ export interface HandedStore {
   guard(call: StorageCall): void;
   /** The item at `key` as the engine knows it without a request: remembered from its last read or write, else taken as absent. */
   known(key: Key): Maybe<Stored | undefined>;
+  /** The item at `key` read now (a request on DynamoDB). */
+  fresh(key: Key): Maybe<Stored | undefined>;
   /** The states found sealed (`sealedAsHanded`): the run, versions and seal each was found with, to its content (the latest `handedChecks`). */
   readonly sealed: RecentMap<string, string>;
 }
@@ -126,17 +128,34 @@ const isHanded = (basis: StepBasis | StepVersions): basis is StepBasis => 'mac' 
 export function claimOnBasis(store: HandedStore, call: ToolCallRecord, now: Date, effect: EffectHolder | undefined, basis: StepBasis | StepVersions): Maybe<CallClaim> {
   const key = callKey(call.runId, call.turn, call.call);
   const held = effect && effectKey(effect.key);
-  return andThen(allOf([isHanded(basis) ? undefined : store.known(key), held && store.known(held)]), ([current, holding]) => {
-    const step = effect
-      ? protocol.claimCallEffect(current as Stored<ToolCallRecord> | undefined, holding as Stored<EffectRecord> | undefined, call, effect, now)
-      : protocol.claimCall(current as Stored<ToolCallRecord> | undefined, call, now);
-    if ('fail' in step) throw step.fail;
-    if ('keep' in step) return step.keep as CallClaim;
-    // The call's line before its effect's (the embedded log), as a claim without a basis writes them.
-    const items = 'writes' in step ? step.writes : [step.write];
-    const writes: ItemWrite[] = [{ key, item: items[0], expected: current }, ...(held ? [{ key: held, item: items[1], expected: holding }] : [])];
-    return writeOnBasis(store, writes, call.runId, basis, step.answer as CallClaim);
-  });
+  const claimAs = (read: (key: Key) => Maybe<Stored | undefined>): Maybe<CallClaim> =>
+    andThen(allOf([isHanded(basis) ? undefined : read(key), held && read(held)]), ([current, holding]) => {
+      const step = effect
+        ? protocol.claimCallEffect(current as Stored<ToolCallRecord> | undefined, holding as Stored<EffectRecord> | undefined, call, effect, now)
+        : protocol.claimCall(current as Stored<ToolCallRecord> | undefined, call, now);
+      if ('fail' in step) throw step.fail;
+      if ('keep' in step) return step.keep as CallClaim;
+      // The call's line before its effect's (the embedded log), as a claim without a basis writes them.
+      const items = 'writes' in step ? step.writes : [step.write];
+      const writes: ItemWrite[] = [{ key, item: items[0], expected: current }, ...(held ? [{ key: held, item: items[1], expected: holding }] : [])];
+      return writeOnBasis(store, writes, call.runId, basis, step.answer as CallClaim);
+    });
+  if (isHanded(basis)) return claimAs(store.known);
+  // On a read: the items the engine does not remember are taken as absent (a first claim), and a
+  // refusal may be one of them in the way — the effect's record, written by another run of its
+  // business key, or the call's, claimed elsewhere — not a change of the run or kill item. Read
+  // both again and decide once more: an effect done elsewhere is then answered (writing nothing),
+  // and a second refusal is the run or the kill changed (StepChangedError: the caller reads again).
+  const readAgain = (error: unknown): Maybe<CallClaim> => {
+    if (!isStepChanged(error)) throw error;
+    return claimAs(store.fresh);
+  };
+  try {
+    const claimed = claimAs(store.known);
+    return claimed instanceof Promise ? claimed.catch(readAgain) : claimed;
+  } catch (error) {
+    return readAgain(error);
+  }
 }
 
 /**

@@ -124,7 +124,7 @@ export abstract class StorageLedger implements Ledger, Pruning, EffectResolving 
   protected abstract readonly versions: EngineVersions;
   private readonly handedSealed = handedChecks();
   private handedStore(): HandedStore {
-    return { versions: this.versions, guard: (call) => this.guard?.(call), known: (key) => this.readForUpdate(key, false, true), sealed: this.handedSealed };
+    return { versions: this.versions, guard: (call) => this.guard?.(call), known: (key) => this.readForUpdate(key, false, true), fresh: (key) => this.readForUpdate(key, true, false), sealed: this.handedSealed };
   }
 
   // async: a refused call is a rejected promise, as the engine's own failure would be.

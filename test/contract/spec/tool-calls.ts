@@ -297,6 +297,17 @@ export function toolCallsSpec(make: MakeLedger, options: { tellsSeen?: boolean; 
         expect(await ledger.getEffect(holder().key)).toBeUndefined();
       });
 
+      it('answers an effect another run completed elsewhere (a business key done before) with its record, and writes nothing', async () => {
+        await started();
+        // Another run, on another Lambda where the driver has one: this engine has no memory of the effect item.
+        const elsewhere = under.another ? await under.another() : ledger;
+        await elsewhere.claimCall(call({ runId: 'r2' }), at(0), holder({ runId: 'r2' }));
+        await elsewhere.completeCall({ runId: 'r2', turn: 3, call: 1, outcome: { outcome: 'ok', result: '{"id":"re_1"}', latencyMs: 1 }, now: at(1), effect: { key: holder().key } });
+        const read = await readStep();
+        expect(await ledger.claimCall(call(), at(2), holder(), read.versions)).toMatchObject({ claimed: false, effect: { status: 'completed', runId: 'r2', result: '{"id":"re_1"}' } });
+        expect(await ledger.getCall('r1', 3, 1)).toBeUndefined();
+      });
+
       it('never claims a call claimed elsewhere since the read while its lease is live: refused (its caller reads again), or answered the claim there', async () => {
         await started();
         const read = await readStep();
