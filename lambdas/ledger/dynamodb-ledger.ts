@@ -252,27 +252,15 @@ export class DynamoDbLedger extends StorageLedger {
     // A scan reads the table in its keys' hash order, not by age: the newest `limit` runs are known
     // only once every page is read (stopping at `limit` runs listed whichever came first). Memory
     // stays bounded by keeping the newest as it goes.
-    this.guarded({ scan: true });
     const runs: RunRecord[] = [];
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.client.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          FilterExpression: '#kind = :run',
-          ExpressionAttributeNames: { '#kind': 'kind' },
-          ExpressionAttributeValues: attributes({ ':run': 'run' }),
-          ExclusiveStartKey: start,
-        }),
-      );
+    for await (const items of this.scanOfKind('run')) {
       const sealer = await this.seals();
-      for (const item of (page.Items ?? []).map(fromAttributes)) {
+      for (const item of items) {
         const run = this.trusted(sealer, item, options);
         if (run) runs.push(strip(run) as unknown as RunRecord);
       }
       if (runs.length > 2 * limit) runs.splice(0, runs.length, ...newestRuns(runs, limit));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    }
     return runs;
   }
 
@@ -322,24 +310,29 @@ export class DynamoDbLedger extends StorageLedger {
 
   protected async effectKeys(): Promise<string[]> {
     // A scan of the keys alone: each effect is then read itself, consistently, and verified.
-    this.guarded({ scan: true });
     const keys: string[] = [];
+    for await (const items of this.scanOfKind('effect', 'pk')) for (const item of items) keys.push(String(item['pk']).slice(EFFECT_PK.length));
+    return keys;
+  }
+
+  /** The items of one `kind` (only `projection`'s attributes, if named), a scan page at a time (guarded as a scan). */
+  private async *scanOfKind(kind: string, projection?: string): AsyncGenerator<Record<string, unknown>[]> {
+    this.guarded({ scan: true });
     let start: Record<string, AttributeValue> | undefined;
     do {
       const page = await this.client.send(
         new ScanCommand({
           TableName: this.tableName,
-          FilterExpression: '#kind = :effect',
-          ProjectionExpression: 'pk',
+          FilterExpression: '#kind = :kind',
+          ...(projection && { ProjectionExpression: projection }),
           ExpressionAttributeNames: { '#kind': 'kind' },
-          ExpressionAttributeValues: attributes({ ':effect': 'effect' }),
+          ExpressionAttributeValues: attributes({ ':kind': kind }),
           ExclusiveStartKey: start,
         }),
       );
-      for (const item of (page.Items ?? []).map(fromAttributes)) keys.push(String(item['pk']).slice(EFFECT_PK.length));
+      yield (page.Items ?? []).map(fromAttributes);
       start = page.LastEvaluatedKey;
     } while (start);
-    return keys;
   }
 
   protected async queryPendingApprovals(): Promise<ApprovalRecord[]> {
