@@ -110,7 +110,6 @@ function checkedResult(text: string): string {
   return text;
 }
 
-
 /** An effect as listed: its state in a person's words (`escalated`: outcome unknown, not settled). */
 function effectView(effect: EffectRecord) {
   const state = isEscalated(effect) ? 'escalated' : effect.status === 'completed' ? 'done' : effect.status === 'released' ? 'released' : 'in_flight';
