@@ -159,8 +159,9 @@ export interface TestEnvironmentOptions<World extends DevWorld = DevWorld> {
   readonly clock?: TestClock;
   /**
    * Answers approvals as they are requested, through the same approval API people use. A function
-   * that answers something else, or throws, or a decision the API refuses, rejects each run's
-   * result naming it (the approval would otherwise stay pending until the test's timeout).
+   * answers at once (not an async function: a promise is no answer). A function that answers
+   * something else, or throws, or a decision the API refuses, rejects each run's result naming it
+   * (the approval would otherwise stay pending until the test's timeout).
    * @default undefined: every approval waits for `decide`
    */
   readonly approve?: ApprovalAnswer | ((approval: ApprovalRecord) => ApprovalAnswer);
@@ -371,7 +372,9 @@ async function open<World extends DevWorld>(
       let decision: ApprovalAnswer;
       try {
         decision = answer(approval);
-        if (decision !== undefined && decision !== 'approve' && decision !== 'reject') throw new TypeError(`expected 'approve', 'reject' or undefined (leave it to decide), got ${shownValue(decision)}`);
+        // An async function's answer is a promise, which shownValue would show as "an object with no keys".
+        const got = typeof (decision as { then?: unknown } | undefined)?.then === 'function' ? 'a promise (approve answers at once: no async function; decide later with decide)' : shownValue(decision);
+        if (decision !== undefined && decision !== 'approve' && decision !== 'reject') throw new TypeError(`expected 'approve', 'reject' or undefined (leave it to decide), got ${got}`);
       } catch (error) {
         return answerFailed(new Error(`approve: answering approval ${approval.approvalId} (${approval.toolName}): ${(error as Error).message}`, { cause: error }));
       }

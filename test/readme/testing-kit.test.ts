@@ -422,6 +422,10 @@ describe('savepoint/testing', () => {
       },
     });
     await expect(env.run({ urgent: true })).rejects.toThrow(/^approve: answering approval apv_\S+ \(\w+\): no rule for this approval$/);
+    await env.close();
+    // An async function answers a promise: said as one, not as "an object with no keys".
+    env = await createTestEnvironment({ agent: dev, approve: (async () => 'approve') as never });
+    await expect(env.run({ urgent: true })).rejects.toThrow(/^approve: answering approval apv_\S+ \(\w+\): expected .*, got a promise \(approve answers at once: no async function; decide later with decide\)$/);
     expect(sent.size).toBe(0);
   });
 
