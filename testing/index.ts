@@ -146,7 +146,10 @@ const SETTLE_WAIT_STATE = 'WaitSettle';
 /** How the environment answers each approval as it is requested; `undefined` leaves it pending. */
 export type ApprovalAnswer = 'approve' | 'reject' | undefined;
 
-/** What `createTestEnvironment` runs: the agent, and how the environment answers for the world outside. */
+/**
+ * What `createTestEnvironment` runs: the agent, and how the environment answers for the world
+ * outside. An option it does not take (a typo: `aprove`) or of the wrong type is refused, naming it.
+ */
 export interface TestEnvironmentOptions<World extends DevWorld = DevWorld> {
   /** The agent, with its dev parts (`withDev`) unless `world` is given and its model is not `sim:`. */
   readonly agent: AgentDefinition<any, any, World>;
@@ -156,8 +159,9 @@ export interface TestEnvironmentOptions<World extends DevWorld = DevWorld> {
   readonly clock?: TestClock;
   /**
    * Answers approvals as they are requested, through the same approval API people use. A function
-   * that answers something else, or throws, or a decision the API refuses, rejects each run's
-   * result naming it (the approval would otherwise stay pending until the test's timeout).
+   * answers at once (not an async function: a promise is no answer). A function that answers
+   * something else, or throws, or a decision the API refuses, rejects each run's result naming it
+   * (the approval would otherwise stay pending until the test's timeout).
    * @default undefined: every approval waits for `decide`
    */
   readonly approve?: ApprovalAnswer | ((approval: ApprovalRecord) => ApprovalAnswer);
@@ -193,7 +197,7 @@ export interface TestRun {
   readonly report: RunReport;
 }
 
-/** How a test environment starts a run (`TestEnvironment.run`, `start`). */
+/** How a test environment starts a run (`TestEnvironment.run`, `start`); another key (`maxSteps` beside `config`) is refused, naming it. */
 export interface TestRunOptions {
   /** The run's id. @default `test-<agent>-<n>`, n counting this environment's runs */
   readonly runId?: string;
@@ -235,26 +239,51 @@ export interface TestEnvironment<World extends DevWorld = DevWorld> {
   decide(approvalId: string, decision: 'approve' | 'reject', reason?: string): Promise<void>;
   /** Moves the clock forward and runs what fell due (approvals past their deadline expire). */
   skip(ms: number): Promise<void>;
-  /** Stops the engine and closes the ledger and the world: call it at the end of each test. Calls after the first wait for it and close nothing again. */
+  /**
+   * Stops the engine and closes the ledger and the world: call it at the end of each test. Calls
+   * after the first wait for it and close nothing again. The environment's other calls reject after
+   * it, saying it is closed — a run's `result()` too, so await each run's result before close.
+   */
   close(): Promise<void>;
 }
 
 /**
  * Starts a local test environment for an agent: the synthesized definition on the local engine,
  * the embedded ledger (in memory unless `stateDir`), the agent's simulated world or yours, and an
- * injected clock. Close it at the end of the test.
+ * injected clock. Close it at the end of the test. Rejects, naming the option, for an option it
+ * does not take or one given wrong, before anything starts.
  */
 export async function createTestEnvironment<World extends DevWorld = DevWorld>(options: TestEnvironmentOptions<World>): Promise<TestEnvironment<World>> {
-  assertAgent('createTestEnvironment', options);
+  assertOptions('createTestEnvironment', options);
   return (await open(options, {})).env;
+}
+
+/**
+ * The options each entry point takes: a key outside them (a typo, `aprove: 'approve'`, or a run's
+ * `maxSteps` given beside `config`) is refused, naming it, rather than ignored — an `approve`
+ * ignored left every approval pending, and the run waiting for the test's timeout. A `Record` over
+ * the options' keys, so that an option added to the interface cannot be missed here.
+ */
+const ENVIRONMENT_OPTIONS: Record<keyof TestEnvironmentOptions, true> = { agent: true, world: true, clock: true, approve: true, stateDir: true, failRate: true, seed: true, toolSecrets: true };
+const CRASH_MATRIX_OPTIONS: Record<keyof CrashMatrixOptions, true> = { agent: true, clock: true, approve: true, failRate: true, seed: true, toolSecrets: true, input: true, tools: true, boundaries: true, kill: true, check: true };
+const RUN_OPTIONS: Record<keyof TestRunOptions, true> = { runId: true, config: true };
+
+/** Refuses options that are no object, or that name an option `caller` does not take, naming them and the ones it takes. */
+function assertKnownOptions(caller: string, options: unknown, known: Record<string, true>): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(`${caller}: expected an object of options, got ${shownValue(options)}`);
+  const unknown = Object.keys(options).filter((key) => !Object.hasOwn(known, key));
+  if (unknown.length > 0) throw new TypeError(`${caller}: ${unknown.join(', ')}: no such option (the options are ${Object.keys(known).join(', ')})`);
 }
 
 /**
  * Refuses options without an agent made by `defineAgent` (a missing import, a module namespace), or
  * with an `approve` that is no answer (`'yes'`, `true`: the approval API would refuse it, and the
- * run would wait for a decision until the test's timeout), naming it, before anything starts.
+ * run would wait for a decision until the test's timeout), or an option it does not take, or one
+ * of the wrong type, naming it, before anything starts.
  */
-function assertAgent(caller: string, options: { agent?: unknown; approve?: unknown; failRate?: unknown; seed?: unknown; toolSecrets?: unknown; clock?: unknown } | undefined): void {
+function assertOptions(caller: 'createTestEnvironment' | 'forEachCrashPoint', options: TestEnvironmentOptions | CrashMatrixOptions | undefined): void {
+  // No options at all is said as the agent missing (the one option every call needs).
+  if (options !== undefined) assertKnownOptions(caller, options, caller === 'createTestEnvironment' ? ENVIRONMENT_OPTIONS : CRASH_MATRIX_OPTIONS);
   const problem = notAnAgent(options?.agent);
   if (problem) throw new TypeError(`${caller}: agent: ${problem}`);
   const approve = options?.approve;
@@ -271,6 +300,22 @@ function assertAgent(caller: string, options: { agent?: unknown; approve?: unkno
     if (bad) throw new TypeError(`${caller}: toolSecrets.${bad[0]}: expected a string, got ${shownValue(bad[1])}`);
   }
   if (clock !== undefined && !(clock instanceof TestClock)) throw new TypeError(`${caller}: clock: expected a TestClock (new TestClock(start)), got ${shownValue(clock)}`);
+  // forEachCrashPoint takes neither (refused above as no option of it).
+  const { stateDir, world } = (options ?? {}) as TestEnvironmentOptions;
+  if (stateDir !== undefined && typeof stateDir !== 'string') throw new TypeError(`${caller}: stateDir: expected a directory's path, got ${shownValue(stateDir)}`);
+  const shape = world as { env?: unknown; close?: unknown } | null;
+  if (world !== undefined && !(typeof shape?.env === 'object' && shape.env !== null && typeof shape.close === 'function')) {
+    throw new TypeError(`${caller}: world: expected a world as DevWorld (an object with env and close, as the agent's dev world), got ${shownValue(world)}`);
+  }
+  if (caller === 'forEachCrashPoint') {
+    const { check, tools, boundaries } = options as CrashMatrixOptions;
+    // Before a case's engine is crashed for nothing.
+    if (typeof check !== 'function') throw new TypeError(`${caller}: check: expected a function called with each case, got ${shownValue(check)}`);
+    // An empty list would run no case, and a matrix whose check never ran would pass.
+    for (const [name, list] of [['tools', tools], ['boundaries', boundaries]] as const) {
+      if (list !== undefined && !(Array.isArray(list) && list.length > 0)) throw new TypeError(`${caller}: ${name}: expected a list of one or more (or no ${name} option: every one), got ${shownValue(list)}`);
+    }
+  }
 }
 
 async function open<World extends DevWorld>(
@@ -303,6 +348,11 @@ async function open<World extends DevWorld>(
     });
     if (!response.ok) throw new Error(`decide ${approvalId}: ${await refusalOf(response)} (HTTP ${response.status})`);
   };
+  // After close the ledger and the engine are gone: a call says so, naming itself, rather than
+  // failing inside them ("the ledger is closed", "expire-approvals not invoked").
+  const assertOpen = (what: string) => {
+    if (closed) throw new Error(`${what}: the test environment is closed`);
+  };
   stack = await startLocalStack<World>({
     agent: options.agent,
     clock,
@@ -322,7 +372,9 @@ async function open<World extends DevWorld>(
       let decision: ApprovalAnswer;
       try {
         decision = answer(approval);
-        if (decision !== undefined && decision !== 'approve' && decision !== 'reject') throw new TypeError(`expected 'approve', 'reject' or undefined (leave it to decide), got ${shownValue(decision)}`);
+        // An async function's answer is a promise, which shownValue would show as "an object with no keys".
+        const got = typeof (decision as { then?: unknown } | undefined)?.then === 'function' ? 'a promise (approve answers at once: no async function; decide later with decide)' : shownValue(decision);
+        if (decision !== undefined && decision !== 'approve' && decision !== 'reject') throw new TypeError(`expected 'approve', 'reject' or undefined (leave it to decide), got ${got}`);
       } catch (error) {
         return answerFailed(new Error(`approve: answering approval ${approval.approvalId} (${approval.toolName}): ${(error as Error).message}`, { cause: error }));
       }
@@ -341,11 +393,13 @@ async function open<World extends DevWorld>(
   let going = 0;
   const whenIdle = new Set<() => void>();
   const start = (input: unknown, runOptions: TestRunOptions = {}) => {
+    assertKnownOptions('run', runOptions, RUN_OPTIONS);
     const runId = runOptions.runId ?? `test-${options.agent.name}-${++runs}`;
     // A run id the runs API would refuse is refused here, naming the option, rather than by the
     // engine's StartExecution (`Invalid Name`) or as a failed execution.
     const badRunId = RunId().safeParse(runId);
     if (!badRunId.success) throw new Error(`run ${JSON.stringify(runId)} did not start: runId: ${problemsOf(badRunId.error)}`);
+    assertOpen(`run ${runId} did not start`);
     let executionArn: string;
     try {
       ({ executionArn } = started.engine.startExecution({ name: runId, input: { runId, input, ...(runOptions.config && { config: runOptions.config }) } }));
@@ -360,7 +414,17 @@ async function open<World extends DevWorld>(
         going -= 1;
         for (const idle of [...whenIdle]) idle();
       });
-    return { runId, result: async (): Promise<TestRun> => finished(started, runId, await Promise.race([ended, answerFailure]), clock) };
+    const result = async (): Promise<TestRun> => {
+      try {
+        assertOpen(`result of run ${runId}`);
+        return await finished(started, runId, await Promise.race([ended, answerFailure]), clock);
+      } catch (error) {
+        // Closed while it waited: the ledger and engine are gone, said as that rather than as "the ledger is closed".
+        if (closed) throw new Error(`result of run ${runId}: the test environment is closed (await each run's result before close)`, { cause: error });
+        throw error;
+      }
+    };
+    return { runId, result };
   };
   const env: TestEnvironment<World> = {
     agent: options.agent,
@@ -370,9 +434,10 @@ async function open<World extends DevWorld>(
     start,
     // A promise that rejects (never a throw) for a run that does not start, as its doc says.
     run: async (input, runOptions) => start(input, runOptions).result(),
-    pendingApprovals: () => started.ledger.listPendingApprovals(),
+    pendingApprovals: async () => (assertOpen('pendingApprovals'), started.ledger.listPendingApprovals()),
     nextApproval: () =>
       new Promise<ApprovalRecord>((resolve, reject) => {
+        assertOpen('nextApproval');
         // Each approval once, oldest first: two calls in a row take two approvals (a turn's two
         // writes), not the first one twice while it waits for `decide`.
         let settled = false;
@@ -406,6 +471,7 @@ async function open<World extends DevWorld>(
       }),
     decide,
     skip: async (ms) => {
+      assertOpen('skip');
       clock.advance(ms);
       await started.expireApprovals();
     },
@@ -446,9 +512,9 @@ export interface CrashCase<World extends DevWorld = DevWorld> {
 export interface CrashMatrixOptions<World extends DevWorld = DevWorld> extends Omit<TestEnvironmentOptions<World>, 'stateDir' | 'world'> {
   /** The input of every case's run. */
   readonly input: unknown;
-  /** The tools whose first call each case crashes in. @default every `write` tool of the agent */
+  /** The tools whose first call each case crashes in: one or more (an empty list is refused: it would run no case). @default every `write` tool of the agent */
   readonly tools?: readonly string[];
-  /** The boundaries each tool's call is crashed at. @default TOOL_CALL_BOUNDARIES */
+  /** The boundaries each tool's call is crashed at: one or more (an empty list is refused). @default TOOL_CALL_BOUNDARIES */
   readonly boundaries?: readonly Boundary[];
   /**
    * Kill a real process: the dying engine is a `savepoint run` child process on this agent module
@@ -473,10 +539,12 @@ export interface CrashMatrixOptions<World extends DevWorld = DevWorld> extends O
  * side effect once) on each case. The dying engine runs on a clock of its own from `clock`'s time
  * (on it, its invocations left in flight run out their function timeouts); `clock` then moves on
  * by the time it lived and a claim's lease, and the new engine runs on it. An approval `approve`
- * leaves pending rejects the matrix, naming it: nobody else can decide it.
+ * leaves pending rejects the matrix, naming it: nobody else can decide it. An option it does not
+ * take, a `check` that is no function or an empty `tools` or `boundaries` is refused, named,
+ * before any case runs.
  */
 export async function forEachCrashPoint<World extends DevWorld = DevWorld>(options: CrashMatrixOptions<World>): Promise<CrashCase<World>[]> {
-  assertAgent('forEachCrashPoint', options);
+  assertOptions('forEachCrashPoint', options);
   // Before a state directory is made or a process killed (open() checks again).
   requirePeer('aws-local-stepfunctions');
   const writes = options.agent.tools.filter((tool) => tool.effect === 'write').map((tool) => tool.name);

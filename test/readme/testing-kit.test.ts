@@ -367,6 +367,50 @@ describe('savepoint/testing', () => {
     expect(sent.size).toBe(0);
   });
 
+  it('refuses an option it does not take (a typo), naming it and the options, rather than ignoring it', async () => {
+    // `aprove` ignored left every approval pending: the run waited for the test's timeout.
+    await expect(createTestEnvironment({ agent: dev, aprove: 'approve' } as never)).rejects.toThrow(
+      'createTestEnvironment: aprove: no such option (the options are agent, world, clock, approve, stateDir, failRate, seed, toolSecrets)',
+    );
+    await expect(createTestEnvironment(null as never)).rejects.toThrow('createTestEnvironment: expected an object of options, got null');
+    // A misspelt boundaries ran every boundary; a stateDir was replaced by each case's own.
+    await expect(forEachCrashPoint({ agent: dev, input: { urgent: false }, boundary: ['after-claim'], check: () => undefined } as never)).rejects.toThrow(
+      /^forEachCrashPoint: boundary: no such option \(the options are agent, clock, approve, failRate, seed, toolSecrets, input, tools, boundaries, kill, check\)$/,
+    );
+    await expect(forEachCrashPoint({ agent: dev, input: { urgent: false }, stateDir: '/tmp', check: () => undefined } as never)).rejects.toThrow(/^forEachCrashPoint: stateDir: no such option/);
+    env = await createTestEnvironment({ agent: dev });
+    // A budget beside `config` rather than in it ran with the agent's.
+    await expect(env.run({ urgent: false }, { maxSteps: 3 } as never)).rejects.toThrow('run: maxSteps: no such option (the options are runId, config)');
+    expect(sent.size).toBe(0);
+  });
+
+  it('refuses a stateDir, world, check, tools or boundaries of the wrong type, or an empty list, naming it, before anything starts', async () => {
+    await expect(createTestEnvironment({ agent: dev, stateDir: 5 } as never)).rejects.toThrow("createTestEnvironment: stateDir: expected a directory's path, got 5");
+    await expect(createTestEnvironment({ agent: dev, world: 'sim' } as never)).rejects.toThrow(
+      `createTestEnvironment: world: expected a world as DevWorld (an object with env and close, as the agent's dev world), got "sim"`,
+    );
+    const matrix = (options: Record<string, unknown>) => forEachCrashPoint({ agent: dev, input: { urgent: false }, check: () => undefined, ...options } as never);
+    // A missing check failed as "options.check is not a function" after a case's engine was crashed.
+    await expect(matrix({ check: undefined })).rejects.toThrow('forEachCrashPoint: check: expected a function called with each case, got undefined');
+    // An empty list ran no case: the matrix passed with its check never called.
+    await expect(matrix({ boundaries: [] })).rejects.toThrow('forEachCrashPoint: boundaries: expected a list of one or more (or no boundaries option: every one), got an array of 0 items');
+    await expect(matrix({ tools: [] })).rejects.toThrow('forEachCrashPoint: tools: expected a list of one or more (or no tools option: every one), got an array of 0 items');
+    expect(sent.size).toBe(0);
+  });
+
+  it('says a call after close is one, naming it: a run left going rejects its result rather than "the ledger is closed"', async () => {
+    env = await createTestEnvironment({ agent: dev });
+    const run = env.start({ urgent: true });
+    await env.nextApproval();
+    await env.close();
+    await expect(run.result()).rejects.toThrow(`result of run ${run.runId}: the test environment is closed (await each run's result before close)`);
+    await expect(env.nextApproval()).rejects.toThrow('nextApproval: the test environment is closed');
+    await expect(env.pendingApprovals()).rejects.toThrow('pendingApprovals: the test environment is closed');
+    await expect(env.skip(1_000)).rejects.toThrow('skip: the test environment is closed');
+    await expect(env.run({ urgent: false })).rejects.toThrow(/^run test-kit-notes-\d+ did not start: the test environment is closed$/);
+    expect(sent.size).toBe(0);
+  });
+
   it("rejects the run's result when an approve function answers no decision, or throws, naming it, rather than leaving the approval pending to the test's timeout", async () => {
     env = await createTestEnvironment({ agent: dev, approve: () => 'yes' as never });
     await expect(env.run({ urgent: true })).rejects.toThrow(/^approve: answering approval apv_\S+ \(\w+\): expected 'approve', 'reject' or undefined \(leave it to decide\), got "yes"$/);
@@ -378,6 +422,10 @@ describe('savepoint/testing', () => {
       },
     });
     await expect(env.run({ urgent: true })).rejects.toThrow(/^approve: answering approval apv_\S+ \(\w+\): no rule for this approval$/);
+    await env.close();
+    // An async function answers a promise: said as one, not as "an object with no keys".
+    env = await createTestEnvironment({ agent: dev, approve: (async () => 'approve') as never });
+    await expect(env.run({ urgent: true })).rejects.toThrow(/^approve: answering approval apv_\S+ \(\w+\): expected .*, got a promise \(approve answers at once: no async function; decide later with decide\)$/);
     expect(sent.size).toBe(0);
   });
 
