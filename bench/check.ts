@@ -745,7 +745,24 @@ export const SPEED_LIMITS = {
     // the stamps compared as numbers (CI's form 0.2165 -> 0.2140, eight pairs: noise), 30 more modules on the replay's path
     // (~0.03 ms each, so merging the small chunks saves ~1 ms), --min-semi-space-size=64 (slower), --maglev (no change). The
     // 0.20 needs ~10 ms off the replay alone: no part of the start path holds that much. The bounds stay.
-    cli: { bound: 0.35, target: 0.2, measured: "0.210–0.219 (median 0.216) at load 6–7 (other commands' modules unloaded; main's 0.216–0.224 beside it); 0.198–0.212 (median 0.205) at load 2–5 (zod's locales on call, one-pass seal text; main's 0.200–0.212 beside it); 0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
+    // 2026-12-07 10:10–11:30 UTC (branch h3): counted by cachegrind (`node --single-threaded --predictable --hash-seed=1
+    // --random-seed=1`: the same count run after run, ±0.1 M; its V8 flags make Node compile its own built-ins from source, a
+    // fixed ~80 M of the total), a replay of the sample day is 642.1 M instructions: Node's start 110, the built-ins and flags 76,
+    // the bundle's check 28 (489 stats 10.5, its index 7.8), zod's chunk 51, the CLI's 25, the ledger's modules and open 22, the
+    // first getRun 33, the agent 48 (its dev module's simulator 10.5 of it), the replay's modules 31, replayRun 190 (of which the
+    // requests' comparison 10: every message of every request compared again, 841 of them). Cut: a message sent again compared
+    // once (answers.ts comparedMessages, the pair frozen), esbuild's __export filling a dictionary (bin/bundle.js
+    // namespacesAsDictionaries: a hidden class per name of zod's 992 was ~5 M), one-shot SHA-256 for the ledger's line hashes
+    // and seal comparisons, the embedded ledger's instance id made when first used: 642.1 -> 627.3 M (-2.3%); the replay process
+    // 107 -> 104 ms of CPU (54 pairs alternated with main at load 3–6, medians; paired difference -2, mean -2.5); CI's form ten
+    // pairs at load 1–2 against this branch's base: 0.2137 (0.2065–0.2233) against 0.2162 (0.2074–0.2313), warm and the first
+    // unchanged. Measured and left: V8's --minor-ms (the main thread's GC 7 -> 4 ms, the process's CPU the same),
+    // --semi-space-growth-factor=8 and a larger first semi-space (fewer scavenges, the same time: what survives is copied either
+    // way), --baseline-batch-compilation-threshold (±0.5%); a partition's lines read in one read (-0.1%); the run config of
+    // defineAgent parsed whole, not by a `.partial()` of it (-0.1%); objects frozen in place marked as plainCopy's (-0.4% of
+    // instructions, but the in-process warm replay +7%, a WeakSet of every record's objects); indexed loops for the embedded
+    // ledger's walks (no change). The bounds stay.
+    cli: { bound: 0.35, target: 0.2, measured: "0.2065–0.2233 (median 0.2137) at load 1–2 (a message sent again compared once, zod's namespaces filled as dictionaries; this branch's base 0.2162 beside it); 0.210–0.219 (median 0.216) at load 6–7 (other commands' modules unloaded; main's 0.216–0.224 beside it); 0.198–0.212 (median 0.205) at load 2–5 (zod's locales on call, one-pass seal text; main's 0.200–0.212 beside it); 0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
   },
   /**
    * bench/tracing.ts: the CPU per step the export adds over the same stack's with tracing off,

@@ -528,6 +528,7 @@ async function cached({ cacheDir, compileCache, prefix, identity, build, keepNam
     await build(draft, (rewrite) => sourcesRecorder(read, keepNamesUnder(), rewrite));
     declareModules(draft);
     await asciiOnly(draft);
+    namespacesAsDictionaries(draft);
     const files = [...read.keys()].sort();
     const key = keyOf(identity, files.map((file) => [file, read.get(file).text]));
     const dir = join(cacheDir, `${prefix}-${key}`);
@@ -576,6 +577,27 @@ async function asciiOnly(dir) {
     if (code(ascii) === code(text)) writeFileSync(file, ascii);
   }
 }
+
+/**
+ * esbuild's `__export`, which fills a namespace object (`export * as core`, zod's `z`) with a
+ * getter per name, made to turn the object into a dictionary first (V8's slow properties: two
+ * properties added, then the first deleted, which is not the last). On an object of fast
+ * properties each getter defined gave it a new hidden class, its descriptors copied from the
+ * last: quadratic in the names, and zod's namespaces hold 992 of them, ~5 M instructions of every
+ * CLI start (issue 38: `savepoint replay`'s, `savepoint run`'s). The same getters, in the same
+ * order, on the same object. The helper's first line only grows (the bundle's source maps keep
+ * their lines); a build whose helper is not this text is left as it is.
+ */
+function namespacesAsDictionaries(dir) {
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.js')) continue;
+    const file = join(entry.parentPath ?? entry.path, entry.name);
+    const text = readFileSync(file, 'utf8');
+    if (text.includes(ESBUILD_EXPORT)) writeFileSync(file, text.replace(ESBUILD_EXPORT, DICTIONARY_EXPORT));
+  }
+}
+const ESBUILD_EXPORT = 'var __export = (target, all) => {\n  for (var name in all)\n    __defProp(target, name, { get: all[name], enumerable: true });\n};';
+const DICTIONARY_EXPORT = ESBUILD_EXPORT.replace('{\n', '{ target.__savepoint_a = 0; target.__savepoint_b = 0; delete target.__savepoint_a; delete target.__savepoint_b;\n');
 
 /** Moves a fresh build into place, unless an intact build of the same sources got there first. */
 function install(draft, dir) {

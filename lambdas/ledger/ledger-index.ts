@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { fileSync } from './file-sync.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
@@ -61,8 +61,9 @@ const MAC_DOMAIN = 'savepoint ledger index v1';
 const KEY = /^\{"pk":("(?:[^"\\]|\\.)*"),"sk":("(?:[^"\\]|\\.)*"),"record":/;
 const RUN_SK = 'RUN';
 
+/** A line's SHA-256, in one call (same-secret.ts `digest`: a Hash object per line cost ~3 times as much). */
 export function lineHash(text: string): string {
-  return createHash('sha256').update(text).digest('base64url');
+  return hash('sha256', text, 'base64url');
 }
 
 /** A log line's key, read from its start (every line begins with it: sealed-log.ts `line`). */

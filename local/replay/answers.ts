@@ -5,6 +5,7 @@ import type { ApprovalRecord, ToolCallRecord, TurnRecord } from '../../lambdas/r
 import { parseModelSpec } from '../../lambdas/models/spec.js';
 import { requestShape, shapeChanges } from '../../lambdas/runs/request-shape.js';
 import { InvalidInputError, MalformedResponseError, TerminalError } from '../../lambdas/shared/errors.js';
+import { deepFreeze } from '../../lambdas/shared/plain-copy.js';
 import { clip } from '../../lambdas/shared/text.js';
 import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
 import { recordedResponse } from '../../lambdas/conversation/turns.js';
@@ -80,6 +81,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
   let answered = copied;
   const shapeOf = shapeChangesOnce(recording, agent);
   const expectedOf = expectedMessagesOnce(recording, agent);
+  const compared = comparedMessages();
   const client: ModelClient = {
     async createMessage(request) {
       const recorded = recording.turns[answered];
@@ -87,7 +89,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
       if (!recorded) {
         judge.diverged({ turn, what: 'model request', recorded: `the run ended after turn ${turn - 1} (${recording.run.status}${recording.run.stopReason ? `: ${recording.run.stopReason}` : ''})`, produced: 'another model call', why: 'this code calls the model where the recorded run had stopped' });
       }
-      compareRequest(recording, recorded, request, { agent, judge, shapeChangesOf: shapeOf, expectedOf });
+      compareRequest(recording, recorded, request, { agent, judge, shapeChangesOf: shapeOf, expectedOf, compared });
       answered += 1;
       return recordedResponse(recorded);
     },
@@ -122,7 +124,7 @@ function compareRequest(
   recording: Recording,
   recorded: TurnRecord,
   request: MessageRequest,
-  { agent, judge, shapeChangesOf, expectedOf }: { agent: AgentDefinition; judge: Referee; shapeChangesOf: (request: MessageRequest) => string[]; expectedOf: (recorded: TurnRecord) => Message[] },
+  { agent, judge, shapeChangesOf, expectedOf, compared }: { agent: AgentDefinition; judge: Referee; shapeChangesOf: (request: MessageRequest) => string[]; expectedOf: (recorded: TurnRecord) => Message[]; compared: ComparedMessages },
 ): void {
   const turn = recorded.turn;
   const differ = (what: string, before: unknown, after: unknown, why: string) =>
@@ -139,7 +141,7 @@ function compareRequest(
   }
   const expected = expectedOf(recorded);
   const sent = request.messages;
-  const index = firstDifference(expected, sent);
+  const index = firstDifference(expected, sent, compared);
   if (index === expected.length && index === sent.length) return;
   const why =
     index === 0 ? "the run's first message (the agent's prompt for its input) changed"
@@ -192,10 +194,36 @@ function expectedMessages(recording: Recording, agent: AgentDefinition, recorded
 }
 
 /** The first message where the sent conversation differs from the expected one (the shorter's length when one is the other's start). */
-function firstDifference(expected: readonly Message[], sent: readonly Message[]): number {
+function firstDifference(expected: readonly Message[], sent: readonly Message[], compared: ComparedMessages): number {
   const length = Math.min(expected.length, sent.length);
-  for (let index = 0; index < length; index += 1) if (!sameJson(expected[index], sent[index])) return index;
+  for (let index = 0; index < length; index += 1) if (!compared.same(expected[index]!, sent[index]!)) return index;
   return length;
+}
+
+/** Whether a message sent is the one expected, each pair found equal remembered (`comparedMessages`). */
+interface ComparedMessages {
+  same(expected: Message, sent: Message): boolean;
+}
+
+/**
+ * `sameJson` of each pair of messages, remembered for the pair once found equal, both frozen all
+ * through: every request holds the whole conversation, and the harness renders a turn's messages
+ * once and sends the same objects again on each later turn (call-model.ts `conversation`), as the
+ * expected conversation is built once (`expectedMessagesOnce`), so the requests of a run compared
+ * each message again on every turn after it (quadratic: 841 comparisons for the sample day's 29
+ * turns, ~1.4 ms of a `savepoint replay`'s CPU). Frozen, a message sent again is the message
+ * compared: a change to it throws (strict mode), and the replay does not come out identical.
+ */
+function comparedMessages(): ComparedMessages {
+  const equalTo = new WeakMap<Message, Message>();
+  return {
+    same(expected, sent) {
+      if (equalTo.get(sent) === expected) return true;
+      if (!sameJson(expected, sent)) return false;
+      equalTo.set(deepFreeze(sent), deepFreeze(expected));
+      return true;
+    },
+  };
 }
 
 /**

@@ -184,6 +184,23 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     expect(isIntact(join(cache, dir!))).toBe(true);
   });
 
+  it("fills a namespace object (`import * as`, zod's `z`) as a dictionary: each name a getter, as esbuild makes it, without a hidden class per name", async () => {
+    const { write, start } = project('namespaces');
+    write('cli/names.ts', Array.from({ length: 300 }, (_, index) => `export const n${index} = ${index};\n`).join(''));
+    // `names` as a value: esbuild's own namespace object, filled by its __export helper.
+    write(
+      ENTRIES.cli,
+      [
+        "import * as names from './names.js';",
+        "import { setFlagsFromString } from 'node:v8';",
+        "setFlagsFromString('--allow-natives-syntax');",
+        "const fast = new Function('object', 'return %HasFastProperties(object)');",
+        "console.log(fast(names), Object.keys(names).length, Object.keys(names).slice(0, 3).join(), names.n299, 'n5' in names, Object.getOwnPropertyDescriptor(names, 'n7').get());",
+      ].join('\n'),
+    );
+    expect(await start()).toBe('false 300 n0,n1,n10 299 true 7');
+  });
+
   it("resolves its own files' imports itself, to the URLs Node's resolver gives (one instance of a module imported by a relative path and by its file URL, through a symlink too); anything else is Node's", async () => {
     const dir = join(work, 'resolve', 'bundle');
     const files: Record<string, string> = {

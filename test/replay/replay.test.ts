@@ -2,6 +2,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 import { replayRun } from '../../local/replay/index.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import { recordedModel, referee } from '../../local/replay/answers.js';
+import { loadRecording } from '../../local/replay/recording.js';
+import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
+import { toolNames, toolSpecs } from '../../lambdas/define/tool.js';
+import { parseModelSpec } from '../../lambdas/models/spec.js';
+import type { Message } from '../../lambdas/records/messages.js';
 import type { TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { createClient } from '../../client/ledger-client.js';
 import { postDecision, startAgentHarness } from '../support/agent-harness.js';
@@ -128,6 +134,37 @@ describe('savepoint replay of a refund run', () => {
     expect(result.divergence!.produced).toContain(`"issuedCents":${Number(recorded['issuedCents']) + 1}`);
     // The part where they differ, not the same start twice.
     expect(result.divergence!.recorded.startsWith('…')).toBe(true);
+  });
+
+  it('notices a message changed after it was compared, when the next request sends it again', async () => {
+    // Each request holds the whole conversation, and CallModel sends a turn's messages again, the
+    // same objects, on every later turn: the recorded model compares a message sent again as it
+    // compared it the first time, or refuses its change.
+    const recording = (await loadRecording(harness.stack.ledger, runId))!;
+    const { client } = recordedModel(recording, refundReconciler, referee());
+    const [first, second] = recording.turns as [TurnRecord, TurnRecord];
+    const request = (turn: TurnRecord, messages: Message[]) => ({ model: parseModelSpec(turn.model).model, max_tokens: recording.run.config.maxTokensPerTurn, system: refundReconciler.system, messages, tools: toolSpecs(refundReconciler) });
+    const rendered = (turns: TurnRecord[], notes: readonly string[]) => {
+      const messages = conversation(recording.run, turns, recording.calls, toolNames(refundReconciler));
+      withNotes(messages, notes);
+      return messages;
+    };
+    const firstMessages = rendered([], first.notes ?? []);
+    await client.createMessage(request(first, firstMessages));
+    const sent = firstMessages[0]!;
+    const secondMessages = [sent, ...rendered([first], second.notes ?? []).slice(1)];
+    const outcome = await (async () => {
+      try {
+        (sent as { content: unknown }).content = `${String(sent.content)} Be brief.`;
+      } catch (error) {
+        return `refused: ${(error as Error).name}`;
+      }
+      return client.createMessage(request(second, secondMessages)).then(
+        () => 'taken as it was',
+        (error: Error) => error.message,
+      );
+    })();
+    expect(outcome).toMatch(/^refused: TypeError$|^replay diverged at turn 2: the run's first message/);
   });
 
   it('finds the first tool call whose approval rule changed', async () => {
