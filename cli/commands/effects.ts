@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { EffectResolving, Ledger } from '../../lambdas/ledger/ledger.js';
+import type { EffectResolving } from '../../lambdas/ledger/ledger.js';
 import type { EffectRecord } from '../../lambdas/records/ledger-records.js';
 import { RESULT_LIMIT_BYTES } from '../../lambdas/ledger/blobs.js';
 import { isEscalated } from '../../lambdas/ledger/protocol.js';
@@ -61,8 +61,8 @@ export function registerEffectsCommand(program: Command): void {
       if (options.reason.trim() === '' || options.reason.length > MAX_REASON_CHARS) throw new UsageError(`--reason: 1 to ${MAX_REASON_CHARS} characters (got ${options.reason.length})`);
       const result = options.result === undefined ? undefined : checkedResult(options.result);
       const { localUser } = await import('../../local/services/approval-api.js');
-      await withEffects(async (ledgers, ledgerOf) => {
-        const found = await findEffect(ledgers, ledgerOf, key);
+      await withEffects(async (ledgers) => {
+        const found = await findEffect(ledgers, key);
         if (!found) throw new UsageError(`no effect ${key} in ${where()} (\`savepoint effects\` lists the escalated ones)`);
         const { effect, ledger } = found;
         try {
@@ -79,21 +79,20 @@ export function registerEffectsCommand(program: Command): void {
 }
 
 /** Runs `use` on each ledger at hand (each agent's, when serve keeps several) that lists and settles effects. */
-async function withEffects(use: (ledgers: EffectResolving[], ledgerOf: Map<EffectResolving, Ledger>) => Promise<void>): Promise<void> {
+async function withEffects(use: (ledgers: EffectResolving[]) => Promise<void>): Promise<void> {
   await withClient('effects', undefined, undefined, async ({ ledger, engine, parts }) => {
     const { effectResolvingOf } = await import('../../lambdas/ledger/storage-ledger.js');
-    const all = (parts ?? [{ ledger }]).map((part) => part.ledger);
-    const resolving = all.map(effectResolvingOf);
+    const resolving = (parts ?? [{ ledger }]).map((part) => effectResolvingOf(part.ledger));
     if (resolving.some((each) => !each)) {
       throw new UsageError(engine ? `effects: an engine is running on ${where()} (pid ${engine.pid}); stop it first, the engine owns the ledger while it runs` : `effects: the ledger of ${where()} cannot list effects`);
     }
-    await use(resolving as EffectResolving[], new Map(resolving.map((each, index) => [each!, all[index]!])));
+    await use(resolving as EffectResolving[]);
   });
 }
 
-async function findEffect(ledgers: EffectResolving[], ledgerOf: Map<EffectResolving, Ledger>, key: string): Promise<{ effect: EffectRecord; ledger: EffectResolving } | undefined> {
+async function findEffect(ledgers: EffectResolving[], key: string): Promise<{ effect: EffectRecord; ledger: EffectResolving } | undefined> {
   for (const ledger of ledgers) {
-    const effect = await ledgerOf.get(ledger)!.getEffect(key);
+    const effect = await ledger.getEffect(key);
     if (effect) return { effect, ledger };
   }
   return undefined;

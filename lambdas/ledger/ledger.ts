@@ -417,7 +417,7 @@ export interface EffectResolutionRequest {
  * effects`): what a storage engine's ledger offers (storage-ledger.ts `effectResolvingOf`), not a
  * role of the runs — no step lists or resolves effects.
  */
-export interface EffectResolving {
+export interface EffectResolving extends Pick<EffectLedger, 'getEffect'> {
   /** Every business-key effect the ledger holds (a scan: an operator's command, not a step's). */
   listEffects(): Promise<EffectRecord[]>;
   /** protocol.ts `resolveEffect`: refused (InvalidInputError, nothing written) unless the effect is escalated. */
