@@ -335,8 +335,10 @@ export class LedgerTable extends Construct {
    * runs it — an operator's role, user or group: e.g. `agent.ledger.grantPrune(operators)`. Reads
    * of the runs and their prune records, the put of a prune record, and deletes held by
    * `dynamodb:LeadingKeys` to a run's own partitions (PRUNE_ACCESS): a prune can never delete a
-   * business-key effect, which guards exactly-once across runs, nor read a task token (it deletes
-   * them by key). BatchWriteItem is authorized as itself, each key's partition a LeadingKeys value
+   * business-key effect, which guards exactly-once across runs (it deletes task tokens by key). Its
+   * `Scan` is not held so: a Scan names no partition, and `ForAllValues` holds when the request has
+   * no `dynamodb:LeadingKeys` value (IAM's multivalued condition keys), so the grantee can read any
+   * item of the table by scanning it, task tokens included: grant it to those you let read the ledger. BatchWriteItem is authorized as itself, each key's partition a LeadingKeys value
    * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html).
    */
   grantPrune(grantee: IGrantable): void {
@@ -358,9 +360,12 @@ export class LedgerTable extends Construct {
   /**
    * What `savepoint effects --stack` (and `effects resolve`) needs, for whoever settles an
    * escalated effect — an operator's role, user or group: e.g. `agent.ledger.grantEffects(operators)`.
-   * A scan for the effects, and reads and conditional puts held by `dynamodb:LeadingKeys` to the
-   * effects' partitions (EFFECTS_ACCESS): never a run's record, nor a task token. No function of the
-   * stack needs it: only a person settles an effect.
+   * Reads and conditional puts held by `dynamodb:LeadingKeys` to the effects' partitions
+   * (EFFECTS_ACCESS): it writes nothing else. The `Scan` that finds the effects is not held so: a Scan
+   * names no partition, and `ForAllValues` holds when the request has no `dynamodb:LeadingKeys` value
+   * (IAM's multivalued condition keys), so the grantee can read any item of the table by scanning it,
+   * run records and task tokens included: grant it to those you let read the ledger. No function of
+   * the stack needs it: only a person settles an effect.
    */
   grantEffects(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(
