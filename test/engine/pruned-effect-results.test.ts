@@ -50,6 +50,12 @@ function statementAgent(sent: string[], seen: unknown[], maxResultTokens?: numbe
 }
 
 let stack: LocalStack | undefined;
+/** Runs the agent for acc-1 as run `runId` to its end, on the synthesized state machine: its run record. */
+const runner = (on: LocalStack) => async (runId: string) => {
+  const { executionArn } = on.engine.startExecution({ name: runId, input: { runId, input: { account: 'acc-1' } } });
+  await waitForChain(on.engine, on.ledger, runId, executionArn);
+  return (await on.ledger.getRun(runId))!;
+};
 afterEach(async () => {
   await stack?.close();
   stack = undefined;
@@ -60,11 +66,7 @@ describe.each(['embedded', 'dynalite'] as const)('a business-key effect’s resu
     const sent: string[] = [];
     const seen: unknown[] = [];
     stack = await startLocalStack({ agent: statementAgent(sent, seen), ledger, retryDelayMs: 1 });
-    const run = async (runId: string) => {
-      const { executionArn } = stack!.engine.startExecution({ name: runId, input: { runId, input: { account: 'acc-1' } } });
-      await waitForChain(stack!.engine, stack!.ledger, runId, executionArn);
-      return (await stack!.ledger.getRun(runId))!;
-    };
+    const run = runner(stack);
 
     expect(await run('first')).toMatchObject({ status: 'succeeded' });
     const effect = await stack.ledger.getEffect('statements:issue_statement:acc-1');
@@ -93,11 +95,7 @@ describe.each(['embedded', 'dynalite'] as const)('a business-key effect’s resu
     let earlier = true;
     const decorateLedger = (inner: Ledger): Ledger => new Proxy(inner, { get: (target, key, receiver) => (key === 'putEffectBlob' && earlier ? async () => undefined : Reflect.get(target, key, receiver)) });
     stack = await startLocalStack({ agent: statementAgent(sent, seen), ledger, retryDelayMs: 1, decorateLedger });
-    const run = async (runId: string) => {
-      const { executionArn } = stack!.engine.startExecution({ name: runId, input: { runId, input: { account: 'acc-1' } } });
-      await waitForChain(stack!.engine, stack!.ledger, runId, executionArn);
-      return (await stack!.ledger.getRun(runId))!;
-    };
+    const run = runner(stack);
     expect(await run('first')).toMatchObject({ status: 'succeeded' });
     earlier = false;
     // While the run that made it is there, its result is read from that run's blobs.
@@ -128,11 +126,7 @@ describe.each(['embedded', 'dynalite'] as const)('a business-key effect’s resu
     const sent: string[] = [];
     const seen: unknown[] = [];
     stack = await startLocalStack({ agent: statementAgent(sent, seen, 1_000), ledger, retryDelayMs: 1 });
-    const run = async (runId: string) => {
-      const { executionArn } = stack!.engine.startExecution({ name: runId, input: { runId, input: { account: 'acc-1' } } });
-      await waitForChain(stack!.engine, stack!.ledger, runId, executionArn);
-      return (await stack!.ledger.getRun(runId))!;
-    };
+    const run = runner(stack);
     const whole = JSON.stringify(receipt('acc-1'));
 
     expect(await run('first')).toMatchObject({ status: 'succeeded' });
@@ -157,11 +151,7 @@ describe.each(['embedded', 'dynalite'] as const)('a business-key effect’s resu
     let earlier = true;
     const decorateLedger = (inner: Ledger): Ledger => new Proxy(inner, { get: (target, key, receiver) => (key === 'putEffectBlob' && earlier ? async () => undefined : Reflect.get(target, key, receiver)) });
     stack = await startLocalStack({ agent: statementAgent(sent, seen, 1_000), ledger, retryDelayMs: 1, decorateLedger });
-    const run = async (runId: string) => {
-      const { executionArn } = stack!.engine.startExecution({ name: runId, input: { runId, input: { account: 'acc-1' } } });
-      await waitForChain(stack!.engine, stack!.ledger, runId, executionArn);
-      return (await stack!.ledger.getRun(runId))!;
-    };
+    const run = runner(stack);
     const whole = JSON.stringify(receipt('acc-1'));
     expect(await run('first')).toMatchObject({ status: 'succeeded' });
     earlier = false;
