@@ -200,10 +200,11 @@ export interface ToolDefinition<Args = any, Input = any, Deps = any> {
   /**
    * The most of a result the model is shown, in tokens. A longer result is cut: the model sees
    * `{ truncated: true, bytes, head, stored }` — the head of the result's JSON, and where the whole
-   * of it is stored (by reference, in the ledger). The cut counts UTF-8 bytes, which no tokenizer
-   * exceeds, so the model never sees more tokens than this. Without it the model sees every result
-   * whole; the pre-call budget reservation still keeps a huge one from overspending (the call that
-   * would carry it is not sent).
+   * of it is stored (by reference, `blob:v1:<sha256>:<bytes>`, in the ledger's blobs of the run
+   * whose call shows it; nothing gives the model a tool to read it). The cut counts UTF-8 bytes,
+   * which no tokenizer exceeds, so the model never sees more tokens than this. Without it the model
+   * sees every result whole; the pre-call budget reservation still keeps a huge one from
+   * overspending (the call that would carry it is not sent).
    * @default no limit
    */
   readonly maxResultTokens?: number;

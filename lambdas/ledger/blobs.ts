@@ -18,9 +18,16 @@ import type { ToolCallRecord } from '../records/ledger-records.js';
  * so a reference cannot be mistaken for a result. Readers resolve it (`resolveResults`), and the
  * digest is checked on every read: a missing or damaged chunk is named, never passed on.
  *
+ * A result cut for the model (`cutResult`: a tool's `maxResultTokens`) is JSON that holds a
+ * reference too, `stored`, to the whole result. Every reference, the result's own and a cut's,
+ * resolves under the owner of the record that holds it: a record copied to another run (a later
+ * run of a business key answered from the effect, `copyResult`) has what it references copied to
+ * that run's blobs.
+ *
  * The chunks are their owner's, and go with it: a run's (`savepoint prune` removes them with the
  * run), or a business-key effect's: the effect's record outlives the run that made it, so the
- * result it records is stored under the effect too (`storeCallResult`), for the later runs of its key.
+ * result it records, and the whole of one cut, is stored under the effect too (`storeCallResult`),
+ * for the later runs of its key.
  */
 
 /** Results above this many UTF-8 bytes are stored by reference. Well under 400 KB with the call's other fields. */
@@ -83,9 +90,10 @@ export async function readResult(ledger: BlobStore, runId: string, ref: BlobRef)
 }
 
 /**
- * `storeResult` for a call's result; one that completes a business-key effect (`effectKey`), stored
- * by reference, is stored under the effect as well (EffectLedger `putEffectBlob`): for the later runs
- * of its key, which are answered from the effect's record after the run that made it is pruned.
+ * `storeResult` for a call's result, or for the whole of one cut (`cutResult`'s `store`); one that
+ * completes a business-key effect (`effectKey`), stored by reference, is stored under the effect as
+ * well (EffectLedger `putEffectBlob`): for the later runs of its key, which are answered from the
+ * effect's record after the run that made it is pruned.
  */
 export async function storeCallResult(ledger: BlobStore & Pick<EffectLedger, 'putEffectBlob'>, runId: string, result: string, limit = RESULT_LIMIT_BYTES, effectKey?: string): Promise<string> {
   const stored = await storeResult(ledger, runId, result, limit);
@@ -98,6 +106,73 @@ export async function storeCallResult(ledger: BlobStore & Pick<EffectLedger, 'pu
 export async function readEffectResult(ledger: Pick<EffectLedger, 'getEffectBlob'>, key: string, ref: BlobRef): Promise<string | undefined> {
   const chunks = await ledger.getEffectBlob(key, ref.sha256);
   return chunks.length === 0 ? undefined : verified(chunks, ref, `effect ${key}`);
+}
+
+/**
+ * `result`, another owner's (an effect's record), as run `runId` records it: each text it stores by
+ * reference — the result itself, and the whole of a cut result — read with `read` and stored in the
+ * run's own blobs, so that its references resolve under the run (`readResult`). undefined when the
+ * result itself is no longer kept; a cut whose whole is no longer kept says so in place of its
+ * reference (`unkept`).
+ */
+export async function copyResult(ledger: BlobStore, runId: string, result: string, read: (ref: BlobRef) => Promise<string | undefined>): Promise<string | undefined> {
+  const ref = parseBlobRef(result);
+  let text = ref ? await read(ref) : result;
+  if (text === undefined) return undefined;
+  const cut = cutOf(text);
+  if (cut) {
+    const whole = await read(cut.ref);
+    if (whole === undefined) text = unkept(cut);
+    else await storeResult(ledger, runId, whole, 0);
+  }
+  return storeResult(ledger, runId, text, ref ? 0 : undefined);
+}
+
+/**
+ * A result cut to at most `maxBytes` UTF-8 bytes (so at most that many tokens) of JSON: its head,
+ * its size, and the reference `store` keeps the whole of it under. A result that fits is itself.
+ */
+export async function cutResult(result: string, maxBytes: number, store: (whole: string) => Promise<string>): Promise<string> {
+  const bytes = Buffer.byteLength(result, 'utf8');
+  if (bytes <= maxBytes) return result;
+  const stored = await store(result);
+  // Escaping can grow the head inside the JSON: shrink it by the excess until the whole fits.
+  let room = maxBytes;
+  for (;;) {
+    const head = splitUtf8(result, Math.max(1, room))[0] ?? '';
+    const shown = JSON.stringify({ truncated: true, bytes, head, stored } satisfies Cut);
+    const over = Buffer.byteLength(shown, 'utf8') - maxBytes;
+    if (over <= 0 || room <= 1) return shown;
+    room -= over;
+  }
+}
+
+/** What the model is shown of a cut result (`cutResult`): `stored` is null once the whole is no longer kept (`unkept`). */
+interface Cut {
+  truncated: true;
+  bytes: number;
+  head: string;
+  stored: string | null;
+  message?: string;
+}
+
+const CUT_START = '{"truncated":true,';
+
+/** `text` as a cut result with the reference to its whole; undefined for any other text (a tool's own JSON that only looks like one included: its fields and their order are `cutResult`'s, and the reference is to as many bytes). */
+function cutOf(text: string): { cut: Cut; ref: BlobRef } | undefined {
+  if (!text.startsWith(CUT_START)) return undefined;
+  const cut = JSON.parse(text) as Cut;
+  const ref = typeof cut.stored === 'string' ? parseBlobRef(cut.stored) : undefined;
+  if (!ref || ref.bytes !== cut.bytes || Object.keys(cut).join() !== 'truncated,bytes,head,stored') return undefined;
+  return { cut, ref };
+}
+
+/**
+ * A cut whose whole is no longer kept (its owner pruned, and an earlier version copied it nowhere): its head, and no reference to
+ * nothing. No longer than the cut: `null` and the message take fewer bytes than the reference they replace.
+ */
+function unkept({ cut }: { cut: Cut }): string {
+  return JSON.stringify({ ...cut, stored: null, message: 'the whole of this result is no longer kept: only its head is' } satisfies Cut);
 }
 
 function verified(chunks: readonly string[], ref: BlobRef, owner: string): string {

@@ -6,7 +6,7 @@ import { toolsBreaker, type CircuitBreaker } from '../guards/breaker.js';
 import { verifiedDecision, type DecisionMac } from '../approvals/decision-mac.js';
 import { takeSharedDecision } from '../approvals/shared.js';
 import { budgetTrip, FRAMING_TOKENS, NOTES_BYTES, wallClockEnd } from '../guards/budgets.js';
-import { splitUtf8, storeCallResult, storeResult } from '../ledger/blobs.js';
+import { cutResult, storeCallResult } from '../ledger/blobs.js';
 import type { AggregateLedger, ApprovalLedger, BlobStore, ChildWaitLedger, EffectLedger, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { RunRecord, ToolCallRecord, ToolOutcome } from '../records/ledger-records.js';
 import { ApprovalNeededError, InvalidInputError, TransientError } from '../shared/errors.js';
@@ -374,9 +374,11 @@ async function byReference(deps: Pick<CallToolDeps, 'ledger' | 'resultLimitBytes
   const oversized = tool.maxResultTokens === undefined && outcome.outcome === 'ok' ? oversizedResult(tool, outcome.result, run) : undefined;
   if (oversized && tool.effect === 'read') return { ...outcome, outcome: 'error', result: JSON.stringify(oversized.error) };
   const limit = tool.maxResultTokens ?? oversized?.limit;
-  const shown = limit === undefined ? outcome.result : await cutResult(outcome.result, limit, (whole) => storeResult(deps.ledger, run.runId, whole, 0));
-  // A result that completes the business-key effect this call holds is the effect's too, for the later runs of its key (ledger/blobs.ts).
-  return { ...outcome, result: await storeCallResult(deps.ledger, run.runId, shown, deps.resultLimitBytes, outcome.outcome === 'ok' ? effectKey : undefined) };
+  // A result that completes the business-key effect this call holds is the effect's too, for the later runs of its key, and so is
+  // the whole of one cut, which the cut's reference names (ledger/blobs.ts).
+  const effect = outcome.outcome === 'ok' ? effectKey : undefined;
+  const shown = limit === undefined ? outcome.result : await cutResult(outcome.result, limit, (whole) => storeCallResult(deps.ledger, run.runId, whole, 0, effect));
+  return { ...outcome, result: await storeCallResult(deps.ledger, run.runId, shown, deps.resultLimitBytes, effect) };
 }
 
 /**
@@ -535,25 +537,6 @@ export function oversizedResult(tool: Pick<ToolDefinition, 'name'>, result: stri
       message: `the result of ${tool.name} is ${bytes} bytes, more than the next model call could carry in what is left of this run's token budget (${Math.max(0, left)} of its maxTokens, ${maxTokens}): ask for less (a narrower query, a page of it), or give the tool a maxResultTokens to have its results cut to a head`,
     },
   };
-}
-
-/**
- * A result cut to at most `maxBytes` UTF-8 bytes (so at most that many tokens) of JSON: its head,
- * its size, and the reference `store` keeps the whole of it under. A result that fits is itself.
- */
-export async function cutResult(result: string, maxBytes: number, store: (whole: string) => Promise<string>): Promise<string> {
-  const bytes = Buffer.byteLength(result, 'utf8');
-  if (bytes <= maxBytes) return result;
-  const stored = await store(result);
-  // Escaping can grow the head inside the JSON: shrink it by the excess until the whole fits.
-  let room = maxBytes;
-  for (;;) {
-    const head = splitUtf8(result, Math.max(1, room))[0] ?? '';
-    const shown = JSON.stringify({ truncated: true, bytes, head, stored });
-    const over = Buffer.byteLength(shown, 'utf8') - maxBytes;
-    if (over <= 0 || room <= 1) return shown;
-    room -= over;
-  }
 }
 
 /** Renews `claim`'s lease (and its effect's, held by the same attempt, in the same write) every third of a lease until `stop` (which waits for a renewal under way). */

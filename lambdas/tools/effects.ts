@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_RECONCILES, type AgentDefinition, type EffectKeyContext, type ToolDefinition } from '../define.js';
-import { BlobIntegrityError, parseBlobRef, readEffectResult, readResult, storeResult, type BlobRef } from '../ledger/blobs.js';
+import { BlobIntegrityError, copyResult, readEffectResult, readResult, type BlobRef } from '../ledger/blobs.js';
 import type { BlobStore, CallClaim, EffectLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
 import { takeoverAfter } from '../ledger/protocol.js';
 import { LeaseHeldError, SettleWaitError } from '../shared/errors.js';
@@ -80,18 +80,19 @@ export function claimRefused(record: Pick<ToolCallRecord, 'leaseUntil' | 'settle
 }
 
 /**
- * The holder's outcome as this run records it: a result stored by reference is read from the
- * effect's own chunks (blobs.ts `storeCallResult`), which last as long as its record, and copied
- * into this run's blobs. An effect an earlier version recorded has them with the run that made it
- * only: read there while that run is in the ledger, and once it is gone (pruned), the model is told
- * that the effect was done and its result is no longer kept (`resultGone`) — never a second send.
+ * The holder's outcome as this run records it: what its result stores by reference — the result, or
+ * the whole of a result cut for the model, which the cut names — is read from the effect's own chunks
+ * (blobs.ts `storeCallResult`), which last as long as its record, and copied into this run's blobs,
+ * where this run's references resolve (blobs.ts `copyResult`). An effect an earlier version recorded
+ * has them with the run that made it only: read there while that run is in the ledger, and once it
+ * is gone (pruned), the model is told that the effect was done and its result is no longer kept
+ * (`resultGone`; a cut keeps its head and says its whole is gone) — never a second send.
  */
 async function doneFrom(ledger: EffectResultLedger, held: EffectRecord, runId: string): Promise<Outcome> {
   const outcome = held.outcome ?? 'ok';
-  const ref = parseBlobRef(held.result);
-  if (!ref || held.runId === runId) return { outcome, result: held.result ?? '', latencyMs: 0 };
-  const text = (await readEffectResult(ledger, held.key, ref)) ?? (await holderResult(ledger, held, ref));
-  return text === undefined ? resultGone(held) : { outcome, result: await storeResult(ledger, runId, text, 0), latencyMs: 0 };
+  if (held.result === undefined || held.runId === runId) return { outcome, result: held.result ?? '', latencyMs: 0 };
+  const result = await copyResult(ledger, runId, held.result, async (ref) => (await readEffectResult(ledger, held.key, ref)) ?? (await holderResult(ledger, held, ref)));
+  return result === undefined ? resultGone(held) : { outcome, result, latencyMs: 0 };
 }
 
 /** The result as the holder's run stored it; undefined when that run is gone from the ledger (a run still there with a chunk missing is damaged: BlobIntegrityError). */

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { MessageRequest } from '../../lambdas/records/messages.js';
 import { defineAgent, defineTool } from '../../lambdas/define.js';
-import { parseBlobRef } from '../../lambdas/ledger/blobs.js';
+import { parseBlobRef, readResult } from '../../lambdas/ledger/blobs.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { pruningOf } from '../../lambdas/ledger/storage-ledger.js';
 import { waitForChain } from '../../local/runtime/chain.js';
@@ -16,13 +16,15 @@ import { startLocalStack, type LocalStack } from '../../local/runtime/local-stac
  */
 const receipt = (id: string) => ({ id, statement: 'é🙂'.repeat(20_000) }); // ~120 KB of multi-byte text
 
-function statementAgent(sent: string[], seen: unknown[]) {
+/** `maxResultTokens`: the model is shown a head of the statement and a pointer to the whole (call-tool.ts `byReference`). */
+function statementAgent(sent: string[], seen: unknown[], maxResultTokens?: number) {
   const issue = defineTool({
     name: 'issue_statement',
     description: 'Issues the statement of an account and answers with it.',
     input: z.object({ account: z.string() }),
     effect: 'write',
     idempotencyKey: (args) => args.account,
+    ...(maxResultTokens !== undefined && { maxResultTokens }),
     execute: async (args) => {
       sent.push(args.account);
       return receipt(args.account);
@@ -48,6 +50,12 @@ function statementAgent(sent: string[], seen: unknown[]) {
 }
 
 let stack: LocalStack | undefined;
+/** Runs the agent for acc-1 as run `runId` to its end, on the synthesized state machine: its run record. */
+const runner = (on: LocalStack) => async (runId: string) => {
+  const { executionArn } = on.engine.startExecution({ name: runId, input: { runId, input: { account: 'acc-1' } } });
+  await waitForChain(on.engine, on.ledger, runId, executionArn);
+  return (await on.ledger.getRun(runId))!;
+};
 afterEach(async () => {
   await stack?.close();
   stack = undefined;
@@ -58,11 +66,7 @@ describe.each(['embedded', 'dynalite'] as const)('a business-key effect’s resu
     const sent: string[] = [];
     const seen: unknown[] = [];
     stack = await startLocalStack({ agent: statementAgent(sent, seen), ledger, retryDelayMs: 1 });
-    const run = async (runId: string) => {
-      const { executionArn } = stack!.engine.startExecution({ name: runId, input: { runId, input: { account: 'acc-1' } } });
-      await waitForChain(stack!.engine, stack!.ledger, runId, executionArn);
-      return (await stack!.ledger.getRun(runId))!;
-    };
+    const run = runner(stack);
 
     expect(await run('first')).toMatchObject({ status: 'succeeded' });
     const effect = await stack.ledger.getEffect('statements:issue_statement:acc-1');
@@ -91,11 +95,7 @@ describe.each(['embedded', 'dynalite'] as const)('a business-key effect’s resu
     let earlier = true;
     const decorateLedger = (inner: Ledger): Ledger => new Proxy(inner, { get: (target, key, receiver) => (key === 'putEffectBlob' && earlier ? async () => undefined : Reflect.get(target, key, receiver)) });
     stack = await startLocalStack({ agent: statementAgent(sent, seen), ledger, retryDelayMs: 1, decorateLedger });
-    const run = async (runId: string) => {
-      const { executionArn } = stack!.engine.startExecution({ name: runId, input: { runId, input: { account: 'acc-1' } } });
-      await waitForChain(stack!.engine, stack!.ledger, runId, executionArn);
-      return (await stack!.ledger.getRun(runId))!;
-    };
+    const run = runner(stack);
     expect(await run('first')).toMatchObject({ status: 'succeeded' });
     earlier = false;
     // While the run that made it is there, its result is read from that run's blobs.
@@ -116,5 +116,58 @@ describe.each(['embedded', 'dynalite'] as const)('a business-key effect’s resu
         },
       },
     ]);
+  });
+
+  /** A cut result as the model is shown it: the head of the whole, and `stored`, the reference to the whole in the run's own blobs. */
+  type Cut = { truncated: true; bytes: number; head: string; stored: string | null; message?: string };
+  const cutOf = (seen: unknown): Cut => (seen as { content: Cut }).content;
+
+  it('gives a later run of the key a cut result whose pointer to the whole resolves in its own run, after the holder is pruned', { timeout: 120_000 }, async () => {
+    const sent: string[] = [];
+    const seen: unknown[] = [];
+    stack = await startLocalStack({ agent: statementAgent(sent, seen, 1_000), ledger, retryDelayMs: 1 });
+    const run = runner(stack);
+    const whole = JSON.stringify(receipt('acc-1'));
+
+    expect(await run('first')).toMatchObject({ status: 'succeeded' });
+    const shown = cutOf(seen[0]);
+    expect(shown).toMatchObject({ truncated: true, bytes: Buffer.byteLength(whole), stored: expect.stringMatching(/^blob:v1:/) });
+    expect(await readResult(stack.ledger, 'first', parseBlobRef(shown.stored!)!)).toBe(whole);
+
+    await pruningOf(stack.ledger)!.prune(new Date('2999-01-01'), new Date());
+    expect(await stack.ledger.getRun('first')).toBeUndefined();
+
+    const second = await run('second');
+    expect(second, JSON.stringify(second.error)).toMatchObject({ status: 'succeeded' });
+    expect(sent).toEqual(['acc-1']);
+    // The same cut, and its pointer names the whole where the later run's own references resolve.
+    expect(cutOf(seen[1])).toEqual(shown);
+    expect(await readResult(stack.ledger, 'second', parseBlobRef(shown.stored!)!)).toBe(whole);
+  });
+
+  it('tells a later run the whole of a cut result is no longer kept where an earlier version kept it with the pruned run only', { timeout: 120_000 }, async () => {
+    const sent: string[] = [];
+    const seen: unknown[] = [];
+    let earlier = true;
+    const decorateLedger = (inner: Ledger): Ledger => new Proxy(inner, { get: (target, key, receiver) => (key === 'putEffectBlob' && earlier ? async () => undefined : Reflect.get(target, key, receiver)) });
+    stack = await startLocalStack({ agent: statementAgent(sent, seen, 1_000), ledger, retryDelayMs: 1, decorateLedger });
+    const run = runner(stack);
+    const whole = JSON.stringify(receipt('acc-1'));
+    expect(await run('first')).toMatchObject({ status: 'succeeded' });
+    earlier = false;
+    const shown = cutOf(seen[0]);
+    // While the run that made it is there, the whole is copied from that run's blobs.
+    expect(await run('while-there')).toMatchObject({ status: 'succeeded' });
+    expect(cutOf(seen[1])).toEqual(shown);
+    expect(await readResult(stack.ledger, 'while-there', parseBlobRef(shown.stored!)!)).toBe(whole);
+    await pruningOf(stack.ledger)!.prune(new Date('2999-01-01'), new Date());
+
+    expect(await run('second')).toMatchObject({ status: 'succeeded' });
+    expect(sent).toEqual(['acc-1']);
+    // The head it was shown, and no pointer to a whole that is gone.
+    expect(seen[2]).toEqual({
+      isError: false,
+      content: { truncated: true, bytes: shown.bytes, head: shown.head, stored: null, message: expect.stringMatching(/no longer kept/) },
+    });
   });
 });

@@ -6,7 +6,7 @@ import { RunConfig, ZERO_COUNTERS, type RunRecord, type ToolCallRecord, type Tur
 import { conversation } from '../../lambdas/steps/call-model.js';
 import { requestBytes } from '../../lambdas/guards/request-size.js';
 import { DEFAULT_PRICE_TABLE } from '../../lambdas/models/prices.js';
-import { cutResult } from '../../lambdas/steps/call-tool.js';
+import { cutResult } from '../../lambdas/ledger/blobs.js';
 import { AttemptCut, boundedAttempt } from '../../lambdas/tools/attempt.js';
 import { manualClock } from '../support/manual-clock.js';
 

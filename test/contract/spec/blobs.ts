@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BlobIntegrityError, parseBlobRef, readEffectResult, readResult, resolveResults, storeCallResult, storeResult } from '../../../lambdas/ledger/blobs.js';
+import { BlobIntegrityError, copyResult, cutResult, parseBlobRef, readEffectResult, readResult, resolveResults, storeCallResult, storeResult, type BlobRef } from '../../../lambdas/ledger/blobs.js';
 import { run, call } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
@@ -62,6 +62,53 @@ export function blobsSpec(make: MakeLedger): void {
         expect(await ledger.getEffectApproval(key)).toBeUndefined();
         await ledger.putEffectBlob(key, ref.sha256, ['X', ...(await ledger.getEffectBlob(key, ref.sha256)).slice(1)]);
         await expect(readEffectResult(ledger, key, ref)).rejects.toThrow(/^ledger integrity: effect refunds:issue_refund:rr_1, stored tool result [0-9a-f]{64} \(\d+ bytes\) fails verification: the chunks hold \d+ bytes$/);
+      });
+
+      it("keeps the whole of a business-key effect's result cut for the model under the effect, which the cut names", async () => {
+        const key = 'refunds:issue_refund:rr_1';
+        const shown = await cutResult(big, 1_000, (whole) => storeCallResult(ledger, 'r1', whole, 0, key));
+        const ref = parseBlobRef((JSON.parse(shown) as { stored: string }).stored)!;
+        expect(await readEffectResult(ledger, key, ref)).toBe(big);
+        expect(await readResult(ledger, 'r1', ref)).toBe(big);
+      });
+
+      it('copies a result to another run with what it references, the whole of a cut included, so its references resolve there', async () => {
+        const shown = await cutResult(big, 1_000, (whole) => storeResult(ledger, 'r1', whole, 0));
+        const read = (ref: BlobRef) => readResult(ledger, 'r1', ref);
+        const ref = parseBlobRef((JSON.parse(shown) as { stored: string }).stored)!;
+        expect(await ledger.getBlob('r2', ref.sha256)).toEqual([]);
+        expect(await copyResult(ledger, 'r2', shown, read)).toBe(shown);
+        expect(await readResult(ledger, 'r2', ref)).toBe(big);
+        // A result stored by reference, itself a cut (a maxResultTokens over 64 KiB): both copied.
+        const large = await cutResult(big, 100_000, (whole) => storeResult(ledger, 'r1', whole, 0));
+        const stored = await storeResult(ledger, 'r1', large, 0);
+        expect(await copyResult(ledger, 'r3', stored, read)).toBe(stored);
+        expect(await readResult(ledger, 'r3', parseBlobRef(stored)!)).toBe(large);
+        expect(await readResult(ledger, 'r3', ref)).toBe(big);
+      });
+
+      it('copies a cut whose whole is no longer kept as its head, saying so, no longer than it was; a result no longer kept as nothing', async () => {
+        const shown = await cutResult(big, 1_000, async (whole) => `blob:v1:${'a'.repeat(64)}:${Buffer.byteLength(whole)}`);
+        const copied = await copyResult(ledger, 'r2', shown, async () => undefined);
+        const { stored: _stored, ...head } = JSON.parse(shown) as Record<string, unknown>;
+        expect(JSON.parse(copied!)).toEqual({ ...head, stored: null, message: 'the whole of this result is no longer kept: only its head is' });
+        expect(Buffer.byteLength(copied!)).toBeLessThanOrEqual(Buffer.byteLength(shown));
+        expect(await copyResult(ledger, 'r2', `blob:v1:${'a'.repeat(64)}:9`, async () => undefined)).toBeUndefined();
+      });
+
+      it("copies a tool's own JSON that only looks like a cut as it is, reading nothing", async () => {
+        const ref = `blob:v1:${'a'.repeat(64)}:2000`;
+        const read = async (): Promise<string> => {
+          throw new Error('read');
+        };
+        for (const text of [
+          JSON.stringify({ truncated: true, bytes: 1999, head: 'x', stored: ref }),
+          JSON.stringify({ truncated: true, bytes: 2000, head: 'x', stored: ref, more: 1 }),
+          JSON.stringify({ truncated: true, head: 'x', bytes: 2000, stored: ref }),
+          JSON.stringify({ truncated: true, bytes: 2000, head: 'x', stored: 'elsewhere' }),
+        ]) {
+          expect(await copyResult(ledger, 'r2', text, read)).toBe(text);
+        }
       });
 
       it('resolves the references of tool calls, and leaves other results alone', async () => {
