@@ -120,9 +120,10 @@ describe.each(['embedded', 'dynalite'] as const)('a fork of a run with results c
     expect(sent).toEqual(['acc-1']);
   });
 
-  it("gives the write a reuse fork answers from the parent's record, and the read a dry fork answers from it, the whole in the fork", { timeout: 120_000 }, async () => {
+  // Keyed, the write a reuse fork repeats is answered by its business key's effect (tools/effects.ts `doneFrom`), before the fork's tool is asked.
+  it.each([false, true])("gives the write a reuse fork answers from the parent's record, and the read a dry fork answers from it, the whole in the fork (business key: %s)", { timeout: 120_000 }, async (keyed) => {
     const sent: string[] = [];
-    const { on, run, pruneThrough } = await start(sent);
+    const { on, run, pruneThrough } = await start(sent, { keyed });
     await run('parent');
     const parent = await cutsOf(on, 'parent');
     // From turn 1: the fork makes each call again, and the parent's record answers the write (reuse) or the read (dry).
