@@ -83,7 +83,7 @@ describe.each(['embedded', 'dynalite'] as const)('a fork of a run with results c
       expect(record, JSON.stringify(record.error)).toMatchObject({ status: 'succeeded' });
       return record;
     };
-    /** Prunes the runs that finished by `run`'s end (the later ones stay). */
+    /** Prunes the runs that finished by `runId`'s end, `runId` among them (the later ones stay). */
     const pruneThrough = async (runId: string) => {
       const finished = Date.parse((await on.ledger.getRun(runId))!.finishedAt!);
       await pruningOf(on.ledger)!.prune(new Date(finished + 1), clock.now());
