@@ -21,8 +21,8 @@ import type { ToolCallRecord } from '../records/ledger-records.js';
  * A result cut for the model (`cutResult`: a tool's `maxResultTokens`) is JSON that holds a
  * reference too, `stored`, to the whole result. Every reference, the result's own and a cut's,
  * resolves under the owner of the record that holds it: a record copied to another run (a later
- * run of a business key answered from the effect, `copyResult`) has what it references copied to
- * that run's blobs.
+ * run of a business key answered from the effect, a fork's copy of its parent's calls: `copyResult`)
+ * has what it references copied to that run's blobs.
  *
  * The chunks are their owner's, and go with it: a run's (`savepoint prune` removes them with the
  * run), or a business-key effect's: the effect's record outlives the run that made it, so the
@@ -90,6 +90,16 @@ export async function readResult(ledger: BlobStore, runId: string, ref: BlobRef)
 }
 
 /**
+ * `readResult`, or undefined when the run holds no chunk of it: for a reference a run's record may
+ * hold to chunks it never held, which an earlier version wrote (a cut copied without its whole:
+ * `copyCut`). Chunks there that do not verify are damage all the same (BlobIntegrityError).
+ */
+export async function keptResult(ledger: BlobStore, runId: string, ref: BlobRef): Promise<string | undefined> {
+  const chunks = await ledger.getBlob(runId, ref.sha256);
+  return chunks.length === 0 ? undefined : verified(chunks, ref, `run ${runId}`);
+}
+
+/**
  * `storeResult` for a call's result, or for the whole of one cut (`cutResult`'s `store`); one that
  * completes a business-key effect (`effectKey`), stored by reference, is stored under the effect as
  * well (EffectLedger `putEffectBlob`): for the later runs of its key, which are answered from the
@@ -109,23 +119,33 @@ export async function readEffectResult(ledger: Pick<EffectLedger, 'getEffectBlob
 }
 
 /**
- * `result`, another owner's (an effect's record), as run `runId` records it: each text it stores by
- * reference — the result itself, and the whole of a cut result — read with `read` and stored in the
- * run's own blobs, so that its references resolve under the run (`readResult`). undefined when the
- * result itself is no longer kept; a cut whose whole is no longer kept says so in place of its
- * reference (`unkept`).
+ * `result`, another owner's (an effect's record, a fork's parent's call), as run `runId` records
+ * it: each text it stores by reference — the result itself, and the whole of a cut result — read
+ * with `read` and stored in the run's own blobs, so that its references resolve under the run
+ * (`readResult`). undefined when the result itself is no longer kept; a cut whose whole is no
+ * longer kept says so in place of its reference (`unkept`).
  */
 export async function copyResult(ledger: BlobStore, runId: string, result: string, read: (ref: BlobRef) => Promise<string | undefined>): Promise<string | undefined> {
   const ref = parseBlobRef(result);
-  let text = ref ? await read(ref) : result;
+  const text = ref ? await read(ref) : result;
   if (text === undefined) return undefined;
+  return storeResult(ledger, runId, await copyCut(ledger, runId, text, read), ref ? 0 : undefined);
+}
+
+/**
+ * `text`, a result's own text (never a reference), as run `runId` holds it: when it is a cut, the
+ * whole its `stored` names is read with `read` and stored in the run's blobs, so the reference
+ * resolves under the run; a whole no longer kept (`read` answers undefined) is said in its place
+ * (`unkept`). Any other text is itself. What `copyResult` does to the text, for a caller that hands
+ * the text on (a fork's tool answering from its parent's record: runs/fork.ts) rather than recording it.
+ */
+export async function copyCut(ledger: BlobStore, runId: string, text: string, read: (ref: BlobRef) => Promise<string | undefined>): Promise<string> {
   const cut = cutOf(text);
-  if (cut) {
-    const whole = await read(cut.ref);
-    if (whole === undefined) text = unkept(cut);
-    else await storeResult(ledger, runId, whole, 0);
-  }
-  return storeResult(ledger, runId, text, ref ? 0 : undefined);
+  if (!cut) return text;
+  const whole = await read(cut.ref);
+  if (whole === undefined) return unkept(cut);
+  await storeResult(ledger, runId, whole, 0);
+  return text;
 }
 
 /**

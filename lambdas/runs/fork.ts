@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { inputTokensOf } from '../records/messages.js';
 import { stableJson, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import type { BlobStore, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
-import { parseBlobRef, readResult, RESULT_LIMIT_BYTES, storeResult } from '../ledger/blobs.js';
+import { BlobIntegrityError, copyCut, copyResult, keptResult, parseBlobRef, readResult, type BlobRef } from '../ledger/blobs.js';
 import { COUNTED_GUARDS, spentOf } from '../records/guards.js';
 import { type ForkEdits, type ForkLineage, type RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
 import { InvalidInputError } from '../shared/errors.js';
@@ -178,9 +178,12 @@ export function forkRunRecord(draft: RunRecord, parent: RunRecord, fork: ForkReq
 
 /**
  * Copies the prefix into the fork and seals the lineage on the parent; every write is idempotent, so
- * a retried StartRun repeats it safely. A result the parent stored by reference (ledger/blobs.ts)
- * is stored again under the fork (chunks are per run), read back and verified first; an edited
- * result too large for the call's item is stored by reference like any.
+ * a retried StartRun repeats it safely. What a copied result references is stored again under the
+ * fork (chunks are per run, and a reference resolves under the run whose record holds it), read back
+ * and verified first (ledger/blobs.ts `copyResult`): a result the parent stored by reference, and
+ * the whole of a result cut for the model (`maxResultTokens`), which the cut's `stored` names, so
+ * both resolve in the fork, also once the parent is pruned. An edited result too large for the
+ * call's item is stored by reference like any.
  */
 export async function copyPrefix(
   ledger: Pick<RunLedger, 'recordFork'> & Pick<TurnLedger, 'recordTurn'> & Pick<ToolCallLedger, 'recordCall'> & Pick<GuardLedger, 'countStep'> & BlobStore,
@@ -198,12 +201,33 @@ export async function copyPrefix(
   await ledger.recordFork(fork.forkedFrom!.runId, { runId: fork.runId, turn: fork.forkedFrom!.turn });
 
   async function copyCall(call: ToolCallRecord): Promise<void> {
-    const ref = parseBlobRef(call.result);
-    const text = ref ? await readResult(ledger, call.runId, ref) : call.result;
-    const result = text === undefined ? undefined : await storeResult(ledger, fork.runId, text, ref ? 0 : RESULT_LIMIT_BYTES);
+    const result = call.result === undefined ? undefined : await copyResult(ledger, fork.runId, call.result, parentBlobs(ledger, call.runId));
+    // The parent's own result gone from its blobs is damage, never an earlier version's pointer.
+    if (call.result !== undefined && result === undefined) throw new BlobIntegrityError(`run ${call.runId}`, parseBlobRef(call.result)!, 'no chunk found');
     // The parent's idempotency key stays: a provider that sees the call again sees the same request.
     await ledger.recordCall({ ...call, runId: fork.runId, status: 'completed', ...(result !== undefined && { result }) }, now);
   }
+}
+
+/**
+ * What a parent's record references, read from the parent's blobs for a fork (ledger/blobs.ts
+ * `copyResult`, `copyCut`). A reference to chunks the parent never held is read as no longer kept
+ * (the cut's head, and no pointer), not as damage: an earlier version copied a cut without its
+ * whole into a later run of a business key (its `stored` names the holder's chunks), and into a fork.
+ */
+function parentBlobs(ledger: BlobStore, parent: string): (ref: BlobRef) => Promise<string | undefined> {
+  return (ref) => keptResult(ledger, parent, ref);
+}
+
+/**
+ * A parent's recorded result as the fork's tool answers it (`forkEffects`): read back when stored by
+ * reference, with the whole of a cut copied to the fork's blobs (ledger/blobs.ts `copyCut`), where
+ * the fork's record of the answer resolves, as `copyPrefix` does for a copied call.
+ */
+async function answerFrom(ledger: BlobStore, runId: string, parent: ToolCallRecord): Promise<unknown> {
+  const ref = parseBlobRef(parent.result);
+  const text = ref ? await readResult(ledger, parent.runId, ref) : (parent.result ?? 'null');
+  return JSON.parse(await copyCut(ledger, runId, text, parentBlobs(ledger, parent.runId))) as unknown;
 }
 
 /**
@@ -259,7 +283,7 @@ export function rememberLineage(ledger: object, run: Pick<RunRecord, 'runId' | '
  * as an error and never sent; a new write goes out. The definition's fingerprint is unchanged
  * (only `execute` differs).
  */
-export function forkEffects<A extends AgentDefinition>(agent: A, ledger: Pick<RunLedger, 'getRun'> & Pick<TurnLedger, 'listConversation'>): A {
+export function forkEffects<A extends AgentDefinition>(agent: A, ledger: Pick<RunLedger, 'getRun'> & Pick<TurnLedger, 'listConversation'> & BlobStore): A {
   // A run's lineage never changes once it is created: read once per run per container (of the
   // runs in progress; a container outlives many runs, so only the most recent are kept), unless
   // the step that calls the tool read the run already (rememberLineage).
@@ -277,7 +301,7 @@ export function forkEffects<A extends AgentDefinition>(agent: A, ledger: Pick<Ru
           if (lineage?.effects !== 'dry') return tool.execute(args, context);
           const text = stableJson(args);
           const seen = (await callsOf(lineage.runId)).find((call) => call.name === tool.name && call.outcome === 'ok' && stableJson(call.args) === text);
-          return seen ? (JSON.parse(seen.result ?? 'null') as unknown) : tool.execute(args, context);
+          return seen ? answerFrom(ledger, context.runId, seen) : tool.execute(args, context);
         },
       };
     }
@@ -292,7 +316,7 @@ export function forkEffects<A extends AgentDefinition>(agent: A, ledger: Pick<Ru
         const writes = (await callsOf(lineage.runId)).filter((call) => call.effect === 'write');
         const parent = writes.map((call) => ({ ...call, ...(keyed.idempotencyKey && { businessKey: keyed.idempotencyKey(call.args, { ...context, turn: call.turn, call: call.call }) }) }));
         const verdict = writeVerdict(tool, args, key, parent);
-        if (verdict.kind === 'reuse') return JSON.parse(verdict.parent.result ?? 'null') as unknown;
+        if (verdict.kind === 'reuse') return answerFrom(ledger, context.runId, verdict.parent);
         if (verdict.kind === 'hazard') throw new InvalidInputError(`fork hazard, not sent: ${verdict.reason}`);
         return tool.execute(args, context);
       },

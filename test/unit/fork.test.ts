@@ -3,7 +3,7 @@ import { z } from 'zod';
 import * as protocol from '../../lambdas/ledger/protocol.js';
 import type { ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
-import { resolveResults, storeResult } from '../../lambdas/ledger/blobs.js';
+import { cutResult, resolveResults, storeResult } from '../../lambdas/ledger/blobs.js';
 import { verifyRun } from '../../lambdas/ledger/seal.js';
 import { copiedSteps, copyPrefix, editedPrefix, forkChanges, forkEffects, forkPrefix, forkRunRecord, hazardReport, writeVerdict } from '../../lambdas/runs/fork.js';
 import { requestShape, shapeChanges } from '../../lambdas/runs/request-shape.js';
@@ -126,6 +126,50 @@ describe('copyPrefix', () => {
     expect(copied.map((c) => c.result)).toEqual([big]);
     for (const runId of ['p0', 'f1']) expect((await verifyRun(ledger, runId)).problems).toEqual([]);
   });
+
+  /** A parent p0 whose call 1/1 recorded `result` (its blobs as `blobs` left them), and a fork f1 of it at turn 2. */
+  async function forkOf(result: (ledger: EmbeddedLedger) => Promise<string>) {
+    const ledger = EmbeddedLedger.open();
+    const parentRun = run('p0', { status: 'succeeded' });
+    await ledger.createRun(parentRun);
+    await ledger.recordTurn({ ...usesTurn(1, 1), runId: 'p0' });
+    await ledger.recordCall({ ...done(1, 1), runId: 'p0', result: await result(ledger) } as ToolCallRecord & { status: 'completed' }, new Date());
+    const { turns, calls } = await ledger.listConversation('p0');
+    const prefix = forkPrefix({ run: parentRun, turns, calls }, 2);
+    const fork = forkRunRecord(run('f1'), parentRun, { from: 'p0', at: 2, effects: 'reuse' }, prefix);
+    await ledger.createRun(fork);
+    return { ledger, copy: () => copyPrefix(ledger, fork, prefix, new Date()) };
+  }
+  const whole = JSON.stringify({ rows: 'x'.repeat(5_000) });
+  const cutOf = (ledger: EmbeddedLedger, runId: string) => cutResult(whole, 500, (text) => storeResult(ledger, runId, text, 0));
+
+  it("gives a cut whose whole the parent never held (an earlier version's pointer) its head and no pointer, and the fork goes on", async () => {
+    // A later run of a business key as 0.21.0 recorded it: the cut names the holder's chunks (`h0`'s), not p0's.
+    const { ledger, copy } = await forkOf((ledger) => cutOf(ledger, 'h0'));
+    await copy();
+    const [copied] = (await ledger.listConversation('f1')).calls;
+    expect(JSON.parse(copied!.result!)).toEqual({ truncated: true, bytes: whole.length, head: expect.any(String), stored: null, message: expect.stringMatching(/no longer kept/) });
+  });
+
+  it("refuses a parent whose own result stored by reference is gone from its blobs: that is damage, named", async () => {
+    const { copy } = await forkOf(async (ledger) => storeResult(ledger, 'elsewhere', whole, 0));
+    await expect(copy()).rejects.toThrow(/^ledger integrity: run p0, stored tool result [0-9a-f]{64} \(5011 bytes\) fails verification: no chunk found$/);
+  });
+});
+
+describe('forkEffects answers from the parent’s record', () => {
+  it('a write the parent made whose result is stored by reference: the result itself, read back', async () => {
+    const ledger = EmbeddedLedger.open();
+    const big = { rows: 'x'.repeat(70_000) };
+    await ledger.createRun(run('p0', { status: 'succeeded' }));
+    await ledger.recordCall({ ...done(1, 1, { name: 'pay', args: {} }), runId: 'p0', result: await storeResult(ledger, 'p0', JSON.stringify(big)) } as ToolCallRecord & { status: 'completed' }, new Date());
+    await ledger.createRun(run('f1', { forkedFrom: { runId: 'p0', turn: 1, effects: 'reuse' } }));
+    let sent = 0;
+    const pay = { name: 'pay', description: 'pays', effect: 'write', input: z.object({}), execute: async () => ++sent };
+    const [tool] = (forkEffects({ tools: [pay] } as never, ledger) as { tools: unknown }).tools as [typeof pay & { execute: (args: unknown, context: unknown) => Promise<unknown> }];
+    expect(await tool.execute({}, { runId: 'f1', turn: 1, call: 1 })).toEqual(big);
+    expect(sent).toBe(0);
+  });
 });
 
 describe('writeVerdict', () => {
@@ -162,7 +206,7 @@ describe('forkEffects keeps the lineages of recent runs only (issue 26, item 9)'
   it("reads a run's lineage once while it runs, and forgets it once many newer runs have taken its place", async () => {
     const ledger = EmbeddedLedger.open();
     let reads = 0;
-    const counted = { getRun: (runId: string) => (reads++, ledger.getRun(runId)), listConversation: (runId: string) => ledger.listConversation(runId) };
+    const counted = { getRun: (runId: string) => (reads++, ledger.getRun(runId)), listConversation: (runId: string) => ledger.listConversation(runId), getBlob: ledger.getBlob.bind(ledger), putBlob: ledger.putBlob.bind(ledger) };
     const lookup = { name: 'lookup', description: 'reads', effect: 'read', input: z.object({}), execute: async () => 'looked up' };
     const [tool] = (forkEffects({ tools: [lookup] } as never, counted) as { tools: unknown }).tools as [typeof lookup & { execute: (args: unknown, context: unknown) => Promise<unknown> }];
     const runs = 1_000;
