@@ -21,6 +21,13 @@ import type { Outcome } from './failures.js';
  * The child run's id derives from the call (`childRunId`), so every attempt, resume and engine of
  * the parent meets the same child; the result is read from the child's own run record, never from
  * what woke the wait.
+ *
+ * The settle is one count (`settleKey`) that three paths may make, whichever comes first; the
+ * others find its key counted and change nothing (protocol.ts `countStep`), a retry of any included:
+ *
+ *   the parent's CallTool reads the child ended ─► settle, record the result        (childOutcome)
+ *   the parent stops at that call (a kill, a budget) with the child ended ─► settle  (settleStopping)
+ *   the child ends, its parent already over (killed, stopped, timed out) ─► settle  (settleForEndedParent)
  */
 
 /** The executions of a deployment's child agents, as one agent's role reaches them. */
@@ -66,7 +73,7 @@ export async function childOutcome(deps: ChildCallDeps, call: ChildCall): Promis
     // no child) counts both as the run did. (A reservation whose key aged out of the run's last
     // counted steps — a turn of more than 60 calls — is counted again: more spent, never less.)
     await reserve(deps.ledger, wait, child.budget);
-    await settle(deps.ledger, wait, child.budget, found);
+    await settle(deps.ledger, wait, found);
     return { outcome: found.status === 'succeeded' ? 'ok' : 'error', result: JSON.stringify(childResult(found)), latencyMs: 0 };
   }
   if (!deps.children) {
@@ -110,6 +117,31 @@ export async function wakeParent(deps: { ledger: ChildWaitLedger; callbacks: Tas
 }
 
 /**
+ * A call of an agent tool that its stopping run skips (CallTool, its run killed or out of budget):
+ * a child that ended is settled all the same — the run records no result of it, so nothing else
+ * of the run would — and one still running is settled when it ends (`settleForEndedParent`).
+ */
+export async function settleStopping(ledger: Pick<RunLedger, 'getRun'> & GuardLedger, run: Pick<RunRecord, 'runId'>, at: { turn: number; call: number; toolCallId: string }): Promise<void> {
+  const child = await ledger.getRun(childRunId(run.runId, at.turn, at.toolCallId));
+  // Only this run's own child: a fork's copied call names its parent's (which settled it).
+  if (child && child.status !== 'running' && child.parent?.runId === run.runId) await settle(ledger, child.parent, child);
+}
+
+/**
+ * A child run ended (ExecutionStopped, on its status change) after its parent's run was over —
+ * killed, stopped by its guards, given up — so no CallTool of the parent will read it: its
+ * reservation is settled into the parent's record here, by the key the parent's own settle uses
+ * (whichever comes first counts; a parent later resumed finds it counted). A parent still running
+ * settles it itself. True when this call counted it.
+ */
+export async function settleForEndedParent(ledger: Pick<RunLedger, 'getRun'> & GuardLedger, childRun: RunRecord): Promise<boolean> {
+  if (!childRun.parent || childRun.status === 'running') return false;
+  const parent = await ledger.getRun(childRun.parent.runId);
+  if (!parent || parent.status === 'running') return false;
+  return settle(ledger, childRun.parent, childRun);
+}
+
+/**
  * Killing a parent kills its children: a running child run whose parent is killed (its flag, or
  * its record ended killed) is killed itself, the flag naming the parent, and stops at this check
  * like any killed run; its end wakes nothing (the parent is not waiting any more). Returns the
@@ -150,11 +182,16 @@ async function reserve(ledger: GuardLedger, wait: ChildWait, budget: ChildBudget
   await ledger.countStep(wait.runId, reserveKey(wait), { costMicros: Math.round(budget.maxDollars * MICROS), inputTokens: budget.maxTokens });
 }
 
-/** What the child spent replaces what was reserved for it (once per call). */
-async function settle(ledger: GuardLedger, wait: ChildWait, budget: ChildBudget, child: RunRecord): Promise<void> {
-  await ledger.countStep(wait.runId, settleKey(wait), {
-    costMicros: child.costMicros - Math.round(budget.maxDollars * MICROS),
-    inputTokens: child.inputTokens - budget.maxTokens,
+/**
+ * What the child spent replaces what was reserved for it (once per call): the budget it was started
+ * with, as its own record holds it (the limits before any extension a person granted it), so that
+ * every path that settles it — with the agent's code or without — counts the same.
+ */
+async function settle(ledger: GuardLedger, wait: ChildWait, child: RunRecord): Promise<boolean> {
+  const reserved = { ...child.config, ...child.budgetsBeforeExtension };
+  return ledger.countStep(wait.runId, settleKey(wait), {
+    costMicros: child.costMicros - Math.round(reserved.maxDollars * MICROS),
+    inputTokens: child.inputTokens - reserved.maxTokens,
     outputTokens: child.outputTokens,
   });
 }
