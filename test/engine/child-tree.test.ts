@@ -7,6 +7,8 @@ import { createClient } from '../../client/ledger-client.js';
 import { formatReport } from '../../cli/format.js';
 import type { LocalStack } from '../../local/runtime/local-stack.js';
 import { waitFor } from '../support/agent-harness.js';
+import { turnCounts } from '../../lambdas/conversation/turns.js';
+import { settleStatusChanges } from '../../local/services/status-events.js';
 import { delegating, paid, root, treeStack } from '../support/tree-agents.js';
 
 /**
@@ -67,6 +69,13 @@ describe('a tree of child runs', { timeout: 180_000 }, () => {
     expect(paid).toEqual([]);
     expect(ended.map((run) => run!.modelTurns)).toEqual([1, 1, 1]);
     expect(await ledger.getApproval(leafId, 1, 1)).toMatchObject({ status: 'expired' });
+    // The leaf ended after its parent (killed first, by its execution's stop): its end settled its
+    // reservation into the middle run's record, which carries its own turn and what the leaf spent.
+    await leafStack.engine.waitForExecution(leafRun!.executionArn);
+    await settleStatusChanges(leafStack.engine);
+    const [midNow, leafNow] = await Promise.all([ledger.getRun(midId), ledger.getRun(leafId)]);
+    const [midTurn] = (await ledger.listConversation(midId)).turns.map(turnCounts);
+    expect([midNow!.costMicros, midNow!.inputTokens, midNow!.outputTokens]).toEqual([midTurn!.costMicros + leafNow!.costMicros, midTurn!.inputTokens + leafNow!.inputTokens, midTurn!.outputTokens + leafNow!.outputTokens]);
     expect((await ledger.getCall(leafId, 1, 1))?.status).not.toBe('completed');
 
     // `status` shows the tree, each child as its own record says.
