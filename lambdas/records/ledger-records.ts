@@ -146,6 +146,12 @@ export interface Counters {
    * definition's worst case. A sum over the run's executions; each takes the difference.
    */
   historyEvents?: number;
+  /**
+   * Child runs (`defineAgentTool`) whose budget the run reserved and has not yet settled with what
+   * they spent (tools/child-runs.ts): while one is, the run's spend is not final, and its own
+   * parent does not settle it yet.
+   */
+  childRunsOpen?: number;
 }
 
 export const ZERO_COUNTERS: Counters = {

@@ -4,7 +4,7 @@ import { returnFleetLease } from '../guards/fleet.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, TaskCallbacks } from '../shared/ports.js';
 import { ExecutionStatusChange, childRequestOf, runOfExecution } from '../runs/status-change.js';
-import { settleForEndedParent, wakeParent, type ChildStarter } from '../tools/child-runs.js';
+import { settleUp, wakeParent, type ChildStarter } from '../tools/child-runs.js';
 import { killChildren } from '../runs/child-tree.js';
 import type { RunRecord } from '../records/ledger-records.js';
 
@@ -30,7 +30,7 @@ type Detail = ExecutionStatusChange['detail'];
  * ends of this agent's child runs' executions (`defineAgentTool`; the rule on each child agent's
  * state machine): a child whose run is over wakes the parent's wait (tools/child-runs.ts), a
  * stopped one killed first, so that the parent is not left waiting on a child nobody ends; and
- * where the parent's run is over already, settles the child's budget into the parent's record. It
+ * settles the child's budget into the parent's record (what it spent replaces its reservation). It
  * loads no agent's code (the stack's one function serves every agent): the run is the one the
  * execution's input names, or StartRun noted (runs/status-change.ts `runOfExecution`).
  */
@@ -43,8 +43,8 @@ export function createExecutionStopped(deps: StoppedDeps) {
       const run = await deps.ledger.getRun(child.runId);
       if (detail.status === 'ABORTED' && run) await killTree(deps, run, detail);
       const ours = run && run.parent?.runId === child.parent.runId ? run : undefined;
-      // A parent over already (killed, stopped, given up) reads the child no more: its reservation settles here.
-      if (ours) await settleForEndedParent(deps.ledger, ours);
+      // Its reservation settled now (a parent over already never reads the child again), then the wake.
+      if (ours) await settleUp(deps.ledger, ours);
       const woke = deps.callbacks && ours ? await wakeParent({ ledger: deps.ledger, callbacks: deps.callbacks }, ours) : false;
       return { runId: child.runId, action: woke ? 'woke' : killed ? 'killed' : 'ignored' };
     }

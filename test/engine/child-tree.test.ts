@@ -69,13 +69,20 @@ describe('a tree of child runs', { timeout: 180_000 }, () => {
     expect(paid).toEqual([]);
     expect(ended.map((run) => run!.modelTurns)).toEqual([1, 1, 1]);
     expect(await ledger.getApproval(leafId, 1, 1)).toMatchObject({ status: 'expired' });
-    // The leaf ended after its parent (killed first, by its execution's stop): its end settled its
-    // reservation into the middle run's record, which carries its own turn and what the leaf spent.
-    await leafStack.engine.waitForExecution(leafRun!.executionArn);
-    await settleStatusChanges(leafStack.engine);
-    const [midNow, leafNow] = await Promise.all([ledger.getRun(midId), ledger.getRun(leafId)]);
-    const [midTurn] = (await ledger.listConversation(midId)).turns.map(turnCounts);
-    expect([midNow!.costMicros, midNow!.inputTokens, midNow!.outputTokens]).toEqual([midTurn!.costMicros + leafNow!.costMicros, midTurn!.inputTokens + leafNow!.inputTokens, midTurn!.outputTokens + leafNow!.outputTokens]);
+    // What each spent replaced each child's reservation, up the tree, whichever ended first: the
+    // leaf's end (after the middle run's: killed first, by its execution's stop) settled it into the
+    // middle run, whose spend was then final, settled into the root. Every status change delivered:
+    for (const [engine, run] of [[stack.engine, rootRun], [midStack.engine, midRun], [leafStack.engine, leafRun]] as const) await engine.waitForExecution(run!.executionArn);
+    for (const engine of [stack.engine, midStack.engine, leafStack.engine]) await settleStatusChanges(engine);
+    const spent = async (runId: string) => {
+      const run = (await ledger.getRun(runId))!;
+      const [turn] = (await ledger.listConversation(runId)).turns.map(turnCounts);
+      return { total: [run.costMicros, run.inputTokens, run.outputTokens], own: [turn!.costMicros, turn!.inputTokens, turn!.outputTokens] };
+    };
+    const [rootSpent, midSpent, leafSpent] = await Promise.all(['tree', midId, leafId].map(spent));
+    expect(leafSpent!.total).toEqual(leafSpent!.own);
+    expect(midSpent!.total).toEqual(midSpent!.own.map((own, index) => own + leafSpent!.total[index]!));
+    expect(rootSpent!.total).toEqual(rootSpent!.own.map((own, index) => own + midSpent!.total[index]!));
     expect((await ledger.getCall(leafId, 1, 1))?.status).not.toBe('completed');
 
     // `status` shows the tree, each child as its own record says.

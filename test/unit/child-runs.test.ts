@@ -148,11 +148,34 @@ describe('a child run that ends after its parent (ExecutionStopped)', () => {
     expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
   });
 
-  it('leaves a running parent\'s reservation to the parent (its CallTool settles it) and wakes its wait', async () => {
-    const { ledger, stopped, woken } = await setUp('running');
+  it('settles a running parent\'s reservation at the child\'s end too, and wakes its wait: its CallTool then counts nothing again', async () => {
+    const { ledger, callTool, stopped, woken } = await setUp('running');
     expect(await stopped(ended('SUCCEEDED'))).toMatchObject({ action: 'woke' });
     expect(woken).toEqual(['token-1']);
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
+    expect(await callTool({ runId: 'p1', turn: 1, call: 1 })).toMatchObject({ name: 'delegate', outcome: 'error' });
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
+  });
+
+  it('settles a child whose own child ends after it only once that one is settled into it, then up the tree, once', async () => {
+    const { ledger, stopped } = await setUp('killed');
+    // The child reserved $0.5 and 5,000 tokens for a grandchild, which ends after it.
+    const grandchild = childRunId(child, 1, 'g1');
+    const childNow = (await ledger.getRun(child))!;
+    expect(childNow.status).toBe('killed');
+    await ledger.countStep(child, 'child:1:1:reserve', { costMicros: 500_000, inputTokens: 5_000, childRunsOpen: 1 });
+    await ledger.createRun(runRecord({ runId: grandchild, agent: 'notes', status: 'killed', config: { ...runRecord().config, maxDollars: 0.5, maxTokens: 5_000 }, costMicros: 100_000, inputTokens: 1_000, outputTokens: 50, parent: { runId: child, turn: 1, call: 1 } }));
+    const grandchildEnded = { ...ended('ABORTED'), detail: { executionArn: `arn:${grandchild}`, status: 'SUCCEEDED', input: JSON.stringify({ runId: grandchild, input: { text: 'hi' }, parent: { runId: child, turn: 1, call: 1 } }) } };
+
+    // The child's end: its spend is not final (its grandchild is open), so its parent keeps the reservation.
+    await stopped(ended('SUCCEEDED'));
     expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 1_000_000, inputTokens: 10_000 });
+    // The grandchild's end settles it into the child, whose spend is then final: the child into the parent.
+    await stopped(grandchildEnded);
+    await stopped(grandchildEnded);
+    await stopped(ended('SUCCEEDED'));
+    expect(await ledger.getRun(child)).toMatchObject({ costMicros: 350_000, inputTokens: 4_000, outputTokens: 250, childRunsOpen: 0 });
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 350_000, inputTokens: 4_000, outputTokens: 250, childRunsOpen: 0 });
   });
 });
 
