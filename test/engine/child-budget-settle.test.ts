@@ -12,11 +12,12 @@ import { delegating, leaf, paid, treeStack } from '../support/tree-agents.js';
 /**
  * A parent run killed while its child run (defineAgentTool) waits for a person: the child's whole
  * budget was reserved in the parent's record when the child started, and what the child really
- * spent replaces it once the child ends — whether the parent stops at the call (a cancel through
- * the runs API: the child's end wakes it, its CallTool skips the call) or its execution was stopped
- * first (StopExecution: the parent is over before the child ends, and the child's ExecutionStopped
- * settles it). On both ledgers, through the twin (each function's ledger calls authorized as its
- * role, from the synthesized template).
+ * spent replaces it once the child ends (its ExecutionStopped settles it, once) — whether the
+ * parent then stops at the call (a cancel through the runs API: the child's end wakes it, its
+ * CallTool skips the call) or its execution was stopped first (StopExecution: the parent is over
+ * before the child ends). On both ledgers, through the twin (each function's ledger calls
+ * authorized as its role, from the synthesized template: ExecutionStopped's write of the parent's
+ * run item included).
  */
 
 let stack: LocalStack | undefined;
