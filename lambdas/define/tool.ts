@@ -238,7 +238,7 @@ export interface ChildRunSpec<Args = any> {
   readonly agent: { readonly name: string };
   /** The child run's input, from the call's arguments (checked by the child agent's own `input` schema). */
   readonly input: (args: Args) => unknown;
-  /** The child's budgets, reserved from the parent's before it starts; what it does not spend returns (not to a parent killed while the child runs: its spend keeps the reservation). */
+  /** The child's budgets, reserved from the parent's before it starts; what it does not spend returns once it ended (to a parent killed or stopped while the child ran too: the child's end settles it). */
   readonly budget: ChildBudget;
 }
 

@@ -24,7 +24,7 @@ import type { StepBasis, StepRead } from '../ledger/ledger.js';
 import { deriveRecordedCall, jsonObject } from '../conversation/tool-calls.js';
 import { claimRefused, effectGate, recordEscalation, undecided, unknownEarlierSend } from '../tools/effects.js';
 import { reserveAmount } from '../tools/aggregates.js';
-import { childOutcome, startChild, type ChildStarter } from '../tools/child-runs.js';
+import { childOutcome, settleStopping, startChild, type ChildStarter } from '../tools/child-runs.js';
 import type { TaskCallbacks } from '../shared/ports.js';
 
 export const CallToolInput = schemaOnFirstUse(() => z.object({
@@ -166,8 +166,12 @@ export function createCallTool(deps: CallToolDeps) {
       return { waiting: false };
     }
     if (recorded?.status === 'completed') return repeated(deps, at, recorded as ToolCallRecord & { status: 'completed' });
-    // Checked before every step, from persisted state: a kill or an exhausted budget stops here.
-    if (trip) return skipped(at, trip.reason);
+    // Checked before every step, from persisted state: a kill or an exhausted budget stops here
+    // (an agent tool's child that ended settled first: the run records no result of it).
+    if (trip) {
+      if (deps.agent.tools.some((tool) => tool.child && tool.name === block.name)) await settleStopping(deps.ledger, run, { turn, call, toolCallId: block.id });
+      return skipped(at, trip.reason);
+    }
 
     const derived = await deriveRecordedCall(deps.ledger, deps.agent, run, turnRecord, call);
     const { tool } = derived;

@@ -4,7 +4,7 @@ import { returnFleetLease } from '../guards/fleet.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, TaskCallbacks } from '../shared/ports.js';
 import { ExecutionStatusChange, childRequestOf, runOfExecution } from '../runs/status-change.js';
-import { wakeParent, type ChildStarter } from '../tools/child-runs.js';
+import { settleUp, wakeParent, type ChildStarter } from '../tools/child-runs.js';
 import { killChildren } from '../runs/child-tree.js';
 import type { RunRecord } from '../records/ledger-records.js';
 
@@ -29,7 +29,8 @@ type Detail = ExecutionStatusChange['detail'];
  * marked killed here — by StopExecution, when, and why — and is never resumed. It also hears the
  * ends of this agent's child runs' executions (`defineAgentTool`; the rule on each child agent's
  * state machine): a child whose run is over wakes the parent's wait (tools/child-runs.ts), a
- * stopped one killed first, so that the parent is not left waiting on a child nobody ends. It
+ * stopped one killed first, so that the parent is not left waiting on a child nobody ends; and
+ * settles the child's budget into the parent's record (what it spent replaces its reservation). It
  * loads no agent's code (the stack's one function serves every agent): the run is the one the
  * execution's input names, or StartRun noted (runs/status-change.ts `runOfExecution`).
  */
@@ -41,7 +42,10 @@ export function createExecutionStopped(deps: StoppedDeps) {
       const killed = detail.status === 'ABORTED' && (await kill(deps, child.runId, detail));
       const run = await deps.ledger.getRun(child.runId);
       if (detail.status === 'ABORTED' && run) await killTree(deps, run, detail);
-      const woke = deps.callbacks && run && run.parent?.runId === child.parent.runId ? await wakeParent({ ledger: deps.ledger, callbacks: deps.callbacks }, run) : false;
+      const ours = run && run.parent?.runId === child.parent.runId ? run : undefined;
+      // Its reservation settled now (a parent over already never reads the child again), then the wake.
+      if (ours) await settleUp(deps.ledger, ours);
+      const woke = deps.callbacks && ours ? await wakeParent({ ledger: deps.ledger, callbacks: deps.callbacks }, ours) : false;
       return { runId: child.runId, action: woke ? 'woke' : killed ? 'killed' : 'ignored' };
     }
     if (detail.status !== 'ABORTED') return { action: 'ignored' };

@@ -21,7 +21,19 @@ import type { Outcome } from './failures.js';
  * The child run's id derives from the call (`childRunId`), so every attempt, resume and engine of
  * the parent meets the same child; the result is read from the child's own run record, never from
  * what woke the wait.
- */
+ *
+ * The settle is one count (`settleKey`), made once the child's spend is final — its run over, and
+ * each child of its own settled into it (`childRunsOpen`, which the reservation raises and the
+ * settle lowers) — by whichever of these comes first; the others find its key counted and change
+ * nothing (protocol.ts `countStep`), a retry of any included:
+ *
+ *   the parent's CallTool reads the child ended ─► settle, record the result        (childOutcome)
+ *   the parent stops at that call (a kill, a budget) with the child ended ─► settle  (settleStopping)
+ *   the child's execution ends (ExecutionStopped) ─► settle, however the parent is   (settleUp)
+ *   a grandchild's settle makes the child's spend final ─► settle the child, and up the tree
+ *
+ * So a parent killed or stopped while its child runs — which never reads the child's end — carries
+ * what the child spent once it ended, not the child's reservation; so does its own parent. */
 
 /** The executions of a deployment's child agents, as one agent's role reaches them. */
 export interface ChildStarter {
@@ -66,7 +78,8 @@ export async function childOutcome(deps: ChildCallDeps, call: ChildCall): Promis
     // no child) counts both as the run did. (A reservation whose key aged out of the run's last
     // counted steps — a turn of more than 60 calls — is counted again: more spent, never less.)
     await reserve(deps.ledger, wait, child.budget);
-    await settle(deps.ledger, wait, child.budget, found);
+    // Settled here when its spend is final; else (its own children still ending) by settleUp, later.
+    if (spentAll(found)) await settle(deps.ledger, wait, found);
     return { outcome: found.status === 'succeeded' ? 'ok' : 'error', result: JSON.stringify(childResult(found)), latencyMs: 0 };
   }
   if (!deps.children) {
@@ -110,6 +123,34 @@ export async function wakeParent(deps: { ledger: ChildWaitLedger; callbacks: Tas
 }
 
 /**
+ * A call of an agent tool that its stopping run skips (CallTool, its run killed or out of budget):
+ * a child that ended is settled all the same — the run records no result of it, so nothing else
+ * of the run would — and one still running is settled when it ends (`settleUp`).
+ */
+export async function settleStopping(ledger: Pick<RunLedger, 'getRun'> & GuardLedger, run: Pick<RunRecord, 'runId'>, at: { turn: number; call: number; toolCallId: string }): Promise<void> {
+  const child = await ledger.getRun(childRunId(run.runId, at.turn, at.toolCallId));
+  // Only this run's own child: a fork's copied call names its parent's (which settled it).
+  if (child?.parent?.runId === run.runId && spentAll(child)) await settle(ledger, child.parent, child);
+}
+
+/**
+ * A child run's execution ended (ExecutionStopped, on its status change): once its spend is final,
+ * its reservation is settled into its parent's record — whether the parent still waits for it
+ * (its CallTool then finds it counted), stopped at the call, or is over already (killed, stopped,
+ * given up: it never reads the child again) — and, where that settle makes the parent's own spend
+ * final, the parent into its parent, up the tree. Each settle is counted once by its key, so a
+ * second delivery, a retry after a crash between two levels, or a parent's CallTool racing it
+ * changes nothing twice.
+ */
+export async function settleUp(ledger: Pick<RunLedger, 'getRun'> & GuardLedger, childRun: RunRecord): Promise<void> {
+  const seen = new Set<string>();
+  for (let run: RunRecord | undefined = childRun; run?.parent && spentAll(run) && !seen.has(run.runId); run = await ledger.getRun(run.parent.runId)) {
+    seen.add(run.runId);
+    await settle(ledger, run.parent, run);
+  }
+}
+
+/**
  * Killing a parent kills its children: a running child run whose parent is killed (its flag, or
  * its record ended killed) is killed itself, the flag naming the parent, and stops at this check
  * like any killed run; its end wakes nothing (the parent is not waiting any more). Returns the
@@ -145,17 +186,29 @@ function childResult(child: RunRecord): Record<string, unknown> {
   };
 }
 
-/** The child's budget, reserved from the parent's (once per call). */
+/** The child's budget, reserved from the parent's (once per call): one more child open in the parent's spend. */
 async function reserve(ledger: GuardLedger, wait: ChildWait, budget: ChildBudget): Promise<void> {
-  await ledger.countStep(wait.runId, reserveKey(wait), { costMicros: Math.round(budget.maxDollars * MICROS), inputTokens: budget.maxTokens });
+  await ledger.countStep(wait.runId, reserveKey(wait), { costMicros: Math.round(budget.maxDollars * MICROS), inputTokens: budget.maxTokens, childRunsOpen: 1 });
 }
 
-/** What the child spent replaces what was reserved for it (once per call). */
-async function settle(ledger: GuardLedger, wait: ChildWait, budget: ChildBudget, child: RunRecord): Promise<void> {
-  await ledger.countStep(wait.runId, settleKey(wait), {
-    costMicros: child.costMicros - Math.round(budget.maxDollars * MICROS),
-    inputTokens: child.inputTokens - budget.maxTokens,
+/**
+ * What a run spent is final: its run is over and every child it reserved for is settled into it.
+ * (A run recorded before children were counted open may count below zero: final, as it was read then.)
+ */
+const spentAll = (run: RunRecord) => run.status !== 'running' && (run.childRunsOpen ?? 0) <= 0;
+
+/**
+ * What the child spent replaces what was reserved for it (once per call): the budget it was started
+ * with, as its own record holds it (the limits before any extension a person granted it), so that
+ * every path that settles it — with the agent's code or without — counts the same.
+ */
+async function settle(ledger: GuardLedger, wait: ChildWait, child: RunRecord): Promise<boolean> {
+  const reserved = { ...child.config, ...child.budgetsBeforeExtension };
+  return ledger.countStep(wait.runId, settleKey(wait), {
+    costMicros: child.costMicros - Math.round(reserved.maxDollars * MICROS),
+    inputTokens: child.inputTokens - reserved.maxTokens,
     outputTokens: child.outputTokens,
+    childRunsOpen: -1,
   });
 }
 

@@ -1,5 +1,8 @@
+import { StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterEach, describe, expect, it } from 'vitest';
 import { childRunId } from '../../lambdas/index.js';
+import { turnCounts } from '../../lambdas/conversation/turns.js';
+import { settleStatusChanges } from '../../local/services/status-events.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { startLocalStack, type LedgerKind, type LocalStack } from '../../local/runtime/local-stack.js';
@@ -14,8 +17,9 @@ import { delegating, leaf, paid } from '../support/tree-agents.js';
  * (tools/child-runs.ts `parentKill`), and stops before any model call or tool call; under the kill
  * of all runs it reads that kill. The kill lands exactly in that window: a decorator in front of
  * the parent's storeChildWait (after the step's read, before StartExecution) kills the parent
- * through the runs API — the real cascade, and StopExecution of the parent — or sets the kill of
- * all runs.
+ * through the runs API — the real cascade, and StopExecution of the parent — sets the kill of
+ * all runs, or stops the parent's execution (its run over before its child starts). Whichever, the
+ * parent's record carries only its own spend: the child's reservation settled by what it spent, nothing.
  */
 
 let stack: LocalStack | undefined;
@@ -72,6 +76,14 @@ async function childThenParent(ledger: Ledger, checkChild: (child: RunRecord) =>
   });
 }
 
+/** The parent's counters are its own turns': its child's reservation was settled by what the child spent (nothing). */
+async function ownSpendOnly(ledger: Ledger, parent: RunRecord): Promise<void> {
+  const { turns } = await ledger.listConversation(parent.runId);
+  const own = turns.map(turnCounts).reduce((sum, count) => ({ costMicros: sum.costMicros + count.costMicros, inputTokens: sum.inputTokens + count.inputTokens, outputTokens: sum.outputTokens + count.outputTokens }), { costMicros: 0, inputTokens: 0, outputTokens: 0 });
+  expect(own.costMicros).toBeGreaterThan(0);
+  expect({ costMicros: parent.costMicros, inputTokens: parent.inputTokens, outputTokens: parent.outputTokens }).toEqual(own);
+}
+
 /** The child ran no step: no model call, no turn or call recorded, nobody asked, nothing paid. */
 async function ranNothing(ledger: Ledger, child: RunRecord): Promise<void> {
   expect(child).toMatchObject({ status: 'killed', parent: { runId, turn: 1, call: 1 }, modelTurns: 0, toolCalls: 0, steps: 0 });
@@ -94,6 +106,7 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a parent killed between its
     expect(cancelled).toBe(202);
     expect(parentRun).toMatchObject({ status: 'killed', killed: { reason: 'wrong invoice' } });
     expect(childRun!.killed).toEqual({ by: `parent run ${runId}`, at: expect.any(String), reason: `its parent run ${runId} was killed by ${parentRun.killed!.by}: wrong invoice` });
+    await ownSpendOnly(stack.ledger, parentRun);
   });
 
   it('by the kill of all runs: the child started after it stops at its first decision and runs no step; the parent ends killed', { timeout: 120_000 }, async () => {
@@ -103,5 +116,29 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a parent killed between its
     const parentRun = await childThenParent(stack.ledger, (child) => ranNothing(stack!.ledger, (childRun = child)));
     expect(parentRun).toMatchObject({ status: 'killed', stopReason: `killed (all runs) by alice at ${everyone.at}: stop everything` });
     expect(childRun!.stopReason).toBe(`killed (all runs) by alice at ${everyone.at}: stop everything`);
+    await ownSpendOnly(stack.ledger, parentRun);
+  });
+
+  it('by StopExecution of the parent: its run is over before the child starts; the child\'s end settles its reservation', { timeout: 120_000 }, async () => {
+    stack = await killedBeforeChildStarts(kind, async (target) => {
+      const { executionArn } = (await target.getRun(runId))!;
+      await stack!.sfn.send(new StopExecutionCommand({ executionArn, error: 'Operator.Stop', cause: 'wrong invoice' }));
+      // Its ExecutionStopped recorded the kill before the child starts.
+      await settleStatusChanges(stack!.engine);
+      expect((await target.getRun(runId))!.status).toBe('killed');
+    });
+    stack.engine.startExecution({ name: 'late-kill-1', input: { runId, input: { invoice: 'inv_1' } } });
+    const childRun = await waitFor(async () => {
+      const child = await stack!.ledger.getRun(childId);
+      return child?.status !== 'running' && child;
+    });
+    await ranNothing(stack.ledger, childRun);
+    // The child's end delivered (the wake of its parent, and the settle: its parent is over).
+    const child = stack.children.get(leaf.name)!;
+    await child.engine.waitForExecution(childRun.executionArn);
+    await settleStatusChanges(child.engine);
+    const parentRun = (await stack.ledger.getRun(runId))!;
+    expect(parentRun.stopReason).toMatch(/^killed by StopExecution at .*: Operator.Stop: wrong invoice$/);
+    await ownSpendOnly(stack.ledger, parentRun);
   });
 });

@@ -7,6 +7,8 @@ import { createClient } from '../../client/ledger-client.js';
 import { formatReport } from '../../cli/format.js';
 import type { LocalStack } from '../../local/runtime/local-stack.js';
 import { waitFor } from '../support/agent-harness.js';
+import { turnCounts } from '../../lambdas/conversation/turns.js';
+import { settleStatusChanges } from '../../local/services/status-events.js';
 import { delegating, paid, root, treeStack } from '../support/tree-agents.js';
 
 /**
@@ -67,6 +69,20 @@ describe('a tree of child runs', { timeout: 180_000 }, () => {
     expect(paid).toEqual([]);
     expect(ended.map((run) => run!.modelTurns)).toEqual([1, 1, 1]);
     expect(await ledger.getApproval(leafId, 1, 1)).toMatchObject({ status: 'expired' });
+    // What each spent replaced each child's reservation, up the tree, whichever ended first: the
+    // leaf's end (after the middle run's: killed first, by its execution's stop) settled it into the
+    // middle run, whose spend was then final, settled into the root. Every status change delivered:
+    for (const [engine, run] of [[stack.engine, rootRun], [midStack.engine, midRun], [leafStack.engine, leafRun]] as const) await engine.waitForExecution(run!.executionArn);
+    for (const engine of [stack.engine, midStack.engine, leafStack.engine]) await settleStatusChanges(engine);
+    const spent = async (runId: string) => {
+      const run = (await ledger.getRun(runId))!;
+      const [turn] = (await ledger.listConversation(runId)).turns.map(turnCounts);
+      return { total: [run.costMicros, run.inputTokens, run.outputTokens], own: [turn!.costMicros, turn!.inputTokens, turn!.outputTokens] };
+    };
+    const [rootSpent, midSpent, leafSpent] = await Promise.all(['tree', midId, leafId].map(spent));
+    expect(leafSpent!.total).toEqual(leafSpent!.own);
+    expect(midSpent!.total).toEqual(midSpent!.own.map((own, index) => own + leafSpent!.total[index]!));
+    expect(rootSpent!.total).toEqual(rootSpent!.own.map((own, index) => own + midSpent!.total[index]!));
     expect((await ledger.getCall(leafId, 1, 1))?.status).not.toBe('completed');
 
     // `status` shows the tree, each child as its own record says.

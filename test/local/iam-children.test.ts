@@ -3,7 +3,7 @@
  * start its child agent's state machine (on its alias: authorized against the machine's own ARN)
  * and nothing else of the child's — no stop, no task answer, no read of its executions — and no
  * other agent's; its ExecutionStopped may stop the child's executions (a killed parent's
- * children), nothing of another agent's, and the stack's runs function its agents' executions; it answers its own waits' tokens; the child's roles gain nothing on the parent.
+ * children), nothing of another agent's, and settles an ended child's budget in its parent's run item, and the stack's runs function its agents' executions; it answers its own waits' tokens; the child's roles gain nothing on the parent.
  * Decided by the twin's IAM evaluator over the roles of a synthesized three-agent stack.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +48,14 @@ describe('a parent agent and its child agent', () => {
     ]) expect(allowed(callTool, request), `${request.action} ${request.resource}`).toBe(false);
     // It answers its own wait's token (a child that finished before the wait began).
     expect(allowed(callTool, { action: 'states:SendTaskSuccess', resource: machine('parent') })).toBe(true);
+  });
+
+  it("lets the stack's ExecutionStopped settle an ended child's budget into its parent's run item, and up the tree (a read and a conditional put of each)", () => {
+    const stopped = roleOf('ControlPlaneExecutionStoppedFunction');
+    const runItem = (action: string, runId: string) => ({ action: `dynamodb:${action}`, resource: table, context: { 'dynamodb:LeadingKeys': [`RUN#${runId}`] } });
+    for (const runId of ['p1', 'p1-t1-call_1']) for (const action of ['GetItem', 'PutItem']) expect(allowed(stopped, runItem(action, runId)), `${action} RUN#${runId}`).toBe(true);
+    // A put only: no update, no delete of a run's item.
+    for (const action of ['UpdateItem', 'DeleteItem']) expect(allowed(stopped, runItem(action, 'p1')), action).toBe(false);
   });
 
   it("lets the parent's CallTool store its waits' tokens and the stack's ExecutionStopped read them; no other function", () => {

@@ -124,8 +124,8 @@ export async function ledgerOf(stateDir: string, runId: string) {
   const { ledger, close } = await openLedger(stateDir);
   try {
     const run = await ledger.getRun(runId);
-    const { calls, approvals } = await ledger.listConversation(runId);
-    return { run, calls, approvals, call: (name: string) => calls.find((call: ToolCallRecord) => call.name === name) };
+    const { turns, calls, approvals } = await ledger.listConversation(runId);
+    return { run, turns, calls, approvals, call: (name: string) => calls.find((call: ToolCallRecord) => call.name === name) };
   } finally {
     await close();
   }

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { defineAgent, defineAgentTool, defineTool, withDev, type AgentDefinition } from '../../lambdas/index.js';
 import type { ModelPolicy } from '../../lambdas/define.js';
 import type { ChildStack } from '../../local/runtime/children.js';
-import { startLocalStack, type LocalStack } from '../../local/runtime/local-stack.js';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime/local-stack.js';
 import { wakeOnEngineEvents, wakingLedger } from './agent-harness.js';
 
 /**
@@ -61,10 +61,10 @@ export const root = delegating('tree-root', 'ask_mid', mid, { maxDollars: 1, max
 
 /**
  * The stack of `agent` (its child agents' stacks beside it), with every engine of its tree waking
- * `waitFor`; `unwatch` ends that when the test is done.
+ * `waitFor`; `unwatch` ends that when the test is done. On the embedded ledger unless `options` say.
  */
-export async function treeStack(agent: AgentDefinition, unwatch: (() => void)[]): Promise<LocalStack> {
-  const started = await startLocalStack({ agent, retryDelayMs: 1, recovery: false, decorateLedger: wakingLedger });
+export async function treeStack(agent: AgentDefinition, unwatch: (() => void)[], options: Pick<LocalStackOptions, 'ledger'> = {}): Promise<LocalStack> {
+  const started = await startLocalStack({ agent, retryDelayMs: 1, recovery: false, decorateLedger: wakingLedger, ...options });
   const watch = (one: { engine: LocalStack['engine']; children: ReadonlyMap<string, ChildStack> }) => {
     unwatch.push(wakeOnEngineEvents(one.engine));
     for (const child of one.children.values()) watch(child);

@@ -6,10 +6,11 @@ import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { ErrorNames } from '../../lambdas/shared/errors.js';
 import { createCallTool, type CallToolResult } from '../../lambdas/steps/call-tool.js';
 import { parentKill, shortfall, wakeParent } from '../../lambdas/tools/child-runs.js';
+import { createExecutionStopped } from '../../lambdas/steps/execution-stopped.js';
 import { RunId } from '../../lambdas/runs/run-request.js';
 import { runRecord } from '../support/records.js';
 import { killChildren } from '../../lambdas/runs/child-tree.js';
-import type { TurnRecord } from '../../lambdas/records/ledger-records.js';
+import type { RunRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 
 const now = new Date('2026-11-29T02:00:00.000Z');
 const clock = { now: () => now };
@@ -53,20 +54,27 @@ describe('the child budget', () => {
   });
 });
 
+/** The child of p1's call 1/1 (`delegate`), ended: started with the tool's budget, it spent less. */
+const endedChild = (overrides: Partial<RunRecord>) =>
+  runRecord({ runId: childRunId('p1', 1, 'c1'), agent: 'notes', config: { ...runRecord().config, maxDollars: 1, maxTokens: 10_000 }, costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, parent: { runId: 'p1', turn: 1, call: 1 }, ...overrides });
+
+/** A parent run p1 whose turn 1 calls its agent tool `delegate` once, and its CallTool. */
+async function callToolSetUp(config = runRecord().config) {
+  const ledger = EmbeddedLedger.open();
+  await ledger.createRun(runRecord({ runId: 'p1', agent: 'parent', config }));
+  await ledger.recordTurn({ kind: 'turn', runId: 'p1', turn: 1, model: 'sim:savepoint-sim-1', content: [{ type: 'tool_use', id: 'c1', name: 'delegate', input: { text: 'hi' } }], stopReason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1 }, costMicros: 0, latencyMs: 0, recordedAt: now.toISOString() });
+  const started: string[] = [];
+  const woken: string[] = [];
+  const callTool = createCallTool({
+    agent: parent, agentDeps: () => undefined, ledger, clock, breaker: new CircuitBreaker(ledger, clock), leaseMs: 60_000, fingerprint: () => 'f',
+    children: { start: async (agent, name) => void started.push(`${agent}/${name}`) },
+    callbacks: { succeed: async (token) => (woken.push(token), true), fail: async () => true },
+  });
+  return { ledger, callTool, started, woken };
+}
+
 describe('an agent tool in CallTool', () => {
-  const setUp = async (config = runRecord().config) => {
-    const ledger = EmbeddedLedger.open();
-    await ledger.createRun(runRecord({ runId: 'p1', agent: 'parent', config }));
-    await ledger.recordTurn({ kind: 'turn', runId: 'p1', turn: 1, model: 'sim:savepoint-sim-1', content: [{ type: 'tool_use', id: 'c1', name: 'delegate', input: { text: 'hi' } }], stopReason: 'tool_use', usage: { input_tokens: 1, output_tokens: 1 }, costMicros: 0, latencyMs: 0, recordedAt: now.toISOString() });
-    const started: string[] = [];
-    const woken: string[] = [];
-    const callTool = createCallTool({
-      agent: parent, agentDeps: () => undefined, ledger, clock, breaker: new CircuitBreaker(ledger, clock), leaseMs: 60_000, fingerprint: () => 'f',
-      children: { start: async (agent, name) => void started.push(`${agent}/${name}`) },
-      callbacks: { succeed: async (token) => (woken.push(token), true), fail: async () => true },
-    });
-    return { ledger, callTool, started, woken };
-  };
+  const setUp = callToolSetUp;
 
   it('waits (Agent.ChildRunPending), then starts the child once with its budget reserved, and records its result once it finished', async () => {
     const { ledger, callTool, started } = await setUp();
@@ -79,11 +87,21 @@ describe('an agent tool in CallTool', () => {
     expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 1_000_000, inputTokens: 10_000 });
     expect(await ledger.getChildWait({ runId: 'p1', turn: 1, call: 1 })).toBe('token-2');
 
-    await ledger.createRun(runRecord({ runId: child, agent: 'notes', status: 'succeeded', costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, report: { saved: 1 }, parent: { runId: 'p1', turn: 1, call: 1 } }));
+    await ledger.createRun(endedChild({ status: 'succeeded', report: { saved: 1 } }));
     const result = (await callTool({ runId: 'p1', turn: 1, call: 1 })) as CallToolResult;
     expect(result).toMatchObject({ name: 'delegate', outcome: 'ok' });
     expect(JSON.parse((await ledger.getCall('p1', 1, 1))!.result!)).toEqual({ childRunId: child, status: 'succeeded', report: { saved: 1 }, dollars: 0.25 });
     // What the child did not spend returned: the parent carries the child's spend.
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
+  });
+
+  it('settles an ended child when its run stops at the call (killed): the parent carries what the child spent, not its reservation', async () => {
+    const { ledger, callTool } = await setUp();
+    await callTool({ runId: 'p1', turn: 1, call: 1, taskToken: 'token-1' });
+    await ledger.createRun(endedChild({ status: 'killed' }));
+    await ledger.killRun('p1', { by: 'alice', at: now.toISOString(), reason: 'wrong day' });
+    expect(await callTool({ runId: 'p1', turn: 1, call: 1 })).toMatchObject({ outcome: 'skipped' });
+    expect(await callTool({ runId: 'p1', turn: 1, call: 1 })).toMatchObject({ outcome: 'skipped' });
     expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
   });
 
@@ -92,6 +110,72 @@ describe('an agent tool in CallTool', () => {
     expect(await callTool({ runId: 'p1', turn: 1, call: 1 })).toMatchObject({ outcome: 'error' });
     expect(JSON.parse((await ledger.getCall('p1', 1, 1))!.result!)).toMatchObject({ error: 'child_budget_exceeds_remaining' });
     expect(started).toEqual([]);
+  });
+});
+
+describe('a child run that ends after its parent (ExecutionStopped)', () => {
+  const wait = { runId: 'p1', turn: 1, call: 1 };
+  const child = childRunId('p1', 1, 'c1');
+  const ended = (status: 'SUCCEEDED' | 'ABORTED') => ({
+    'detail-type': 'Step Functions Execution Status Change',
+    source: 'aws.states',
+    detail: { executionArn: `arn:${child}`, status, input: JSON.stringify({ runId: child, input: { text: 'hi' }, config: { maxDollars: 1, maxTokens: 10_000 }, parent: wait }) },
+  });
+  /** The parent reserved its child's budget (AwaitChildRun) and ended `status` while the child ran; the child then ended. */
+  const setUp = async (status: 'killed' | 'failed' | 'running') => {
+    const { ledger, callTool } = await callToolSetUp();
+    await callTool({ runId: 'p1', turn: 1, call: 1, taskToken: 'token-1' });
+    if (status !== 'running') await ledger.finishRun('p1', { status }, now);
+    await ledger.createRun(endedChild({ status: 'killed' }));
+    const woken: string[] = [];
+    const stopped = createExecutionStopped({ ledger, clock, callbacks: { succeed: async (token) => (woken.push(token), true), fail: async () => true } });
+    return { ledger, callTool, stopped, woken };
+  };
+
+  it('settles the child\'s budget into its ended parent once: a second delivery of the same end changes nothing', async () => {
+    const { ledger, stopped } = await setUp('killed');
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 1_000_000, inputTokens: 10_000 });
+    await stopped(ended('SUCCEEDED'));
+    await stopped(ended('SUCCEEDED'));
+    expect(await ledger.getRun('p1')).toMatchObject({ status: 'killed', costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
+  });
+
+  it('settles once whichever path comes first: a parent resumed after the child\'s end records its result and counts nothing again', async () => {
+    const { ledger, callTool, stopped } = await setUp('failed');
+    await stopped(ended('SUCCEEDED'));
+    await ledger.attachExecution('p1', 'arn:p1-2', now);
+    expect(await callTool({ runId: 'p1', turn: 1, call: 1 })).toMatchObject({ name: 'delegate', outcome: 'error' });
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
+  });
+
+  it('settles a running parent\'s reservation at the child\'s end too, and wakes its wait: its CallTool then counts nothing again', async () => {
+    const { ledger, callTool, stopped, woken } = await setUp('running');
+    expect(await stopped(ended('SUCCEEDED'))).toMatchObject({ action: 'woke' });
+    expect(woken).toEqual(['token-1']);
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
+    expect(await callTool({ runId: 'p1', turn: 1, call: 1 })).toMatchObject({ name: 'delegate', outcome: 'error' });
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
+  });
+
+  it('settles a child whose own child ends after it only once that one is settled into it, then up the tree, once', async () => {
+    const { ledger, stopped } = await setUp('killed');
+    // The child reserved $0.5 and 5,000 tokens for a grandchild, which ends after it.
+    const grandchild = childRunId(child, 1, 'g1');
+    const childNow = (await ledger.getRun(child))!;
+    expect(childNow.status).toBe('killed');
+    await ledger.countStep(child, 'child:1:1:reserve', { costMicros: 500_000, inputTokens: 5_000, childRunsOpen: 1 });
+    await ledger.createRun(runRecord({ runId: grandchild, agent: 'notes', status: 'killed', config: { ...runRecord().config, maxDollars: 0.5, maxTokens: 5_000 }, costMicros: 100_000, inputTokens: 1_000, outputTokens: 50, parent: { runId: child, turn: 1, call: 1 } }));
+    const grandchildEnded = { ...ended('ABORTED'), detail: { executionArn: `arn:${grandchild}`, status: 'SUCCEEDED', input: JSON.stringify({ runId: grandchild, input: { text: 'hi' }, parent: { runId: child, turn: 1, call: 1 } }) } };
+
+    // The child's end: its spend is not final (its grandchild is open), so its parent keeps the reservation.
+    await stopped(ended('SUCCEEDED'));
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 1_000_000, inputTokens: 10_000 });
+    // The grandchild's end settles it into the child, whose spend is then final: the child into the parent.
+    await stopped(grandchildEnded);
+    await stopped(grandchildEnded);
+    await stopped(ended('SUCCEEDED'));
+    expect(await ledger.getRun(child)).toMatchObject({ costMicros: 350_000, inputTokens: 4_000, outputTokens: 250, childRunsOpen: 0 });
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 350_000, inputTokens: 4_000, outputTokens: 250, childRunsOpen: 0 });
   });
 });
 

@@ -83,6 +83,16 @@ export function guardsSpec(make: MakeLedger): void {
         expect(await ledger.getRun('r1')).toMatchObject({ steps: 160, modelTurns: 40, toolCalls: 120 });
       });
 
+      it('counts a step on an ended run, once: a child\'s settle after its parent was killed (tools/child-runs.ts), two racers', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.countStep('r1', 'child:1:1:reserve', { costMicros: 1_000_000, inputTokens: 10_000 });
+        await ledger.finishRun('r1', { status: 'killed', stopReason: 'killed by alice' }, at(5));
+        const settle = () => ledger.countStep('r1', 'child:1:1:settle', { costMicros: 250_000 - 1_000_000, inputTokens: 3_000 - 10_000, outputTokens: 200 });
+        expect((await Promise.all([settle(), settle()])).filter(Boolean)).toHaveLength(1);
+        expect(await settle()).toBe(false);
+        expect(await ledger.getRun('r1')).toMatchObject({ status: 'killed', costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
+      });
+
       it('does not count a step of an unknown run', async () => {
         expect(await ledger.countStep('nope', 'turn:1', { steps: 1 })).toBe(false);
         expect(await ledger.getRun('nope')).toBeUndefined();
