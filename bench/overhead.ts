@@ -156,7 +156,7 @@ export interface RecordedTurn {
 const WARM_UP_STEPS = 600;
 
 /** Warm-up runs for runs of `steps` steps: WARM_UP_STEPS in all, and at least five (a run's own start and end). */
-const warmUpRuns = (steps: number) => Math.max(5, Math.ceil(WARM_UP_STEPS / steps));
+export const warmUpRuns = (steps: number) => Math.max(5, Math.ceil(WARM_UP_STEPS / steps));
 
 /**
  * Floor runs in each batch: a batch before a row's first run and one after each run, so every run

@@ -56,5 +56,8 @@ export function withCounted<T extends Pick<RunRecord, 'steps' | 'toolCalls'>>(ru
 export function atPosition<T extends Pick<RunRecord, 'steps' | 'toolCalls' | 'callsCounted'>>(run: T, turn: number, call: number): T {
   const counted = countedOf(run, turn);
   if (counted === 'all') return run;
-  return withCounted(run, { turn, calls: Array.from({ length: call - 1 }, (_, index) => index + 1).filter((before) => !counted.includes(before)) });
+  // The calls before it, in a loop: every tool call asks, the first (nothing before it) included.
+  const before: number[] = [];
+  for (let earlier = 1; earlier < call; earlier++) if (!counted.includes(earlier)) before.push(earlier);
+  return withCounted(run, { turn, calls: before });
 }

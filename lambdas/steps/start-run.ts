@@ -10,7 +10,7 @@ import { verifyRun } from '../ledger/seal.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, Executions } from '../shared/ports.js';
 import { modelSpecOf, namedRunId, otherRequestProblem, runRecordTooLarge, runRequestFromEvent, type StartRequest } from '../runs/run-request.js';
-import { continuationProblem, describeVersion, migrationVerdict } from '../runs/versions.js';
+import { codeFingerprint, continuationProblem, describeVersion, migrationVerdict } from '../runs/versions.js';
 import { historyAtStart, type HistoryBound } from '../guards/history.js';
 import { verifiedStarter } from '../runs/starter.js';
 import type { DecisionMac } from '../approvals/decision-mac.js';
@@ -69,6 +69,9 @@ export interface StartRunDeps {
  * run that has it. A run still driven by another live execution is left alone.
  */
 export function createStartRun(deps: StartRunDeps) {
+  // The fingerprint of each model's runs, worked out once per instance (it hashes the prompt and
+  // every tool's schema): every run a warm function starts is bound to the same few.
+  const fingerprintOf = codeFingerprint(deps.agent, deps.codeVersion, deps.priceTable ?? DEFAULT_PRICE_TABLE);
   return async (input: unknown): Promise<StartRunResult> => {
     const { event, executionArn, definition } = parseOrThrow(StartRunInput(), input, 'StartRun input');
     const { agent } = deps;
@@ -86,7 +89,7 @@ export function createStartRun(deps: StartRunDeps) {
     // refused here, before any call: a dollar budget must never silently read zero.
     const model = request.model ?? modelSpecOf(deps.defaultModel ?? agent.model, deps.defaultModel ? 'stack model' : `model of agent ${agent.name}`);
     for (const spec of [model, ...(agent.fallbackModel ? [agent.fallbackModel] : [])]) priceFor(spec, prices);
-    const fingerprint = agentFingerprint({ ...agent, model }, deps.codeVersion, prices.version);
+    const fingerprint = fingerprintOf(model);
     const definitionHash = definition.hash;
     const ceilings = budgetCeilings(agent, deps.maxBudgets);
     const config = withinCeilings(parseOrThrow(RunConfig(), { ...agent.budgets, ...request.config }, 'run config'), request.config, ceilings);
@@ -167,7 +170,7 @@ export function createStartRun(deps: StartRunDeps) {
     }
     await meetRecordedCalls(deps, existing.runId, deps.clock.now());
     // Compared on the run's own model: a resume without --model is not a change of model.
-    const resumed = existing.model === model ? fingerprint : agentFingerprint({ ...agent, model: existing.model }, deps.codeVersion, prices.version);
+    const resumed = fingerprintOf(existing.model);
     const changed = codeChanges(existing, resumed, definitionHash);
     if (changed.length > 0 && !request.force) {
       throw new InvalidInputError(
