@@ -1,5 +1,5 @@
 import { StopExecutionCommand } from '@aws-sdk/client-sfn';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { childRunId } from '../../lambdas/index.js';
 import { turnCounts } from '../../lambdas/conversation/turns.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
@@ -7,7 +7,7 @@ import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { settleStatusChanges } from '../../local/services/status-events.js';
 import type { LedgerKind, LocalStack } from '../../local/runtime/local-stack.js';
 import { waitFor } from '../support/agent-harness.js';
-import { delegating, leaf, paid, treeStack } from '../support/tree-agents.js';
+import { delegating, leaf, paid, treeStack, treeTestCleanup } from '../support/tree-agents.js';
 
 /**
  * A parent run killed while its child run (defineAgentTool) waits for a person: the child's whole
@@ -20,14 +20,8 @@ import { delegating, leaf, paid, treeStack } from '../support/tree-agents.js';
  * run item included).
  */
 
+const { unwatch, track } = treeTestCleanup();
 let stack: LocalStack | undefined;
-const unwatch: (() => void)[] = [];
-afterEach(async () => {
-  await stack?.close();
-  stack = undefined;
-  unwatch.splice(0).forEach((off) => off());
-  paid.length = 0;
-});
 
 const budget = { maxDollars: 0.5, maxTokens: 20_000 };
 
@@ -43,7 +37,7 @@ type Started = { stack: LocalStack; runId: string; executionArn: string; childId
 
 /** Starts the parent `runId`, and resolves once its child waits for a person (the child spent its one model turn). */
 async function childWaiting(kind: LedgerKind, runId: string): Promise<Started> {
-  stack = await treeStack(delegating(`settle-${kind}`, 'ask_leaf', leaf, budget), unwatch, { ledger: kind });
+  stack = track(await treeStack(delegating(`settle-${kind}`, 'ask_leaf', leaf, budget), unwatch, { ledger: kind }));
   const childId = childRunId(runId, 1, 'call_1');
   const { executionArn } = stack.engine.startExecution({ name: `${runId}-1`, input: { runId, input: { invoice: 'inv_1' } } });
   await waitFor(async () => (await stack!.ledger.listPendingApprovals()).some((approval) => approval.runId === childId));

@@ -1,5 +1,5 @@
 import { StopExecutionCommand } from '@aws-sdk/client-sfn';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { childRunId } from '../../lambdas/index.js';
 import { turnCounts } from '../../lambdas/conversation/turns.js';
 import { settleStatusChanges } from '../../local/services/status-events.js';
@@ -7,7 +7,7 @@ import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { startLocalStack, type LedgerKind, type LocalStack } from '../../local/runtime/local-stack.js';
 import { waitFor, wakeOnEngineEvents, wakingLedger } from '../support/agent-harness.js';
-import { delegating, leaf, paid } from '../support/tree-agents.js';
+import { delegating, leaf, paid, treeTestCleanup } from '../support/tree-agents.js';
 
 /**
  * A parent killed between its AwaitChildRun's read and its child's start: the kill's cascade runs
@@ -22,14 +22,8 @@ import { delegating, leaf, paid } from '../support/tree-agents.js';
  * parent's record carries only its own spend: the child's reservation settled by what it spent, nothing.
  */
 
+const { unwatch, track } = treeTestCleanup();
 let stack: LocalStack | undefined;
-const unwatch: (() => void)[] = [];
-afterEach(async () => {
-  await stack?.close();
-  stack = undefined;
-  unwatch.splice(0).forEach((off) => off());
-  paid.length = 0;
-});
 
 const runId = 'late-kill';
 const childId = childRunId(runId, 1, 'call_1');
@@ -57,7 +51,7 @@ async function killedBeforeChildStarts(ledger: LedgerKind, kill: (target: Ledger
   const started = await startLocalStack({ agent: parent, ledger, retryDelayMs: 1, recovery: false, decorateLedger: (inner) => wakingLedger(aroundWait(inner)) });
   unwatch.push(wakeOnEngineEvents(started.engine));
   for (const child of started.children.values()) unwatch.push(wakeOnEngineEvents(child.engine));
-  return started;
+  return track(started);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { DescribeExecutionCommand, ListExecutionsCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { childRunId, defineAgent, defineTool, withDev } from '../../lambdas/index.js';
 import { loadReport } from '../../lambdas/runs/report.js';
@@ -9,7 +9,7 @@ import type { LocalStack } from '../../local/runtime/local-stack.js';
 import { waitFor } from '../support/agent-harness.js';
 import { turnCounts } from '../../lambdas/conversation/turns.js';
 import { settleStatusChanges } from '../../local/services/status-events.js';
-import { delegating, paid, root, treeStack } from '../support/tree-agents.js';
+import { delegating, paid, root, treeStack, treeTestCleanup } from '../support/tree-agents.js';
 
 /**
  * A tree of runs (issue 34 item 2): a parent whose tool is another agent, whose tool is a third.
@@ -19,14 +19,8 @@ import { delegating, paid, root, treeStack } from '../support/tree-agents.js';
  * copied turns started, while a child called after the fork point is the fork's own.
  */
 
+const { unwatch, track } = treeTestCleanup();
 let stack: LocalStack | undefined;
-const unwatch: (() => void)[] = [];
-afterEach(async () => {
-  await stack?.close();
-  stack = undefined;
-  unwatch.splice(0).forEach((off) => off());
-  paid.length = 0;
-});
 
 async function executionsOf(sfn: SFNClient, stateMachineArn: string) {
   const listed = await sfn.send(new ListExecutionsCommand({ stateMachineArn }));
@@ -35,7 +29,7 @@ async function executionsOf(sfn: SFNClient, stateMachineArn: string) {
 
 describe('a tree of child runs', { timeout: 180_000 }, () => {
   it('killed at its root: every child recorded killed by its parent with who asked, its execution aborted, nothing run after', async () => {
-    stack = await treeStack(root, unwatch);
+    stack = track(await treeStack(root, unwatch));
     const ledger = stack.ledger;
     const midId = childRunId('tree', 1, 'call_1');
     const leafId = childRunId(midId, 1, 'call_1');
@@ -101,7 +95,7 @@ describe('a tree of child runs', { timeout: 180_000 }, () => {
       policy: () => ({ content: [{ type: 'text', text: 'noted' }], stop_reason: 'end_turn' }),
     });
     const parent = delegating('tree-forked', 'note', leafless, { maxDollars: 0.5, maxTokens: 20_000 });
-    stack = await treeStack(parent, unwatch);
+    stack = track(await treeStack(parent, unwatch));
     const child = stack.children.get('tree-note')!;
     const done = await stack.engine.waitForExecution(stack.engine.startExecution({ name: 'forked-1', input: { runId: 'forked', input: { invoice: 'inv_1' } } }).executionArn);
     expect(done.status).toBe('SUCCEEDED');

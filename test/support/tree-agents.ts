@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import * as z from 'zod';
 import { defineAgent, defineAgentTool, defineTool, withDev, type AgentDefinition } from '../../lambdas/index.js';
 import type { ModelPolicy } from '../../lambdas/define.js';
@@ -71,4 +72,22 @@ export async function treeStack(agent: AgentDefinition, unwatch: (() => void)[],
   };
   watch(started);
   return started;
+}
+
+/**
+ * The end of each test of a file that starts tree stacks, registered once in the file: the stack
+ * last given to `track` is closed, the engines' watches in `unwatch` (treeStack pushes them) end,
+ * and what the leaf paid is forgotten.
+ */
+export function treeTestCleanup(): { unwatch: (() => void)[]; track: <S extends LocalStack>(stack: S) => S } {
+  const unwatch: (() => void)[] = [];
+  let current: LocalStack | undefined;
+  afterEach(async () => {
+    const closing = current;
+    current = undefined;
+    await closing?.close();
+    unwatch.splice(0).forEach((off) => off());
+    paid.length = 0;
+  });
+  return { unwatch, track: (stack) => (current = stack) };
 }
