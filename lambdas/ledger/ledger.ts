@@ -156,6 +156,13 @@ export interface GuardLedger extends BreakerStore {
   /** Appends a guard event to the run record once per distinct reason. */
   recordGuardEvent(runId: string, event: GuardEvent): Promise<void>;
   /**
+   * Closes a child run's spend for its parent, before it is settled there (records/child-budget.ts):
+   * marks the run `settledIntoParentAt`, on the condition that its spend is final (it is over, and
+   * every child of its own is settled), so that it is not resumed after. The run as marked (as it
+   * was, when marked before); `undefined` when there is no such run or its spend is not final.
+   */
+  closeChildRun(runId: string, now: Date): Promise<RunRecord | undefined>;
+  /**
    * Adds `deltas` to the run's counters exactly once per `stepKey`, atomically; `false` when the
    * step was counted already. With `calls`, the open turn's tool calls too, each once (StepCount).
    */

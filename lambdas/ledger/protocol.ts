@@ -1,26 +1,9 @@
 import type { BreakerState } from '../records/breaker-state.js';
 import { UNKEYED_COUNT, type EffectResolutionRequest, type CallsCount, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
-import {
-  approvalSkOf,
-  extended,
-  callSk,
-  runKey,
-  turnSk,
-  type ApprovalRecord,
-  type Counters,
-  type EffectRecord,
-  type ExtendableGuard,
-  type GuardEvent,
-  type KillFlag,
-  type RecoveryRecord,
-  type RunRecord,
-  type RunStatus,
-  type ToolCallRecord,
-  type ToolOutcome,
-  type TurnRecord,
-} from '../records/ledger-records.js';
+import { approvalSkOf, extended, callSk, runKey, turnSk, type ApprovalRecord, type Counters, type EffectRecord, type ExtendableGuard, type GuardEvent, type KillFlag, type RecoveryRecord, type RunRecord, type RunStatus, type ToolCallRecord, type ToolOutcome, type TurnRecord } from '../records/ledger-records.js';
 import { addCounts, countCalls, withKeys } from './counted-steps.js';
 import { InvalidInputError } from '../shared/errors.js';
+import { settledChildRefusal } from '../records/child-budget.js';
 
 export { COUNTED_STEPS_KEPT } from './counted-steps.js';
 
@@ -129,6 +112,8 @@ export function attachExecution(current: Current<RunRecord>, runId: string, exec
   if (!current || (options.previousArn !== undefined && current.record.executionArn !== options.previousArn)) {
     return options.previousArn !== undefined ? keep(undefined) : fail(new ConditionalWriteError(`attachExecution: no run ${runId}`));
   }
+  // A child settled into its parent first (ledger/child-settle.ts) is not resumed: its spend is final there.
+  if (current.record.settledIntoParentAt !== undefined) return fail(new InvalidInputError(settledChildRefusal(current.record)));
   const { finishedAt: _finished, stopReason: _reason, error: _error, ...run } = current.record;
   const next: RunRecord = {
     ...run,

@@ -31,7 +31,7 @@ const DATE_ARGS = {
   // RunLedger
   createRun: [], getRun: [], prunedRun: [], listRuns: [], listRunsOf: [], attachExecution: [2], recordRecovery: [], finishRun: [2], listRunningRuns: [], recordFork: [],
   // GuardLedger
-  killRun: [], getGlobalKill: [], setGlobalKill: [], recordGuardEvent: [], countStep: [], applyBudgetExtension: [], getBreaker: [], saveBreaker: [],
+  killRun: [], getGlobalKill: [], setGlobalKill: [], recordGuardEvent: [], closeChildRun: [1], countStep: [], applyBudgetExtension: [], getBreaker: [], saveBreaker: [],
   // TurnLedger
   recordTurn: [], getTurn: [], listConversation: [], loadStep: [],
   // ToolCallLedger

@@ -11,6 +11,7 @@ import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectBlobKey,
 import * as pruning from './pruning.js';
 import { reserveAggregate } from './aggregates.js';
 import { fleetKey, leaseAndReserve, leaseKeys, leaseToReturn, returnLease } from './fleet-leases.js';
+import { closeChildRun } from './child-settle.js';
 import { fleetDay } from '../records/fleet.js';
 import { effectApprovalKey, shareApproval } from './effect-approvals.js';
 import { type ItemDelete, type PruneRecords, type Pruning, type RunItem } from './pruning.js';
@@ -335,6 +336,7 @@ export abstract class StorageLedger implements Ledger, Pruning, EffectResolving 
   };
   readonly recordFork: Ledger['recordFork'] = (runId, fork) => this.update(runKey(runId), (current) => protocol.recordFork(current, fork));
   readonly recordGuardEvent: Ledger['recordGuardEvent'] = (runId, event) => this.update(runKey(runId), (current) => protocol.recordGuardEvent(current, event));
+  readonly closeChildRun: Ledger['closeChildRun'] = (runId, now) => this.update(runKey(runId), (current) => closeChildRun(current, now));
   readonly countStep: Ledger['countStep'] = (runId, stepKey, deltas, calls) => this.update(runKey(runId), (current) => protocol.countStep(current, stepKey, deltas, calls));
   readonly applyBudgetExtension: Ledger['applyBudgetExtension'] = (runId, guard, extension, limit) =>
     this.update(runKey(runId), (current) => protocol.applyBudgetExtension(current, runId, guard, extension, limit));

@@ -194,6 +194,11 @@ export interface RunRecord extends Counters {
   forkedFrom?: ForkLineage;
   /** Set on a child run (`defineAgentTool`): the parent's tool call it answers, which its end wakes. */
   parent?: ChildWait;
+  /**
+   * Set on a child run when what it spent was settled into its parent (records/child-budget.ts):
+   * the parent counts that spend as final, so the run is not resumed any more (StartRun refuses).
+   */
+  settledIntoParentAt?: string;
   /** The runs forked from this one (ledger protocol `recordFork`): the lineage, sealed on both sides. */
   forks?: { runId: string; turn: number }[];
   /** The run's lease of a fleet budget (records/fleet.ts), when the deployment sets one: what it took from the day's counters. */

@@ -169,7 +169,7 @@ export function createCallTool(deps: CallToolDeps) {
     // Checked before every step, from persisted state: a kill or an exhausted budget stops here
     // (an agent tool's child that ended settled first: the run records no result of it).
     if (trip) {
-      if (deps.agent.tools.some((tool) => tool.child && tool.name === block.name)) await settleStopping(deps.ledger, run, { turn, call, toolCallId: block.id });
+      if (deps.agent.tools.some((tool) => tool.child && tool.name === block.name)) await settleStopping(deps.ledger, run, { turn, call, toolCallId: block.id }, deps.clock.now());
       return skipped(at, trip.reason);
     }
 

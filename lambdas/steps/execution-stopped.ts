@@ -6,7 +6,7 @@ import type { Clock, TaskCallbacks } from '../shared/ports.js';
 import { ExecutionStatusChange, childRequestOf, runOfExecution } from '../runs/status-change.js';
 import { settleUp, wakeParent, type ChildStarter } from '../tools/child-runs.js';
 import { killChildren } from '../runs/child-tree.js';
-import type { RunRecord } from '../records/ledger-records.js';
+import type { ChildWait, RunRecord } from '../records/ledger-records.js';
 
 type StoppedDeps = {
   ledger: RunLedger & GuardLedger & ChildWaitLedger & Pick<TurnLedger, 'listConversation'> & Pick<ExecutionRunLedger, 'runOfExecution'> & Pick<ApprovalLedger, 'listPendingApprovals' | 'decideApproval'> & Pick<FleetLedger, 'returnFleetLease'>;
@@ -37,14 +37,14 @@ type Detail = ExecutionStatusChange['detail'];
 export function createExecutionStopped(deps: StoppedDeps) {
   return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' | 'woke' }> => {
     const { detail } = parseOrThrow(ExecutionStatusChange(), input, 'execution status change');
-    const child = childRequestOf(detail.input);
+    const child = childRequestOf(detail.input) ?? (await resumedChild(deps.ledger, detail));
     if (child) {
       const killed = detail.status === 'ABORTED' && (await kill(deps, child.runId, detail));
       const run = await deps.ledger.getRun(child.runId);
       if (detail.status === 'ABORTED' && run) await killTree(deps, run, detail);
       const ours = run && run.parent?.runId === child.parent.runId ? run : undefined;
       // Its reservation settled now (a parent over already never reads the child again), then the wake.
-      if (ours) await settleUp(deps.ledger, ours);
+      if (ours) await settleUp(deps.ledger, ours, deps.clock.now());
       const woke = deps.callbacks && ours ? await wakeParent({ ledger: deps.ledger, callbacks: deps.callbacks }, ours) : false;
       return { runId: child.runId, action: woke ? 'woke' : killed ? 'killed' : 'ignored' };
     }
@@ -55,6 +55,16 @@ export function createExecutionStopped(deps: StoppedDeps) {
     if (run) await killTree(deps, run, detail);
     return { runId, action: killed ? 'killed' : 'ignored' };
   };
+}
+
+/**
+ * A child run resumed (by `savepoint resume`, or recovered) runs an execution whose input names no
+ * parent: its record does. Its end is a child's end all the same (settled, its parent woken).
+ */
+async function resumedChild(ledger: StoppedDeps['ledger'], detail: Detail): Promise<{ runId: string; parent: ChildWait } | undefined> {
+  const runId = await runOfExecution(ledger, detail);
+  const run = runId === undefined ? undefined : await ledger.getRun(runId);
+  return run?.parent && run.executionArn === detail.executionArn ? { runId: run.runId, parent: run.parent } : undefined;
 }
 
 /**

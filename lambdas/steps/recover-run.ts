@@ -78,6 +78,8 @@ export function recoveryVerdict(run: RunRecord, ended: EndedExecution, policy: R
   if (run.status !== 'running' && !failedByAccident(run)) {
     return { action: 'ignore', reason: `the run is ${run.status}${run.error ? ` (${run.error.error})` : ''}` };
   }
+  // Its parent counts what it spent as final (records/child-budget.ts): a resume would be refused.
+  if (run.settledIntoParentAt !== undefined) return { action: 'ignore', reason: `the run is a child run whose spend was settled into its parent ${run.parent?.runId ?? ''} when it ended` };
   const key = `${ended.executionArn}@${ended.endedAt}`;
   const previous = run.recovery;
   // A second delivery of the same ending: start the execution the first one recorded (idempotent).

@@ -14,6 +14,7 @@ import { codeFingerprint, continuationProblem, describeVersion, migrationVerdict
 import { historyAtStart, type HistoryBound } from '../guards/history.js';
 import { verifiedStarter } from '../runs/starter.js';
 import type { DecisionMac } from '../approvals/decision-mac.js';
+import { settledChildRefusal } from '../records/child-budget.js';
 
 /**
  * What the state machine tells StartRun about itself in the Task's payload (infra/agent-state-machine.ts):
@@ -149,6 +150,8 @@ export function createStartRun(deps: StartRunDeps) {
       return { runId: existing.runId, action: 'finished', status: existing.status, history: null };
     }
     if (existing.executionArn === executionArn) return { runId: existing.runId, action: 'resume', status: 'running', history: historyAtStart(existing.historyEvents ?? 0) };
+    // A child run settled into its parent spends no more (records/child-budget.ts); the ledger's attach refuses it too, whichever came first.
+    if (existing.settledIntoParentAt !== undefined) throw new InvalidInputError(settledChildRefusal(existing));
     if (existing.status === 'running' && (await deps.executions.isRunning(existing.executionArn))) {
       return { runId: existing.runId, action: 'duplicate', status: 'running', history: null };
     }

@@ -2,7 +2,8 @@ import { childRunId, type ChildBudget, type ChildRunSpec } from '../define.js';
 import type { ChildWaitLedger, GuardLedger, RunLedger } from '../ledger/ledger.js';
 import type { ChildWait, KillFlag, RunRecord } from '../records/ledger-records.js';
 import { ChildRunPendingError, InvalidInputError } from '../shared/errors.js';
-import type { TaskCallbacks } from '../shared/ports.js';
+import type { Clock, TaskCallbacks } from '../shared/ports.js';
+import { childStepKeys, reservedBudget, spendIsFinal } from '../records/child-budget.js';
 import type { Outcome } from './failures.js';
 
 /**
@@ -48,6 +49,7 @@ export interface ChildCallDeps {
   /** Absent where the deployment declares no child agents: a call is answered to the model as an error. */
   children?: Pick<ChildStarter, 'start'>;
   callbacks?: TaskCallbacks;
+  clock: Clock;
 }
 
 export interface ChildCall {
@@ -60,8 +62,6 @@ export interface ChildCall {
 }
 
 const MICROS = 1_000_000;
-const reserveKey = (wait: ChildWait) => `child:${wait.turn}:${wait.call}:reserve`;
-const settleKey = (wait: ChildWait) => `child:${wait.turn}:${wait.call}:settle`;
 
 /**
  * CallTool's answer for an agent tool's call: the child's result once it finished (its budget
@@ -79,7 +79,7 @@ export async function childOutcome(deps: ChildCallDeps, call: ChildCall): Promis
     // counted steps — a turn of more than 60 calls — is counted again: more spent, never less.)
     await reserve(deps.ledger, wait, child.budget);
     // Settled here when its spend is final; else (its own children still ending) by settleUp, later.
-    if (spentAll(found)) await settle(deps.ledger, wait, found);
+    if (spendIsFinal(found)) await settle(deps.ledger, wait, found, deps.clock.now());
     return { outcome: found.status === 'succeeded' ? 'ok' : 'error', result: JSON.stringify(childResult(found)), latencyMs: 0 };
   }
   if (!deps.children) {
@@ -127,10 +127,10 @@ export async function wakeParent(deps: { ledger: ChildWaitLedger; callbacks: Tas
  * a child that ended is settled all the same — the run records no result of it, so nothing else
  * of the run would — and one still running is settled when it ends (`settleUp`).
  */
-export async function settleStopping(ledger: Pick<RunLedger, 'getRun'> & GuardLedger, run: Pick<RunRecord, 'runId'>, at: { turn: number; call: number; toolCallId: string }): Promise<void> {
+export async function settleStopping(ledger: Pick<RunLedger, 'getRun'> & GuardLedger, run: Pick<RunRecord, 'runId'>, at: { turn: number; call: number; toolCallId: string }, now: Date): Promise<void> {
   const child = await ledger.getRun(childRunId(run.runId, at.turn, at.toolCallId));
   // Only this run's own child: a fork's copied call names its parent's (which settled it).
-  if (child?.parent?.runId === run.runId && spentAll(child)) await settle(ledger, child.parent, child);
+  if (child?.parent?.runId === run.runId && spendIsFinal(child)) await settle(ledger, child.parent, child, now);
 }
 
 /**
@@ -142,11 +142,11 @@ export async function settleStopping(ledger: Pick<RunLedger, 'getRun'> & GuardLe
  * second delivery, a retry after a crash between two levels, or a parent's CallTool racing it
  * changes nothing twice.
  */
-export async function settleUp(ledger: Pick<RunLedger, 'getRun'> & GuardLedger, childRun: RunRecord): Promise<void> {
+export async function settleUp(ledger: Pick<RunLedger, 'getRun'> & GuardLedger, childRun: RunRecord, now: Date): Promise<void> {
   const seen = new Set<string>();
-  for (let run: RunRecord | undefined = childRun; run?.parent && spentAll(run) && !seen.has(run.runId); run = await ledger.getRun(run.parent.runId)) {
+  for (let run: RunRecord | undefined = childRun; run?.parent && spendIsFinal(run) && !seen.has(run.runId); run = await ledger.getRun(run.parent.runId)) {
     seen.add(run.runId);
-    await settle(ledger, run.parent, run);
+    await settle(ledger, run.parent, run, now);
   }
 }
 
@@ -188,26 +188,24 @@ function childResult(child: RunRecord): Record<string, unknown> {
 
 /** The child's budget, reserved from the parent's (once per call): one more child open in the parent's spend. */
 async function reserve(ledger: GuardLedger, wait: ChildWait, budget: ChildBudget): Promise<void> {
-  await ledger.countStep(wait.runId, reserveKey(wait), { costMicros: Math.round(budget.maxDollars * MICROS), inputTokens: budget.maxTokens, childRunsOpen: 1 });
+  await ledger.countStep(wait.runId, childStepKeys(wait).reserve, { costMicros: Math.round(budget.maxDollars * MICROS), inputTokens: budget.maxTokens, childRunsOpen: 1 });
 }
-
-/**
- * What a run spent is final: its run is over and every child it reserved for is settled into it.
- * (A run recorded before children were counted open may count below zero: final, as it was read then.)
- */
-const spentAll = (run: RunRecord) => run.status !== 'running' && (run.childRunsOpen ?? 0) <= 0;
 
 /**
  * What the child spent replaces what was reserved for it (once per call): the budget it was started
  * with, as its own record holds it (the limits before any extension a person granted it), so that
- * every path that settles it — with the agent's code or without — counts the same.
+ * every path that settles it — with the agent's code or without — counts the same. The child is
+ * closed first (`closeChildRun`, on its own record): a resume of it after that is refused, so what
+ * is settled is all it ever spends; one that came first leaves it running, settled at its next end.
  */
-async function settle(ledger: GuardLedger, wait: ChildWait, child: RunRecord): Promise<boolean> {
-  const reserved = { ...child.config, ...child.budgetsBeforeExtension };
-  return ledger.countStep(wait.runId, settleKey(wait), {
-    costMicros: child.costMicros - Math.round(reserved.maxDollars * MICROS),
-    inputTokens: child.inputTokens - reserved.maxTokens,
-    outputTokens: child.outputTokens,
+async function settle(ledger: GuardLedger, wait: ChildWait, child: RunRecord, now: Date): Promise<boolean> {
+  const closed = child.settledIntoParentAt !== undefined ? child : await ledger.closeChildRun(child.runId, now);
+  if (!closed) return false;
+  const reserved = reservedBudget(closed);
+  return ledger.countStep(wait.runId, childStepKeys(wait).settle, {
+    costMicros: closed.costMicros - Math.round(reserved.maxDollars * MICROS),
+    inputTokens: closed.inputTokens - reserved.maxTokens,
+    outputTokens: closed.outputTokens,
     childRunsOpen: -1,
   });
 }

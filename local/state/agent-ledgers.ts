@@ -20,7 +20,7 @@ const REACH = {
   // RunLedger
   createRun: 'run', getRun: 'run', prunedRun: 'found', listRuns: 'merge', listRunsOf: 'merge', attachExecution: 'run', recordRecovery: 'run', finishRun: 'run', listRunningRuns: 'merge', recordFork: 'run',
   // GuardLedger: the global kill stops every agent's runs; a breaker is its engine's (what a reader finds)
-  killRun: 'run', getGlobalKill: 'found', setGlobalKill: 'every', recordGuardEvent: 'run', countStep: 'run', applyBudgetExtension: 'run', getBreaker: 'found', saveBreaker: 'first',
+  killRun: 'run', getGlobalKill: 'found', setGlobalKill: 'every', recordGuardEvent: 'run', closeChildRun: 'run', countStep: 'run', applyBudgetExtension: 'run', getBreaker: 'found', saveBreaker: 'first',
   // TurnLedger
   recordTurn: 'run', getTurn: 'run', listConversation: 'run', loadStep: 'run',
   // ToolCallLedger

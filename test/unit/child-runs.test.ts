@@ -157,6 +157,21 @@ describe('a child run that ends after its parent (ExecutionStopped)', () => {
     expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
   });
 
+  it('hears the end of a child resumed before it was settled (its execution\'s input names no parent, its record does): settles it and wakes the parent', async () => {
+    const { ledger, callTool } = await callToolSetUp();
+    await callTool({ runId: 'p1', turn: 1, call: 1, taskToken: 'token-1' });
+    await ledger.createRun(endedChild({ status: 'succeeded', executionArn: 'arn:resumed', executions: ['arn:first', 'arn:resumed'] }));
+    const woken: string[] = [];
+    const stopped = createExecutionStopped({ ledger, clock, callbacks: { succeed: async (token) => (woken.push(token), true), fail: async () => true } });
+    const resumed = { ...ended('SUCCEEDED'), detail: { executionArn: 'arn:resumed', status: 'SUCCEEDED', input: JSON.stringify({ runId: child, input: { text: 'hi' } }) } };
+    expect(await stopped(resumed)).toMatchObject({ runId: child, action: 'woke' });
+    expect(woken).toEqual(['token-1']);
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, childRunsOpen: 0 });
+    // An earlier execution's end (the one the resume replaced) is not the run's: nothing more.
+    expect(await stopped({ ...resumed, detail: { ...resumed.detail, executionArn: 'arn:first' } })).toMatchObject({ action: 'ignored' });
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, childRunsOpen: 0 });
+  });
+
   it('settles a child whose own child ends after it only once that one is settled into it, then up the tree, once', async () => {
     const { ledger, stopped } = await setUp('killed');
     // The child reserved $0.5 and 5,000 tokens for a grandchild, which ends after it.

@@ -53,6 +53,12 @@ describe('the recovery verdict', () => {
     expect(recoveryVerdict(failed, ended, policy, now)).toMatchObject({ action: 'recover', recovery: { attempts: 1 } });
   });
 
+  it('does not recover a child run that failed by accident once its spend was settled into its parent (its resume would be refused)', () => {
+    const failed = { ...run, status: 'failed' as const, error: { error: 'Agent.Transient', cause: 'x' }, parent: { runId: 'p1', turn: 1, call: 1 } };
+    expect(recoveryVerdict(failed, ended, policy, now)).toMatchObject({ action: 'recover' });
+    expect(recoveryVerdict({ ...failed, settledIntoParentAt: now.toISOString() }, ended, policy, now)).toEqual({ action: 'ignore', reason: 'the run is a child run whose spend was settled into its parent p1 when it ended' });
+  });
+
   it('answers a second delivery of the same ending with the recovery it recorded (started again, idempotently)', () => {
     const first = recoveryVerdict(run, ended, policy, now);
     if (first.action !== 'recover') throw new Error('expected a recovery');

@@ -93,6 +93,30 @@ export function guardsSpec(make: MakeLedger): void {
         expect(await ledger.getRun('r1')).toMatchObject({ status: 'killed', costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
       });
 
+      it('closes a child run for its parent once its spend is final; closed, it is not resumed (records/child-budget.ts)', async () => {
+        const parent = { runId: 'p1', turn: 1, call: 1 };
+        await ledger.createRun(run('c1', { parent }));
+        expect(await ledger.closeChildRun('c1', at(1))).toBeUndefined();
+        await ledger.finishRun('c1', { status: 'failed', error: { error: 'Agent.Transient', cause: 'outage' } }, at(2));
+        // Its own child still open: not final.
+        await ledger.countStep('c1', 'child:1:1:reserve', { costMicros: 500_000, childRunsOpen: 1 });
+        expect(await ledger.closeChildRun('c1', at(3))).toBeUndefined();
+        await ledger.countStep('c1', 'child:1:1:settle', { costMicros: 100_000 - 500_000, childRunsOpen: -1 });
+        const closed = await ledger.closeChildRun('c1', at(4));
+        expect(closed).toMatchObject({ status: 'failed', costMicros: 100_000, childRunsOpen: 0, settledIntoParentAt: at(4).toISOString() });
+        expect(await ledger.closeChildRun('c1', at(5))).toEqual(closed);
+        await expect(ledger.attachExecution('c1', 'arn:2', at(6), { previousArn: 'arn:1' })).rejects.toMatchObject({ name: 'Agent.InvalidInput', message: expect.stringMatching(/child run of p1 \(its tool call 1\/1\).*settled into it/) });
+        expect(await ledger.getRun('c1')).toEqual(closed);
+
+        // Resumed before it was closed: running again, its spend is not final, and it is not closed.
+        await ledger.createRun(run('c2', { parent: { ...parent, call: 2 } }));
+        await ledger.finishRun('c2', { status: 'failed', error: { error: 'Agent.Transient', cause: 'outage' } }, at(2));
+        expect(await ledger.attachExecution('c2', 'arn:2', at(3), { previousArn: 'arn:1' })).toMatchObject({ status: 'running' });
+        expect(await ledger.closeChildRun('c2', at(4))).toBeUndefined();
+        expect((await ledger.getRun('c2'))!.settledIntoParentAt).toBeUndefined();
+        expect(await ledger.closeChildRun('nope', at(4))).toBeUndefined();
+      });
+
       it('does not count a step of an unknown run', async () => {
         expect(await ledger.countStep('nope', 'turn:1', { steps: 1 })).toBe(false);
         expect(await ledger.getRun('nope')).toBeUndefined();
