@@ -1,6 +1,7 @@
 import { CALL_DELTAS, callStepKey, type CallsCount } from './ledger.js';
 import type { Counters, RunRecord } from '../records/ledger-records.js';
 import { countedOf } from './open-turn.js';
+import { childStepOf } from '../records/child-budget.js';
 
 /**
  * A run item's counters and its window of counted step keys, which make each count exactly-once
@@ -19,9 +20,35 @@ import { countedOf } from './open-turn.js';
  */
 export const COUNTED_STEPS_KEPT = 64;
 
-/** A run item's storage attributes with `keys` counted: the window's newest COUNTED_STEPS_KEPT. */
+/**
+ * A run item's storage attributes with `keys` counted: the window's newest COUNTED_STEPS_KEPT, and
+ * every child reservation still open however old (records/child-budget.ts) — a child runs while
+ * its parent's turn counts any number of other steps (a turn of many calls: their children's
+ * counts, their approval waits), and its settle must find its reservation. A reservation whose
+ * settle is counted is closed: its key goes (the settle's key ages as any other).
+ */
 export function withKeys<M extends { countedSteps?: string[] }>(meta: M, keys: readonly string[]): M {
-  return keys.length === 0 ? meta : { ...meta, countedSteps: [...(meta.countedSteps ?? []), ...keys].slice(-COUNTED_STEPS_KEPT) };
+  if (keys.length === 0) return meta;
+  const all = [...(meta.countedSteps ?? []), ...keys];
+  if (!all.some(isChildStep)) return { ...meta, countedSteps: all.slice(-COUNTED_STEPS_KEPT) };
+  const settled = new Set(all.flatMap((key) => (childStepOf(key)?.is === 'settle' ? [childStepOf(key)!.reserve] : [])));
+  const open = (key: string) => !settled.has(key) && childStepOf(key)?.is === 'reserve';
+  const newest = new Set(all.filter((key) => !open(key) && !settled.has(key)).slice(-COUNTED_STEPS_KEPT));
+  return { ...meta, countedSteps: all.filter((key) => open(key) || newest.has(key)) };
+}
+
+const isChildStep = (key: string) => key.startsWith('child:');
+
+/**
+ * Whether `key` may count now, besides not being counted yet (protocol.ts `countStep`): a child's
+ * settle only while its reservation is open (a second settle, however late, finds it closed); a
+ * reservation only while its settle is not counted (its callers count it before the child can end:
+ * tools/child-runs.ts). Any other key, always.
+ */
+export function mayCount(counted: readonly string[], key: string): boolean {
+  const step = isChildStep(key) ? childStepOf(key) : undefined;
+  if (!step) return true;
+  return step.is === 'settle' ? counted.includes(step.reserve) : !counted.includes(step.settle);
 }
 
 /** Adds `deltas` to a run record's counters, in place (protocol.ts `countStep`). */

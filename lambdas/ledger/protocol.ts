@@ -1,7 +1,7 @@
 import type { BreakerState } from '../records/breaker-state.js';
 import { UNKEYED_COUNT, type EffectResolutionRequest, type CallsCount, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
 import { approvalSkOf, extended, callSk, runKey, turnSk, type ApprovalRecord, type Counters, type EffectRecord, type ExtendableGuard, type GuardEvent, type KillFlag, type RecoveryRecord, type RunRecord, type RunStatus, type ToolCallRecord, type ToolOutcome, type TurnRecord } from '../records/ledger-records.js';
-import { addCounts, countCalls, withKeys } from './counted-steps.js';
+import { addCounts, countCalls, mayCount, withKeys } from './counted-steps.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { settledChildRefusal } from '../records/child-budget.js';
 
@@ -193,10 +193,12 @@ export function recordGuardEvent(current: Current<RunRecord>, event: GuardEvent)
  *
  *   countStep(turn:7) ─► turn:7 not in the window ─► counters += deltas, window = […, turn:7] (oldest dropped)
  *   retry     turn:7 ─► turn:7 in the window     ─► nothing written
+ *
+ * A child's reservation and settle keep their own rule besides (counted-steps.ts `mayCount`).
  */
 export function countStep(current: Current<RunRecord>, stepKey: string, deltas: Partial<Counters>, calls?: CallsCount): Step<boolean> {
   const counted = current?.meta.countedSteps ?? [];
-  if (!current || counted.includes(stepKey)) return keep(false);
+  if (!current || counted.includes(stepKey) || !mayCount(counted, stepKey)) return keep(false);
   const next: Record<string, unknown> = { ...current.record };
   addCounts(next, deltas);
   // The open turn's calls (open-turn.ts), then the step's own key, the newest: a retry of this write finds it.

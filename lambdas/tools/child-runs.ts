@@ -23,10 +23,12 @@ import type { Outcome } from './failures.js';
  * the parent meets the same child; the result is read from the child's own run record, never from
  * what woke the wait.
  *
- * The settle is one count (`settleKey`), made once the child's spend is final — its run over, and
- * each child of its own settled into it (`childRunsOpen`, which the reservation raises and the
- * settle lowers) — by whichever of these comes first; the others find its key counted and change
- * nothing (protocol.ts `countStep`), a retry of any included:
+ * The settle is one count (records/child-budget.ts), made once the child's spend is final — its run
+ * over, and each child of its own settled into it (`childRunsOpen`, which the reservation raises
+ * and the settle lowers) — and the child's record closed (not resumed after), by whichever of these
+ * comes first; the others find the reservation settled and change nothing (counted-steps.ts
+ * `mayCount`: the reservation stays open however many steps the parent counts meanwhile, and the
+ * settle closes it), a retry of any included:
  *
  *   the parent's CallTool reads the child ended ─► settle, record the result        (childOutcome)
  *   the parent stops at that call (a kill, a budget) with the child ended ─► settle  (settleStopping)
@@ -74,10 +76,11 @@ export async function childOutcome(deps: ChildCallDeps, call: ChildCall): Promis
   const childId = childRunId(run.runId, call.turn, call.toolCallId);
   const found = await deps.ledger.getRun(childId);
   if (found && found.status !== 'running') {
-    // The reservation, then what replaces it, each counted once per call: a replay (which starts
-    // no child) counts both as the run did. (A reservation whose key aged out of the run's last
-    // counted steps — a turn of more than 60 calls — is counted again: more spent, never less.)
-    await reserve(deps.ledger, wait, child.budget);
+    // The reservation, then what replaces it, each counted once per call. A stored wait means
+    // AwaitChildRun reserved it (before storing the wait): not again, however long ago — it may be
+    // settled already, its key closed. A replay (which starts no child, and stores no wait) counts
+    // both as the run did.
+    if (!(await deps.ledger.getChildWait(wait))) await reserve(deps.ledger, wait, child.budget);
     // Settled here when its spend is final; else (its own children still ending) by settleUp, later.
     if (spendIsFinal(found)) await settle(deps.ledger, wait, found, deps.clock.now());
     return { outcome: found.status === 'succeeded' ? 'ok' : 'error', result: JSON.stringify(childResult(found)), latencyMs: 0 };

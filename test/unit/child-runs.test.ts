@@ -157,6 +157,24 @@ describe('a child run that ends after its parent (ExecutionStopped)', () => {
     expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
   });
 
+  it('counts the reservation and the settle once however many steps the run counts between them (a turn of more than 60 calls)', async () => {
+    const { ledger, callTool, stopped } = await setUp('running');
+    // The turn's other calls count on the run meanwhile (their children's reservations and settles, approval waits).
+    const others = async (from: string) => {
+      for (let index = 0; index < 70; index++) await ledger.countStep('p1', `wait:${from}:${index}`, { approvalWaitMs: 1 });
+    };
+    await others('a');
+    await stopped(ended('SUCCEEDED'));
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, childRunsOpen: 0 });
+    // The parent's CallTool reads the child's end 70 steps later, and a second delivery of that end comes 70 more after.
+    await others('b');
+    expect(await callTool({ runId: 'p1', turn: 1, call: 1 })).toMatchObject({ name: 'delegate', outcome: 'error' });
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, childRunsOpen: 0 });
+    await others('c');
+    await stopped(ended('SUCCEEDED'));
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, childRunsOpen: 0 });
+  });
+
   it('hears the end of a child resumed before it was settled (its execution\'s input names no parent, its record does): settles it and wakes the parent', async () => {
     const { ledger, callTool } = await callToolSetUp();
     await callTool({ runId: 'p1', turn: 1, call: 1, taskToken: 'token-1' });

@@ -39,6 +39,35 @@ describe('the run item, however many steps it counts', () => {
     expect(long.largest).toBeLessThan(DYNAMODB_ITEM_LIMIT / 100);
   });
 
+  it('keeps a child\'s open reservation however many steps come after it, and stays bounded as 2,000 children open and settle', () => {
+    let item: Stored<RunRecord> = { record: run('r1'), meta: {} };
+    const count = (key: string, deltas: Partial<RunRecord>) => {
+      const next = protocol.countStep(item, key, deltas);
+      if ('write' in next) item = next.write as unknown as Stored<RunRecord>;
+      return 'write' in next;
+    };
+    expect(count('child:1:1:reserve', { costMicros: 1_000, childRunsOpen: 1 })).toBe(true);
+    for (let turn = 2; turn <= 2_000; turn++) {
+      expect(count(`turn:${turn}`, { steps: 1 })).toBe(true);
+      expect(count(`child:${turn}:1:reserve`, { costMicros: 1_000, childRunsOpen: 1 })).toBe(true);
+      expect(count(`child:${turn}:1:settle`, { costMicros: -900, childRunsOpen: -1 })).toBe(true);
+    }
+    // The window: the newest keys, and the first child's reservation, still open.
+    expect(item.meta.countedSteps).toHaveLength(COUNTED_STEPS_KEPT + 1);
+    expect(item.meta.countedSteps![0]).toBe('child:1:1:reserve');
+    expect(count('child:1:1:reserve', { costMicros: 1_000, childRunsOpen: 1 })).toBe(false);
+    expect(count('child:1:1:settle', { costMicros: -900, childRunsOpen: -1 })).toBe(true);
+    expect(count('child:1:1:settle', { costMicros: -900, childRunsOpen: -1 })).toBe(false);
+    expect(item.record).toMatchObject({ costMicros: 2_000 * 100, childRunsOpen: 0 });
+    expect(item.meta.countedSteps).toHaveLength(COUNTED_STEPS_KEPT);
+  });
+
+  it('closes a reservation settled before the window kept open ones (a run counted by 0.21.1): its key goes, so a late settle counts nothing', () => {
+    const item: Stored<RunRecord> = { record: run('r1', { costMicros: 100, childRunsOpen: 0 }), meta: { countedSteps: ['child:1:1:reserve', 'turn:1', 'child:1:1:settle'] } };
+    const next = protocol.countStep(item, 'turn:2', { steps: 1 });
+    expect('write' in next && next.write.meta.countedSteps).toEqual(['turn:1', 'child:1:1:settle', 'turn:2']);
+  });
+
   it('counts a retried step once, at step 50,000 as at step 1', () => {
     const { item } = countSteps(50_000);
     const retried = protocol.countStep(item, 'call:12500:3', { steps: 1, toolCalls: 1 });

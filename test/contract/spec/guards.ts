@@ -93,6 +93,25 @@ export function guardsSpec(make: MakeLedger): void {
         expect(await ledger.getRun('r1')).toMatchObject({ status: 'killed', costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
       });
 
+      it('counts a child\'s reservation and its settle once however many steps come between them; a settle without its reservation open counts nothing (records/child-budget.ts)', async () => {
+        await ledger.createRun(run('r1'));
+        const others = async (from: string) => {
+          for (let index = 0; index < 70; index++) expect(await ledger.countStep('r1', `wait:${from}:${index}`, { approvalWaitMs: 1 })).toBe(true);
+        };
+        const reserve = () => ledger.countStep('r1', 'child:1:1:reserve', { costMicros: 1_000_000, inputTokens: 10_000, childRunsOpen: 1 });
+        const settle = () => ledger.countStep('r1', 'child:1:1:settle', { costMicros: 250_000 - 1_000_000, inputTokens: 3_000 - 10_000, outputTokens: 200, childRunsOpen: -1 });
+        expect(await reserve()).toBe(true);
+        await others('a');
+        // Open: the reservation's key is still counted, however old.
+        expect(await reserve()).toBe(false);
+        expect(await settle()).toBe(true);
+        expect(await reserve()).toBe(false);
+        await others('b');
+        expect(await settle()).toBe(false);
+        expect(await ledger.countStep('r1', 'child:1:2:settle', { costMicros: -1_000_000, childRunsOpen: -1 })).toBe(false);
+        expect(await ledger.getRun('r1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, childRunsOpen: 0, approvalWaitMs: 140 });
+      });
+
       it('closes a child run for its parent once its spend is final; closed, it is not resumed (records/child-budget.ts)', async () => {
         const parent = { runId: 'p1', turn: 1, call: 1 };
         await ledger.createRun(run('c1', { parent }));
