@@ -51,9 +51,17 @@ export function mayCount(counted: readonly string[], key: string): boolean {
   return step.is === 'settle' ? counted.includes(step.reserve) : !counted.includes(step.settle);
 }
 
-/** Adds `deltas` to a run record's counters, in place (protocol.ts `countStep`). */
+/**
+ * Adds `deltas` to a run record's counters, in place (protocol.ts `countStep`). The children open
+ * count from zero (records/child-budget.ts): a settle of a reservation counted before they were
+ * (0.21.0) leaves zero, not −1, and a run left below zero by one (0.21.1) reserves from zero.
+ */
 export function addCounts(record: Record<string, unknown>, deltas: Partial<Counters>): void {
-  for (const [name, delta] of Object.entries(deltas)) if (delta) record[name] = ((record[name] as number | undefined) ?? 0) + delta;
+  for (const [name, delta] of Object.entries(deltas)) {
+    if (!delta) continue;
+    const before = (record[name] as number | undefined) ?? 0;
+    record[name] = name === 'childRunsOpen' ? Math.max(0, Math.max(0, before) + delta) : before + delta;
+  }
 }
 
 /**

@@ -25,7 +25,7 @@ export function childStepOf(key: string): { reserve: string; settle: string; is:
 
 /**
  * What a run spent is final: its run is over and every child it reserved for is settled into it.
- * (A run recorded before children were counted open may count below zero: final, as it was read then.)
+ * (A run settled by 0.21.1 from a reservation of 0.21.0 may count below zero: final, as it was read then.)
  */
 export const spendIsFinal = (run: Pick<RunRecord, 'status' | 'childRunsOpen'>) => run.status !== 'running' && (run.childRunsOpen ?? 0) <= 0;
 

@@ -112,6 +112,19 @@ export function guardsSpec(make: MakeLedger): void {
         expect(await ledger.getRun('r1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, childRunsOpen: 0, approvalWaitMs: 140 });
       });
 
+      it('counts the children open from zero: a reservation counted without them (0.21.0) settles to zero, and a run left at -1 (0.21.1) reserves from zero', async () => {
+        await ledger.createRun(run('r1'));
+        await ledger.countStep('r1', 'child:1:1:reserve', { costMicros: 1_000_000, inputTokens: 10_000 });
+        expect(await ledger.countStep('r1', 'child:1:1:settle', { costMicros: -750_000, inputTokens: -7_000, childRunsOpen: -1 })).toBe(true);
+        expect(await ledger.getRun('r1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, childRunsOpen: 0 });
+
+        await ledger.createRun(run('r2', { childRunsOpen: -1 }));
+        await ledger.countStep('r2', 'child:2:1:reserve', { costMicros: 1_000_000, childRunsOpen: 1 });
+        expect((await ledger.getRun('r2'))!.childRunsOpen).toBe(1);
+        await ledger.countStep('r2', 'child:2:1:settle', { costMicros: -750_000, childRunsOpen: -1 });
+        expect(await ledger.getRun('r2')).toMatchObject({ costMicros: 250_000, childRunsOpen: 0 });
+      });
+
       it('closes a child run for its parent once its spend is final; closed, it is not resumed (records/child-budget.ts)', async () => {
         const parent = { runId: 'p1', turn: 1, call: 1 };
         await ledger.createRun(run('c1', { parent }));
