@@ -19,6 +19,7 @@ import { starterPerson } from '../approvals/people.js';
 import { createBatchRoutes, type BatchStore, type ManifestReader } from './batch.js';
 import { runWatches, type RecordedRuns } from './run-writes.js';
 import { schemaOnFirstUse } from '../shared/on-first-use.js';
+import { settledChildRefusal } from '../records/child-budget.js';
 
 /**
  * The runs API (`/v1/runs`), one set of routes for `savepoint serve` and a deployed stack
@@ -302,6 +303,8 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
         const other = existing && otherRequestProblem(existing, { input, model: rest.model === undefined ? undefined : modelSpecOf(rest.model, 'model') });
         if (other) throw new RunConflict(other.message, (await read(runId))!);
         if (existing && existing.status !== 'failed') return answered(runId, existing);
+        // A failed child settled into its parent is not resumed (StartRun refuses it too): said here, nothing started.
+        if (existing?.settledIntoParentAt !== undefined) throw new RunConflict(settledChildRefusal(existing), (await read(runId))!);
       }
     }
     // The body as sent (less the agent): StartRun's budgets are the ones the caller named, and the

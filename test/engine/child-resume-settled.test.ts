@@ -1,4 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { apiGatewayEvent } from '../../local/services/approval-api.js';
+import { lambdaContext } from '../../local/services/lambda-context.js';
+import { startLocalStack } from '../../local/runtime/local-stack.js';
+import { runRecord } from '../support/records.js';
 import * as z from 'zod';
 import { childRunId, defineAgent, defineTool, withDev } from '../../lambdas/index.js';
 import { turnCounts } from '../../lambdas/conversation/turns.js';
@@ -72,5 +76,20 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a failed child run settled 
     expect(parent.costMicros).toBe((await ownSpend(stack.ledger, runId)) + after.costMicros);
     expect({ status: ended.status, cause: ended.cause }).toMatchObject({ status: 'FAILED', cause: expect.stringMatching(new RegExp(`child run of ${runId}.*settled into it.*budget\\.maxDollars \\$0\\.5`)) });
     expect(after).toMatchObject({ status: 'failed', costMicros: failed.costMicros, executions: failed.executions });
+  });
+});
+
+describe('the runs API and a failed child run settled into its parent', () => {
+  it('answers 409 naming the parent and the budget, and starts nothing', { timeout: 60_000 }, async () => {
+    const stack = track(await startLocalStack({ agent: flaky, retryDelayMs: 1, recovery: false }));
+    const childId = childRunId('p1', 1, 'call_1');
+    const settled = runRecord({ runId: childId, agent: 'tree-flaky', input: { invoice: 'inv_1' }, status: 'failed', error: { error: 'Agent.Transient', cause: 'outage' }, config: { ...runRecord().config, ...budget }, parent: { runId: 'p1', turn: 1, call: 1 }, settledIntoParentAt: '2026-12-07T10:00:00.000Z' });
+    await stack.ledger.createRun(settled);
+    const body = JSON.stringify({ runId: childId, input: { invoice: 'inv_1' } });
+    const answer = await stack.runsApi(apiGatewayEvent({ method: 'POST', route: 'runs', body, principal: 'alice@example.com' }), lambdaContext('RunsApi', 20_000));
+    expect(answer.statusCode).toBe(409);
+    expect(JSON.parse(answer.body)).toMatchObject({ message: expect.stringMatching(/child run of p1 \(its tool call 1\/1\).*settled into it.*budget\.maxDollars \$0\.5, budget\.maxTokens 20000/), run: { runId: childId } });
+    expect(stack.engine.listExecutions().executions).toEqual([]);
+    expect(await stack.ledger.getRun(childId)).toEqual(settled);
   });
 });
