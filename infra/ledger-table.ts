@@ -136,8 +136,9 @@ export const LEDGER_ACCESS = {
    * ExecutionStopped: marks the run killed and closes its pending approvals, which it finds in the
    * pendingApprovals index (a query: the twin refused it without, and the approvals stayed pending);
    * finds a killed run's child runs in its conversation (a query of the run's partition) to kill them too;
-   * and, when a child run ends, settles its reservation in its parent's run item, and up the tree
-   * (a read and a conditional put of each run item: lambdas/tools/child-runs.ts `settleUp`).
+   * and, when a child run ends, settles its reservation in its parent's run item, and up the tree,
+   * each child's own run item closed first (a read and a conditional put of each run item:
+   * lambdas/tools/child-runs.ts `settleUp`; CallTool does the same for its own child, on its grant).
    */
   executionStopped: { table: ['GetItem', 'PutItem', 'Query'], indexes: { [LedgerIndexes.pendingApprovals]: ['Query'] } },
   /**
