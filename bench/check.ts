@@ -762,6 +762,26 @@ export const SPEED_LIMITS = {
     // defineAgent parsed whole, not by a `.partial()` of it (-0.1%); objects frozen in place marked as plainCopy's (-0.4% of
     // instructions, but the in-process warm replay +7%, a WeakSet of every record's objects); indexed loops for the embedded
     // ledger's walks (no change). The bounds stay.
+    // 2026-12-07 14:50–15:15 UTC (branch h8, issue 38 item 2, load 8–10): CI's form three times on this code, cli 0.2048,
+    // 0.2182, 0.2179 (replay processes 90–109 ms of CPU, runs 422–481). cachegrind (`node --random-seed=1`, 576.1–576.4 M):
+    // the modules' code read from the compile cache 76 M (V8's deserializer 58.6, Node's cache handling 19 of which crc32 of
+    // each module's source and cache 14: 2.3 MB of cache, zod's 0.90 MB, the CLI's main chunk 0.44, the steps' 0.22),
+    // scavenges 42 M (nine), Sparkplug's batch compiles 31.7 M (135 batches), Node's own functions compiled at first call
+    // 12.3 M (882), V8's read-only snapshot 17.6 M. The kernel is ~a fifth of the process's CPU (8.6k minor page faults against
+    // 2.4k for `node -e 0`). zod: 584 schemas built, the harness's all on first use (schemaOnFirstUse) but defineAgent's config
+    // (63) and 9 others, the agent's own 234 (domain.ts 95, agent.ts 49, and its dev module's 90): none left to defer.
+    // Measured and left, each in process CPU (resourceUsage, 30 pairs alternated, paired medians): V8's
+    // --semi-space-growth-factor=16 with the replay's flags (the young generation at its largest after the third scavenge:
+    // three scavenges, not nine; -36 M instructions, -6.2%) moves none of the CPU: user -1.4 ms, system +1.5 ms (+1.5k page
+    // faults of the larger semi-space, peak RSS 70 -> 77 MB); =8 -0.7%. The agent's module loaded without its dev module
+    // (`withDev` adds only `dev`, which a replay never reads): -11 M (-1.9%), CPU +0.7 ms (noise), and a first replay would
+    // build a second agent bundle. The bundle's check skipped entirely (an upper bound): -4.7 ms; of its ~23 M, the identity's
+    // digest (four files, ~50 kB hashed) 4.1 M (1.8 of it OpenSSL's first hash, which the ledger pays next if not here), its
+    // index 3.4 M, 491 source stamps 10 M, the outputs' 169 with their manifest 4 M: each part alone within the noise
+    // (-1.7 to +1.8 ms). Flags: --no-sparkplug +2.3%, --no-baseline-batch-compilation -0.3%,
+    // --invocation-count-for-feedback-allocation=32 +3.6%, --single-threaded-gc 0. No part of the replay process found here
+    // holds the ~10 ms the 0.20 needs; the large ones are the code it reads (half of it never run: --no-lazy reads every
+    // function) and the pages it touches. The bounds stay.
     cli: { bound: 0.35, target: 0.2, measured: "0.2065–0.2233 (median 0.2137) at load 1–2 (a message sent again compared once, zod's namespaces filled as dictionaries; this branch's base 0.2162 beside it); 0.210–0.219 (median 0.216) at load 6–7 (other commands' modules unloaded; main's 0.216–0.224 beside it); 0.198–0.212 (median 0.205) at load 2–5 (zod's locales on call, one-pass seal text; main's 0.200–0.212 beside it); 0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
   },
   /**
