@@ -783,13 +783,14 @@ export const SPEED_LIMITS = {
     // the young generation kept at its first size (bin/savepoint.js ONE_PASS_COMMANDS, --semi-space-growth-factor=1: a
     // semi-space of 1 MB, not grown to 8): 22 scavenges, not 9, +1.6% instructions (585.8 M), but 1.6k fewer page faults and a
     // young generation that stays in the CPU's caches: the replay process -4.8 ms of CPU (60 pairs, paired median; user -0.7,
-    // system -3.6; a run of 169 steps -5.1, 40 pairs), peak RSS 71 -> 65 MB. CI's form six pairs alternated with the code
-    // before it at load 7.5–9.6: cli 0.1938–0.2086 (median 0.2012; replay processes median ~90.5 ms, runs 416–480) against
-    // 0.1944–0.2193 (0.2116; ~96 ms, runs 415–522); warm and the first unchanged (in the bench's own process). Left: the same
-    // for `savepoint run` (not measured: its figure is the share's divisor). The 0.20 in CI (0.22–0.23 there) needs ~5% more.
+    // system -3.6; a run of 169 steps -5.1, 40 pairs), peak RSS 71 -> 65 MB. CI's form ten pairs alternated with the code
+    // before it at load 7.5–13.5: cli 0.1908–0.2086 (median 0.1996; the replay processes' median 95.5 ms, runs 416–591)
+    // against 0.1944–0.2264 (0.2103; 102.5 ms, runs 415–598); warm and the first unchanged (the bench's own process). Left:
+    // the same flag for `savepoint run` (its sample day with --memory: 20.4k -> 14.4k page faults, -17.8 ms of ~480, 15
+    // pairs), which would lower the share's divisor. The 0.20 in CI (0.22–0.23 there) needs ~5% more.
     // The rest is the code the process reads (about half of it never run: --no-lazy reads every function) and the pages it
     // touches. The bounds stay.
-    cli: { bound: 0.35, target: 0.2, measured: "0.1938–0.2086 (median 0.2012) at load 7.5–9.6 (the replay's young generation kept at 1 MB; the code before it 0.1944–0.2193, median 0.2116, beside it); 0.2065–0.2233 (median 0.2137) at load 1–2 (a message sent again compared once, zod's namespaces filled as dictionaries; this branch's base 0.2162 beside it); 0.210–0.219 (median 0.216) at load 6–7 (other commands' modules unloaded; main's 0.216–0.224 beside it); 0.198–0.212 (median 0.205) at load 2–5 (zod's locales on call, one-pass seal text; main's 0.200–0.212 beside it); 0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
+    cli: { bound: 0.35, target: 0.2, measured: "0.1908–0.2086 (median 0.1996) at load 7.5–13.5 (the replay's young generation kept at 1 MB; the code before it 0.1944–0.2264, median 0.2103, beside it); 0.2065–0.2233 (median 0.2137) at load 1–2 (a message sent again compared once, zod's namespaces filled as dictionaries; this branch's base 0.2162 beside it); 0.210–0.219 (median 0.216) at load 6–7 (other commands' modules unloaded; main's 0.216–0.224 beside it); 0.198–0.212 (median 0.205) at load 2–5 (zod's locales on call, one-pass seal text; main's 0.200–0.212 beside it); 0.178–0.220 (median 0.202) at load 6–9 with the replay's own V8 flags (main's 0.253–0.289 beside it); 0.208–0.251 (medians 0.236–0.244) at load 5–12 (a lighter `savepoint replay` process); 0.26–0.27 (0.9.1: a lighter `savepoint run`); 0.256–0.271 (sixth pass); 0.254–0.330 (fourth pass); the engine's 0.54–0.69" },
   },
   /**
    * bench/tracing.ts: the CPU per step the export adds over the same stack's with tracing off,
