@@ -246,27 +246,44 @@ describe('the CLI bundle', { timeout: 120_000 }, () => {
     }
   });
 
-  it('starts `replay`, `run`, `resume` and `fork` alone with their own V8 flags (ONE_PASS_COMMANDS, set before the compile cache is on: a cache directory for each set of flags, the run commands without --no-turbofan), the commands that run steps with the built-ins a run loads loaded first, read from the command line as the CLI reads its command word', async () => {
+  it('starts `replay`, `run`, `resume` and `fork` alone with their own V8 flags (ONE_PASS_COMMANDS, set before the compile cache is on: a cache directory for each set of flags, the run commands without --no-turbofan, the young generation of a replay kept at its first size), the commands that run steps with the built-ins a run loads loaded first, read from the command line as the CLI reads its command word', async () => {
     const { cache, write, start } = project('eager');
-    // The cache directory, and whether fetch's classes (undici: loadRunBuiltins) were loaded before the CLI's code ran.
-    write(ENTRIES.cli, "import { getCompileCacheDir } from 'node:module';\nconsole.log(getCompileCacheDir(), process.moduleLoadList.includes('NativeModule internal/deps/undici/undici'));\n");
+    // The cache directory, whether fetch's classes (undici: loadRunBuiltins) were loaded before the CLI's code ran, and
+    // whether V8's young generation grew while objects that live a while were made (replay: --semi-space-growth-factor=1).
+    write(
+      ENTRIES.cli,
+      [
+        "import { getCompileCacheDir } from 'node:module';",
+        "import { getHeapSpaceStatistics } from 'node:v8';",
+        "const young = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size;",
+        'const first = young();',
+        'let kept = [];',
+        'for (let i = 0; i < 400_000; i += 1) { kept.push({ i }); if (kept.length > 50_000) kept = []; }',
+        "console.log(getCompileCacheDir(), process.moduleLoadList.includes('NativeModule internal/deps/undici/undici'), young() > first);",
+        '',
+      ].join('\n'),
+    );
     const startOf = async (args: string[], env: Record<string, string> = {}) => {
-      const [dir, undici] = (await start(env, args)).split(' ');
-      return { dir, undici };
+      const [dir, undici, grew] = (await start(env, args)).split(' ');
+      return { dir, undici, grew };
     };
     const lazy = await startOf(['status', 'r']);
     expect(lazy.dir!.startsWith(join(cache, 'compile'))).toBe(true);
     expect(lazy.undici).toBe('false');
+    expect(lazy.grew).toBe('true');
     const eager = await startOf(['replay', 'r']);
     expect(eager.dir!.startsWith(join(cache, 'compile'))).toBe(true);
     expect(eager.dir).not.toBe(lazy.dir);
     expect(eager.undici).toBe('false');
+    // The replay's young generation stays at its first size: more scavenges, in memory already mapped and in the CPU's caches.
+    expect(eager.grew).toBe('false');
     expect(await startOf(['--state-dir', 'x', '--region', 'y', 'replay', 'r', '--json'])).toEqual(eager);
     // The run commands: --no-lazy alone (TurboFan kept for a long run), so a directory neither the default's nor the replay's.
     const running = await startOf(['run', '--agent', 'a']);
     expect(running.dir!.startsWith(join(cache, 'compile'))).toBe(true);
     expect([lazy.dir, eager.dir]).not.toContain(running.dir);
     expect(running.undici).toBe('true');
+    expect(running.grew).toBe('true');
     for (const args of [['--state-dir', 'x', 'run'], ['resume', 'r'], ['fork', 'r', '--at', '2']]) expect(await startOf(args)).toEqual(running);
     // A root option's value, an option, a word after the command, the root's help: not the command `replay` or `run`.
     for (const args of [['--state-dir', 'replay', 'status'], ['--stack', 'run', 'runs'], ['--json', 'status', 'replay'], ['status', '--run-id', 'run'], ['--help', 'replay'], ['-h', 'run'], []]) expect(await startOf(args)).toEqual(lazy);
