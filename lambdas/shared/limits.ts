@@ -78,6 +78,16 @@ export const DYNAMODB_ITEM_MAX_BYTES = 400 * 1024;
 export const DYNAMODB_BATCH_GET_MAX_KEYS = 100;
 
 /**
+ * What one `BatchGetItem` answers at most: 16 MB in all, and 1 MB of one partition ("A single
+ * operation can retrieve up to 16 MB of data [...] BatchGetItem returns a partial result if the
+ * response size limit is exceeded, [...] more than 1MB per partition is requested"); the keys left
+ * are answered as `UnprocessedKeys`, to be asked for again.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
+ */
+export const DYNAMODB_BATCH_GET_MAX_BYTES = 16 * 1024 * 1024;
+export const DYNAMODB_BATCH_GET_PARTITION_MAX_BYTES = 1024 * 1024;
+
+/**
  * The longest partition key and sort key values, in bytes (a string's UTF-8 bytes), of the table
  * and of its indexes' keys: "The maximum length of a partition key value is 2048 bytes", "of a
  * sort key value is 1024 bytes". DynamoDB refuses a request over them (ValidationException).

@@ -170,7 +170,7 @@ export async function serveTransaction(store: any, request: IncomingMessage, res
 }
 
 /** A request's body as text (read by its events: an async iterator over it costs more than the parse of a small body). */
-function bodyText(request: IncomingMessage): Promise<string> {
+export function bodyText(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));

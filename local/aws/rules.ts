@@ -171,6 +171,13 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'ValidationException',
   },
   {
+    rule: 'A BatchGetItem answers at most 16 MB, and at most 1 MB of one partition: the keys left are answered as UnprocessedKeys; more than 100 keys, or one twice, are refused',
+    doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html',
+    file: 'local/aws/dynamodb-batch-get.ts',
+    test: 'test/local/dynamo-request-rules.test.ts',
+    answer: 'UnprocessedKeys',
+  },
+  {
     rule: 'A TransactWriteItems checks every condition before it writes, and a failed one cancels all, reason by reason',
     doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html',
     file: 'local/aws/dynamodb-transactions.ts',

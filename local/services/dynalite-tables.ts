@@ -5,8 +5,9 @@ type Callback = (error: unknown, table?: any) => void;
 
 /**
  * dynalite keeps each table's description as JSON in its store and parses it again for every
- * request that touches the table — a BatchGetItem of n keys n + 1 times, the transactions served
- * beside it (local/aws/dynamodb-transactions.ts) once an action — about 3 KB for the ledger's table with its
+ * request that touches the table — its BatchGetItem of n keys n + 1 times (the twin's, served beside
+ * it, once a table: local/aws/dynamodb-batch-get.ts), the transactions served beside it
+ * (local/aws/dynamodb-transactions.ts) once an action — about 3 KB for the ledger's table with its
  * indexes, ten times an agent step: a fifth of what dynalite did for the ledger's requests.
  *
  * Here the data plane's reads (`getTable` with its status check: GetItem, PutItem, Query, the

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { capturingStore, conflictOfWrite, ITEM_WRITES, serveTransaction, TRANSACT_WRITE_ITEMS, transactionsInFlight, type TransactionOptions } from '../aws/dynamodb-transactions.js';
 import { sharingTableDescriptions } from './dynalite-tables.js';
 import { enforceKeySizes } from '../aws/dynamodb-key-size.js';
+import { BATCH_GET_ITEM, serveBatchGet } from '../aws/dynamodb-batch-get.js';
 import { credentialChecker, credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential } from './loopback-credential.js';
 
 export interface LocalDynamo {
@@ -48,6 +49,8 @@ export async function startDynamo(options: { path?: string; port?: number; trans
     };
     const target = String(request.headers['x-amz-target']);
     if (target === TRANSACT_WRITE_ITEMS) return void serveTransaction(store, request, response, options.transactions).catch(failed);
+    // dynalite's partial results are not DynamoDB's (16 MB, 1 MB a partition): served on its store (local/aws/dynamodb-batch-get.ts).
+    if (target === BATCH_GET_ITEM) return void serveBatchGet(store, request, response).catch(failed);
     // A write of an item a transaction holds is rejected (local/aws/dynamodb-transactions.ts): while one
     // is in flight, a write's body is read, checked and handed on to dynalite; while none is, the
     // write goes to dynalite as it came, unread here. It is checked as it arrives: one that meets a

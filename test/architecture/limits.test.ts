@@ -30,6 +30,8 @@ const SPELLINGS: Record<keyof typeof limits, readonly RegExp[] | null> = {
   DISTRIBUTED_MAP_MAX_CONCURRENCY: null, // 10000: an everyday number (timeouts, dollars)
   DYNAMODB_ITEM_MAX_BYTES: [/\b400\s*\*\s*1024\b/, /\b409_?600\b/],
   DYNAMODB_BATCH_GET_MAX_KEYS: null,
+  DYNAMODB_BATCH_GET_MAX_BYTES: [/\b16\s*\*\s*1024\s*\*\s*1024\b/, /\b16_?777_?216\b/],
+  DYNAMODB_BATCH_GET_PARTITION_MAX_BYTES: null, // 1 MiB: an everyday number of bytes
   DYNAMODB_PARTITION_KEY_MAX_BYTES: null, // 2048: an everyday number
   DYNAMODB_SORT_KEY_MAX_BYTES: null, // 1024: an everyday number
   DYNAMODB_BATCH_WRITE_MAX_ITEMS: null,

@@ -1,3 +1,4 @@
+import { BatchGetItemCommand, type BatchGetItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -6,6 +7,7 @@ import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
 import { itemAttributes } from '../../lambdas/ledger/dynamodb-item.js';
 import { callKey } from '../../lambdas/ledger/protocol.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
+import { DYNAMODB_BATCH_GET_MAX_BYTES, DYNAMODB_BATCH_GET_PARTITION_MAX_BYTES } from '../../lambdas/shared/limits.js';
 import { AGGREGATE_KEY_MAX_BYTES, aggregateApproval, reserveAmount } from '../../lambdas/tools/aggregates.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
@@ -14,9 +16,10 @@ import { documentClient } from '../support/document-client.js';
 
 /**
  * DynamoDB's request rules the ledger meets, on dynalite through the twin with the real SDK: a key
- * counted in UTF-8 bytes (local/aws/dynamodb-key-size.ts), and what the ledger does about each —
- * an aggregate key from the model's arguments bounded where it is made (tools/aggregates.ts), a
- * BatchGetItem's UnprocessedKeys read again until every key is read (dynamodb-ledger.ts `read`).
+ * counted in UTF-8 bytes (local/aws/dynamodb-key-size.ts), a BatchGetItem's bounds
+ * (local/aws/dynamodb-batch-get.ts), and what the ledger does about each — an aggregate key from
+ * the model's arguments bounded where it is made (tools/aggregates.ts), a BatchGetItem's
+ * UnprocessedKeys read again until every key is read (dynamodb-ledger.ts `read`).
  */
 let dynamo: LocalDynamo;
 let doc: DynamoDBDocumentClient;
@@ -110,8 +113,79 @@ describe("the ledger's BatchGetItem reads every key DynamoDB leaves unprocessed"
     const ledger = new DynamoDbLedger(dynamo.client, table, sealer, async (ms) => void waits.push(ms));
     const read = await ledger.loadStep('big', { calls: Array.from({ length: 40 }, (_, index) => ({ turn: 1, call: index + 1 })) });
     expect(read.calls.map((record) => record.call).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, index) => index + 1));
-    // The emulator answers about 1.4 MB a request (DynamoDB: 1 MB of one partition): more than 8 rounds, each after its wait.
-    expect(waits.length).toBeGreaterThan(8);
+    // 1 MB of the run's partition a round, as DynamoDB answers: three calls, 14 rounds, each after the first after its wait.
+    expect(waits).toHaveLength(13);
     expect(waits.slice(0, 6)).toEqual([40, 80, 160, 320, 640, 1_000]);
+  });
+
+  it('loadStep reads a step of 1.2 MB of one partition in two rounds: DynamoDB answers 1 MB of it, then the key it left', async () => {
+    const table = await newTable();
+    const sealer = ephemeralSealer();
+    await Promise.all(
+      [1, 2, 3, 4].map(async (call) => {
+        const key = callKey('large', 1, call);
+        const attributes = itemAttributes(key, { record: { kind: 'tool', runId: 'large', turn: 1, call, name: 'big', args: { text: 'x'.repeat(300_000) } }, meta: {} });
+        await doc.send(new PutCommand({ TableName: table, Item: { ...attributes, seal: sealer.seal(key, attributes) } }));
+      }),
+    );
+    const waits: number[] = [];
+    const ledger = new DynamoDbLedger(dynamo.client, table, sealer, async (ms) => void waits.push(ms));
+    const read = await ledger.loadStep('large', { calls: [1, 2, 3, 4].map((call) => ({ turn: 1, call })) });
+    expect(read.calls.map((record) => record.call).sort()).toEqual([1, 2, 3, 4]);
+    expect(waits).toEqual([40]);
+  });
+});
+
+describe("the twin's BatchGetItem answers as DynamoDB does: at most 16 MB, 1 MB of one partition, 100 keys (API_BatchGetItem)", () => {
+  // An item of 300 KB and a few bytes (dynalite's measure: names and values, a string's length).
+  const data = 'x'.repeat(300_000);
+  const itemBytes = (pk: string, sk: string) => 'pk'.length + pk.length + 'sk'.length + sk.length + 'data'.length + data.length;
+  const keyOf = (pk: string, sk: string) => ({ pk: { S: pk }, sk: { S: sk } });
+  const put = (TableName: string, pk: string, sks: readonly string[]) => Promise.all(sks.map((sk) => doc.send(new PutCommand({ TableName, Item: { pk, sk, data } }))));
+  const batchGet = (RequestItems: BatchGetItemCommandInput['RequestItems']) => dynamo.client.send(new BatchGetItemCommand({ RequestItems }));
+  const sksOf = (count: number) => Array.from({ length: count }, (_, index) => `s${index}`);
+
+  it('answers at most 1 MB of the items of one partition, the keys left as UnprocessedKeys (with the request\'s ConsistentRead), read by the next request', async () => {
+    const TableName = await newTable();
+    await put(TableName, 'RUN#one', sksOf(4));
+    const first = await batchGet({ [TableName]: { Keys: sksOf(4).map((sk) => keyOf('RUN#one', sk)), ConsistentRead: true } });
+    // Three fit in 1 MB (1,048,576 bytes), four do not.
+    expect(3 * itemBytes('RUN#one', 's0')).toBeLessThanOrEqual(DYNAMODB_BATCH_GET_PARTITION_MAX_BYTES);
+    expect(first.Responses?.[TableName]).toHaveLength(3);
+    const answered = new Set(first.Responses![TableName]!.map((item) => item['sk']!.S));
+    expect(first.UnprocessedKeys).toEqual({ [TableName]: { Keys: sksOf(4).filter((sk) => !answered.has(sk)).map((sk) => keyOf('RUN#one', sk)), ConsistentRead: true } });
+    const second = await batchGet(first.UnprocessedKeys);
+    expect(second.Responses?.[TableName]).toHaveLength(1);
+    expect(second.UnprocessedKeys).toEqual({});
+  });
+
+  it("answers 1 MB of each partition in one response: six items of 300 KB on two partitions, 1.8 MB (past dynalite's own 1.4 MB)", async () => {
+    const TableName = await newTable();
+    await Promise.all([put(TableName, 'RUN#a', sksOf(3)), put(TableName, 'RUN#b', sksOf(3))]);
+    const answer = await batchGet({ [TableName]: { Keys: ['RUN#a', 'RUN#b'].flatMap((pk) => sksOf(3).map((sk) => keyOf(pk, sk))) } });
+    expect(answer.Responses?.[TableName]).toHaveLength(6);
+    expect(answer.UnprocessedKeys).toEqual({});
+  });
+
+  it('answers at most 16 MB in all: of 100 items of 300 KB, each on its own partition, as many as fit', async () => {
+    const TableName = await newTable();
+    const pks = Array.from({ length: 100 }, (_, index) => `RUN#${String(index).padStart(3, '0')}`);
+    await Promise.all(pks.map((pk) => put(TableName, pk, ['s0'])));
+    const answer = await batchGet({ [TableName]: { Keys: pks.map((pk) => keyOf(pk, 's0')) } });
+    const fit = Math.floor(DYNAMODB_BATCH_GET_MAX_BYTES / itemBytes(pks[0]!, 's0'));
+    expect(fit).toBe(55);
+    expect(answer.Responses?.[TableName]).toHaveLength(fit);
+    expect(answer.UnprocessedKeys?.[TableName]?.Keys).toHaveLength(100 - fit);
+  });
+
+  it('refuses more than 100 keys (ValidationException, naming the bound as DynamoDB does) and a key asked for twice', async () => {
+    const [first, second] = [await newTable(), await newTable()];
+    const keys = (count: number) => sksOf(count).map((sk) => keyOf('RUN#k', sk));
+    const refused = (RequestItems: BatchGetItemCommandInput['RequestItems']) => refusal(batchGet(RequestItems));
+    // More than 100 of one table: the bound of its Keys; of all the tables together: the API's own message.
+    expect(await refused({ [first]: { Keys: keys(101) } })).toMatchObject({ name: 'ValidationException', message: expect.stringMatching(/member\.keys' failed to satisfy constraint: Member must have length less than or equal to 100$/) });
+    expect(await refused({ [first]: { Keys: keys(60) }, [second]: { Keys: keys(41) } })).toMatchObject({ name: 'ValidationException', message: 'Too many items requested for the BatchGetItem call' });
+    expect(await batchGet({ [first]: { Keys: keys(60) }, [second]: { Keys: keys(40) } })).toMatchObject({ Responses: { [first]: [], [second]: [] }, UnprocessedKeys: {} });
+    expect(await refused({ [first]: { Keys: [...keys(2), ...keys(1)] } })).toMatchObject({ name: 'ValidationException', message: 'Provided list of item keys contains duplicates' });
   });
 });
