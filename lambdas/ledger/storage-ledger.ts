@@ -18,6 +18,7 @@ import { type ItemDelete, type PruneRecords, type Pruning, type RunItem } from '
 import { retentionOn } from './retention.js';
 import { budgetApprovalSk, childWaitKey, executionRunKey, runKey, tokenKey, turnSk } from '../records/ledger-records.js';
 import { TransientError, type LedgerIntegrityError } from '../shared/errors.js';
+import { mapBounded } from '../shared/bounded-map.js';
 import { newestFirst, type RunPlace } from '../records/run-order.js';
 import type { ApprovalRecord, KillFlag, RunRecord, ToolCallRecord, TurnRecord } from '../records/ledger-records.js';
 
@@ -459,9 +460,9 @@ export abstract class StorageLedger implements Ledger, Pruning, EffectResolving 
   // ── effects claimed across runs ─────────────────────────────────────────────────────────
 
   readonly getEffect: Ledger['getEffect'] = (key) => this.record(effectKey(key));
-  // A person's, not a step's (EffectResolving): each effect read itself, verified, after the scan of their keys.
+  // A person's, not a step's (EffectResolving): each effect read itself, verified, after the scan of their keys, EFFECT_READS_AT_ONCE at a time.
   readonly listEffects: EffectResolving['listEffects'] = async () => {
-    const effects = await Promise.all((await this.effectKeys()).map((key) => this.getEffect(key)));
+    const effects = await mapBounded(await this.effectKeys(), EFFECT_READS_AT_ONCE, (key) => this.getEffect(key));
     return effects.filter((effect) => effect !== undefined);
   };
   readonly resolveEffect: EffectResolving['resolveEffect'] = (key, request, now) => this.update(effectKey(key), (current) => protocol.resolveEffect(current, key, request, now));
@@ -539,6 +540,8 @@ export abstract class StorageLedger implements Ledger, Pruning, EffectResolving 
 
 /** The attempts of a contended update before it fails as transient (`ItemsOptions.contended`). */
 const CONTENDED_ATTEMPTS = 40;
+/** The effects `listEffects` reads at once, a GetItem each on DynamoDB: a table's thousands at once are a burst it may throttle. */
+export const EFFECT_READS_AT_ONCE = 16;
 /** `never`: each transition reads the record type of its own rule. */
 type Transition<R> = (current: Stored<never> | undefined) => Step<R>;
 type PairTransition<R> = (first: Stored<never> | undefined, second: Stored<never> | undefined) => PairStep<R>;

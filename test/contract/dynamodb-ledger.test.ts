@@ -7,7 +7,8 @@ import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services
 import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { describeLedgerContract } from './ledger.contract.js';
-import { at, call, run, turn } from './fixtures.js';
+import { at, call, holder, run, turn } from './fixtures.js';
+import { EFFECT_READS_AT_ONCE } from '../../lambdas/ledger/storage-ledger.js';
 import { documentClient } from '../support/document-client.js';
 
 // The DynamoDB ledger on dynalite (in memory) with the real SDK: the conditional writes that deploy.
@@ -152,5 +153,35 @@ describe('DynamoDB on dynalite: the runs of a table a scan reads in several page
     expect(sent.filter((command) => command === 'GetItemCommand')).toHaveLength(3);
     // The same list as the scan gives (every agent's runs are the table's).
     expect(ids(await reader.listRuns())).toEqual(ids(await writer.listRuns()));
+  });
+});
+
+describe('DynamoDB on dynalite: the effects `savepoint effects` lists', () => {
+  it(`reads the effects a scan found ${EFFECT_READS_AT_ONCE} at a time, not all at once (a burst DynamoDB may throttle), and lists every one`, async () => {
+    const name = `effects-${++tables}`;
+    await ensureTable(dynamo.client, table(name));
+    const sealer = ephemeralSealer();
+    const writer = new DynamoDbLedger(dynamo.client, name, sealer);
+    const keys = Array.from({ length: 3 * EFFECT_READS_AT_ONCE + 1 }, (_, index) => `refunds:issue_refund:rr_${index}`);
+    for (const [index, key] of keys.entries()) {
+      const by = holder({ key, call: index + 1 });
+      await writer.claimCall(call({ call: by.call, effectKey: key }), at(0), by);
+    }
+    let inFlight = 0;
+    let most = 0;
+    const counted = {
+      send: async (command: { constructor: { name: string } }) => {
+        if (command.constructor.name !== 'GetItemCommand') return dynamo.client.send(command as never);
+        most = Math.max(most, ++inFlight);
+        try {
+          return await dynamo.client.send(command as never);
+        } finally {
+          inFlight--;
+        }
+      },
+    } as unknown as typeof dynamo.client;
+    const listed = await new DynamoDbLedger(counted, name, sealer).listEffects();
+    expect(listed.map((effect) => effect.key).sort()).toEqual([...keys].sort());
+    expect(most).toBe(EFFECT_READS_AT_ONCE);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EffectHolder, EffectOutcome, EffectResolutionRequest, EffectResolving, Ledger } from '../../../lambdas/ledger/ledger.js';
 import { InvalidInputError } from '../../../lambdas/shared/errors.js';
+import { EFFECT_READS_AT_ONCE } from '../../../lambdas/ledger/storage-ledger.js';
 import { at, call, holder } from '../fixtures.js';
 import { useLedger, type MakeLedger } from './support.js';
 
@@ -35,6 +36,13 @@ export function effectResolutionsSpec(make: MakeLedger): void {
       expect(again).toMatchObject({ claimed: true, effect: { runId: 'r2', status: 'in_flight', attempts: 1, resolutions: [{ as: 'not_sent' }] } });
       // The escalated call's own record stays as it was: the run's history.
       expect(await ledger.getCall('r1', 3, 1)).toMatchObject({ status: 'completed', outcome: 'error', result: unknown.result });
+    });
+
+    it(`lists every effect of a ledger that holds more than it reads at once (${EFFECT_READS_AT_ONCE})`, async () => {
+      const holders = Array.from({ length: 2 * EFFECT_READS_AT_ONCE + 3 }, (_, index) => holder({ key: `refunds:issue_refund:rr_${index}`, call: index + 1 }));
+      for (const by of holders) await claim(ledger, by, at(0));
+      const listed = await resolving().listEffects();
+      expect(listed.map((effect) => effect.key).sort()).toEqual(holders.map((by) => by.key).sort());
     });
 
     it('resolved as sent, a later run is answered with the given result and claims nothing', async () => {
