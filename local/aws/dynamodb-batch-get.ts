@@ -11,23 +11,26 @@ import { bodyText } from './dynamodb-transactions.js';
  * 1MB per partition is requested, [...]": the keys not read are answered as `UnprocessedKeys`, for
  * the caller to ask for again (the ledger's `loadStep` does: lambdas/ledger/dynamodb-ledger.ts `read`).
  *
- * dynalite answers a partial result by a bound of its own, about 1.4 MB of all the tables together
- * (1 MB and an item), and none per partition: a step of large records on one partition was read in
- * rounds DynamoDB would not make, and a read of more than 1 MB of one partition over several
- * tables in one round, which DynamoDB would not answer. Here it is served on dynalite's store
- * instead, by its own request checks — its types and its `custom` ones, which answer what DynamoDB
- * answers: more than 100 keys of one table, "1 validation error detected: [...] Member must have
- * length less than or equal to 100", of all tables together, "Too many items requested for the
- * BatchGetItem call", a key twice, "Provided list of item keys contains duplicates" — and its key
- * checks (with the twin's own: local/aws/dynamodb-key-size.ts), and its reads of the items.
+ * dynalite answers a partial result by a bound of its own, about 1.4 MB of the whole response (1 MB
+ * and an item), and knows no partition: 1.2 MB of one partition came back in one round, where
+ * DynamoDB answers 1 MB and leaves the rest, and 1.8 MB of two partitions in two rounds, where
+ * DynamoDB answers all of it. Here BatchGetItem is served on dynalite's store instead, by dynalite's
+ * own request checks — its types and its `custom` ones, which answer what DynamoDB answers: more
+ * than 100 keys of one table, "1 validation error detected: [...] Member must have length less than
+ * or equal to 100", of all tables together, "Too many items requested for the BatchGetItem call", a
+ * key twice, "Provided list of item keys contains duplicates" — its key checks (with the twin's
+ * own: local/aws/dynamodb-key-size.ts) and its reads of the items, as its GetItem reads one.
  *
- * Of the items found, an item is answered while the response stays within 16 MB and its
- * partition's items within 1 MB, each measured as dynalite measures an item (db.itemSize: a
- * string's UTF-16 units, where DynamoDB counts UTF-8 bytes: local/aws/dynamodb-item-size.ts); the
- * others' keys are unprocessed. A DynamoDB partition holds many partition key values and splits
- * a hot one; the twin approximates a partition by one partition key value of one table, which is
- * what a caller can know of it (a step's keys are one run's: one value). The first item of a
- * partition always fits (an item is at most 400 KB), so every round reads at least one.
+ * Of the items found, one is answered while the response stays within 16 MB and its partition's
+ * items within 1 MB, each item as answered (projected, if asked) measured as dynalite measures one
+ * (db.itemSize: a string's UTF-16 units, where DynamoDB counts UTF-8 bytes:
+ * local/aws/dynamodb-item-size.ts); the others' keys are unprocessed, with the table's request
+ * beside them (ConsistentRead, the projection) as DynamoDB answers them.
+ *
+ * A DynamoDB partition holds many partition key values, and splits a hot one; the twin approximates
+ * a partition by one partition key value of one table, which is what a caller can know of it (a
+ * step's keys are one run's: one value). The first item answered always fits (an item is at most
+ * 400 KB), so every round reads at least one.
  *
  * Items come back in no particular order, as DynamoDB's do (dynalite shuffles them: so does this).
  */
@@ -47,12 +50,13 @@ type Request = { RequestItems: Record<string, KeysAndAttributes>; ReturnConsumed
 /** Answers one BatchGetItem request on dynalite's `store`. */
 export async function serveBatchGet(store: any, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const reply = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(body));
-  let data: Request;
+  let data: Request | null;
   try {
-    data = JSON.parse(await bodyText(request)) as Request;
+    data = JSON.parse(await bodyText(request)) as Request | null;
   } catch {
-    return void reply(400, { __type: 'com.amazon.coral.service#SerializationException' });
+    data = null;
   }
+  if (typeof data !== 'object' || data === null) return void reply(400, { __type: 'com.amazon.coral.service#SerializationException' });
   try {
     data = validations.checkTypes(data, rules.types) as Request;
     validations.checkValidations(data, rules.types, rules.custom, store);
