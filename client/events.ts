@@ -133,6 +133,9 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
       throw refusal;
     }
     if (response?.ok && response.body) {
+      // Set while the caller holds an event: if it leaves its loop then (a break, a return, an
+      // exception of its own), this iterator is closed where it yielded, and the connection with it.
+      let leaving = false;
       try {
         for await (const frame of sseFrames(response.body, alive)) {
           // The signal ends the iteration where it is: not after the frames the last read brought
@@ -147,11 +150,17 @@ export async function* followEvents(endpoint: EventsEndpoint, runId: string, opt
           failures = 0;
           // The caller's time with the event is not the connection's silence.
           cancelIdle();
+          leaving = true;
           yield event;
           if (event.type === 'run.finished') return;
+          leaving = false;
           alive();
         }
       } catch (error) {
+        // Closing a connection that had dropped meanwhile fails: when the caller is leaving, that is
+        // no reason to connect again. Taken for one, the iterator went on reconnecting, and the
+        // caller's own exception waited behind it for ever (a stream with nothing new, heartbeats).
+        if (leaving) return;
         problem = idle ? connection.signal.reason : error; // the connection dropped (or went silent) mid-stream
       } finally {
         release();

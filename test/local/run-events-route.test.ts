@@ -283,6 +283,47 @@ describe('GET /v1/runs/{id}/events', () => {
     expect(got).toEqual(await events());
   });
 
+  it("ends when its caller's loop throws just as the connection dropped: the caller gets its own error at once, and no connection is opened again", async () => {
+    // As an app whose serve is SIGKILLed while it holds an approval.waiting: its decision, sent to
+    // that serve, fails; closing the dropped connection as it leaves its loop fails too, and that
+    // was taken for a connection to reopen: the app hung on a stream of heartbeats, its error never thrown.
+    const { clock, origin, steps } = await served();
+    const open = new Set<Socket>();
+    let connections = 0;
+    const proxy = createServer((client) => {
+      connections += 1;
+      open.add(client);
+      const upstream = connect(Number(new URL(origin).port), '127.0.0.1');
+      client.pipe(upstream).pipe(client);
+      for (const [one, other] of [[client, upstream], [upstream, client]] as const) one.on('close', () => other.destroy()).on('error', () => other.destroy());
+      client.on('close', () => open.delete(client));
+      closers.push(() => void (client.destroy(), upstream.destroy()));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()));
+    closers.push(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+    const through = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    await steps.create();
+    const stop = new AbortController();
+    closers.push(() => stop.abort());
+    let outcome: string | undefined;
+    void (async () => {
+      for await (const event of followEvents({ url: through, credential: CREDENTIAL }, 'r1', { clock, signal: stop.signal })) {
+        expect(event.id).toBe('a.run');
+        // The engine goes away under the caller, which then fails at what it does with the event.
+        for (const socket of open) socket.destroy();
+        await until(() => open.size === 0, 'the connection closed');
+        for (let turn = 0; turn < 10; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+        throw new Error('the decision could not be sent');
+      }
+    })().then(
+      () => (outcome = 'the iteration ended'),
+      (error: Error) => (outcome = error.message),
+    );
+    await until(() => outcome !== undefined, "the caller's error");
+    expect(outcome).toBe('the decision could not be sent');
+    expect(connections).toBe(1);
+  });
+
   it("the client's signal ends the iteration while it waits to reconnect, not when the wait is over", async () => {
     // An engine that is gone: every connection is refused, and the client waits longer between tries.
     const gone = createServer();
