@@ -35,7 +35,10 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
  *   for the sample day, not 9: +1.6% instructions), but in memory that stays in the CPU's caches
  *   and that the kernel mapped once: ~1.6k fewer page faults, ~5 ms less CPU (60 pairs; the same
  *   for a run of 169 steps). A young generation let grow instead (=16: 3 scavenges, -6% instructions)
- *   saved nothing: its new pages cost the kernel what the scavenges saved. Not for the run
+ *   saved nothing: its new pages cost the kernel what the scavenges saved. A replay of a longer
+ *   run pays for it: 1,001 steps +40 ms of CPU (~290), 2,001 steps +75-100 ms (~730), 401 steps
+ *   -2 to -3 ms (10 pairs each, 2026-12-07, load 2-5); the factor set back to 2 once the run's
+ *   record is read (v8.setFlagsFromString) measured the same as no flag there. Not for the run
  *   commands, whose run may be long: a replay's process ends after its pass over the steps; a
  *   long run scavenges far more often in 1 MB, copying what it still holds each time, and
  *   promotes it sooner (more major GCs). A run of 401 steps (a read tool called once a turn)
