@@ -41,8 +41,9 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
  *   record is read (v8.setFlagsFromString) measured the same as no flag there. Not for the run
  *   commands, whose run may be long: a long run scavenges far more often in 1 MB, copying what
  *   it still holds each time, and promotes it sooner (more major GCs), at a cost well above a
- *   replay's. A run of 401 steps (a read tool called once a turn) 41 -> 502 scavenges, GC 47 -> 300 ms, CPU +180-240 ms of ~1.2 s; of 2,001 steps 526 -> 8,811
- *   scavenges, 2 -> 10 major GCs, CPU 8.6 -> 12.8 s, peak RSS 204 -> 300 MB. A run of 3 steps,
+ *   replay's. A run of 401 steps (a read tool called once a turn) 41 -> 502 scavenges, GC 47 ->
+ *   300 ms, CPU +180-240 ms of ~1.2 s; of 2,001 steps 526 -> 8,811 scavenges, 2 -> 10 major GCs,
+ *   CPU 8.6 -> 12.8 s, peak RSS 204 -> 300 MB. A run of 3 steps,
  *   the sample day, a resume or a fork of a small run: -5 to +8 ms of CPU (noise), peak RSS 102
  *   -> 93 MB and 126 -> 103 (10-12 alternated pairs each, medians, 2026-12-07, load 1-6). V8's
  *   default factor is 2; a cap on the young generation (--max-semi-space-size) holds only from
