@@ -35,7 +35,19 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
  *   for the sample day, not 9: +1.6% instructions), but in memory that stays in the CPU's caches
  *   and that the kernel mapped once: ~1.6k fewer page faults, ~5 ms less CPU (60 pairs; the same
  *   for a run of 169 steps). A young generation let grow instead (=16: 3 scavenges, -6% instructions)
- *   saved nothing: its new pages cost the kernel what the scavenges saved.
+ *   saved nothing: its new pages cost the kernel what the scavenges saved. A replay of a longer
+ *   run pays for it: 1,001 steps +40 ms of CPU (~290), 2,001 steps +75-100 ms (~730), 401 steps
+ *   -2 to -3 ms (10 pairs each, 2026-12-07, load 2-5); the factor set back to 2 once the run's
+ *   record is read (v8.setFlagsFromString) measured the same as no flag there. Not for the run
+ *   commands, whose run may be long: a long run scavenges far more often in 1 MB, copying what
+ *   it still holds each time, and promotes it sooner (more major GCs), at a cost well above a
+ *   replay's. A run of 401 steps (a read tool called once a turn) 41 -> 502 scavenges, GC 47 ->
+ *   300 ms, CPU +180-240 ms of ~1.2 s; of 2,001 steps 526 -> 8,811 scavenges, 2 -> 10 major GCs,
+ *   CPU 8.6 -> 12.8 s, peak RSS 204 -> 300 MB. A run of 3 steps,
+ *   the sample day, a resume or a fork of a small run: -5 to +8 ms of CPU (noise), peak RSS 102
+ *   -> 93 MB and 126 -> 103 (10-12 alternated pairs each, medians, 2026-12-07, load 1-6). V8's
+ *   default factor is 2; a cap on the young generation (--max-semi-space-size) holds only from
+ *   Node's command line, where 4 or 8 MB cost +25 ms of CPU for 3 steps and +1-2.7 s for 2,001.
  * - `savepoint run`, and `resume` and `fork`, which run a run's steps as it does (cli/commands/run.ts
  *   runAndReport): the CLI's code and the local stack's, read once at the start and each called a few
  *   times, are its CPU much as they are the replay's. With Node's built-ins it loads (loadRunBuiltins)
