@@ -38,7 +38,9 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
  *   saved nothing: its new pages cost the kernel what the scavenges saved. A replay of a longer
  *   run pays for it: 1,001 steps +40 ms of CPU (~290), 2,001 steps +75-100 ms (~730), 401 steps
  *   -2 to -3 ms (10 pairs each, 2026-12-07, load 2-5); the factor set back to 2 once the run's
- *   record is read (v8.setFlagsFromString) measured the same as no flag there. Not for the run
+ *   record is read (v8.setFlagsFromString) measured the same as no flag there: so a replay of a run
+ *   of more than 500 steps sets it back (cli/replay-heap.ts; 1,001 steps 340 -> 292 ms, 2,001 765 ->
+ *   690, the sample day unchanged: 8 alternated pairs each, load 0.6-0.7). Not for the run
  *   commands, whose run may be long: a long run scavenges far more often in 1 MB, copying what
  *   it still holds each time, and promotes it sooner (more major GCs), at a cost well above a
  *   replay's. A run of 401 steps (a read tool called once a turn) 41 -> 502 scavenges, GC 47 ->

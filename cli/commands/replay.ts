@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { counted } from '../../lambdas/shared/text.js';
 import { out, printJson } from '../program.js';
 import { agentFor, noRunError, withLedgerOnly } from '../target.js';
+import { sizeHeapForReplay } from '../replay-heap.js';
 
 /** `savepoint replay <runId>`: re-executes a finished run on this code from its ledger, with no live call. */
 export function registerReplayCommand(program: Command): void {
@@ -18,6 +19,7 @@ export function registerReplayCommand(program: Command): void {
         if (!run) throw await noRunError(runId, { ledger, parts });
         // A run still running has no end to compare with: bad input (exit 2), not a divergence (exit 1).
         if (run.status === 'running') throw new UsageError(`runId: run ${runId} is still running; replay a finished or stopped run`);
+        sizeHeapForReplay(run.steps);
         const agent = await agentFor(options.agent, run.agent, engine ?? null);
         if (!agent) throw new UsageError(`replay needs the agent's code: name it with --agent (the run is of agent ${run.agent})`);
         // Loaded when a replay runs: the engine it runs on is no part of every other command's start.
