@@ -88,6 +88,31 @@ function open(url: string, headers: Record<string, string> = {}) {
 }
 
 /** Turns of the event loop (never a timer) until `ready` holds. */
+/**
+ * A TCP proxy to the engine at `origin`, for a path between client and engine that fails: the
+ * client's sockets as they are open (`open`: destroy one to drop its connection), the sockets whose
+ * bytes it stops carrying either way while they stay open (`frozen`), and how many connections the
+ * client made through it.
+ */
+async function proxyTo(origin: string) {
+  const open = new Set<Socket>();
+  const frozen = new Set<Socket>();
+  let made = 0;
+  const proxy = createServer((client) => {
+    made += 1;
+    open.add(client);
+    const upstream = connect(Number(new URL(origin).port), '127.0.0.1');
+    upstream.on('data', (chunk: Buffer) => void (frozen.has(client) || client.write(chunk)));
+    client.on('data', (chunk: Buffer) => void (frozen.has(client) || upstream.write(chunk)));
+    for (const [one, other] of [[client, upstream], [upstream, client]] as const) one.on('close', () => other.destroy()).on('error', () => other.destroy());
+    client.on('close', () => open.delete(client));
+    closers.push(() => void (client.destroy(), upstream.destroy()));
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()));
+  closers.push(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+  return { through: `http://127.0.0.1:${(proxy.address() as { port: number }).port}`, open, frozen, connections: () => made };
+}
+
 async function until(ready: () => boolean, what: string): Promise<void> {
   for (let turn = 0; !ready(); turn++) {
     if (turn > 20_000) throw new Error(`never: ${what}`);
@@ -245,22 +270,7 @@ describe('GET /v1/runs/{id}/events', () => {
     const { clock, origin, steps, events } = await served();
     // Between the client and the engine, a path that can die without a reset (a frozen server, a
     // NAT that forgot the connection): the sockets it holds stay open and carry nothing more.
-    const open = new Set<Socket>();
-    const frozen = new Set<Socket>();
-    let connections = 0;
-    const proxy = createServer((client) => {
-      connections += 1;
-      open.add(client);
-      const upstream = connect(Number(new URL(origin).port), '127.0.0.1');
-      upstream.on('data', (chunk: Buffer) => void (frozen.has(client) || client.write(chunk)));
-      client.on('data', (chunk: Buffer) => void (frozen.has(client) || upstream.write(chunk)));
-      for (const [one, other] of [[client, upstream], [upstream, client]] as const) one.on('close', () => other.destroy()).on('error', () => other.destroy());
-      client.on('close', () => open.delete(client));
-      closers.push(() => void (client.destroy(), upstream.destroy()));
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()));
-    closers.push(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
-    const through = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const { through, open, frozen, connections } = await proxyTo(origin);
 
     await steps.create();
     const got: RunEvent[] = [];
@@ -276,7 +286,7 @@ describe('GET /v1/runs/{id}/events', () => {
     expect(got).toHaveLength(1);
     // Three heartbeats missed: the client gives the connection up and opens another, from after a.run.
     clock.advance(IDLE_MS);
-    await until(() => connections === 2, 'the client reconnected');
+    await until(() => connections() === 2, 'the client reconnected');
     await steps.finish();
     clock.advance(POLL_MS);
     await following;
@@ -288,20 +298,7 @@ describe('GET /v1/runs/{id}/events', () => {
     // that serve, fails; closing the dropped connection as it leaves its loop fails too, and that
     // was taken for a connection to reopen: the app hung on a stream of heartbeats, its error never thrown.
     const { clock, origin, steps } = await served();
-    const open = new Set<Socket>();
-    let connections = 0;
-    const proxy = createServer((client) => {
-      connections += 1;
-      open.add(client);
-      const upstream = connect(Number(new URL(origin).port), '127.0.0.1');
-      client.pipe(upstream).pipe(client);
-      for (const [one, other] of [[client, upstream], [upstream, client]] as const) one.on('close', () => other.destroy()).on('error', () => other.destroy());
-      client.on('close', () => open.delete(client));
-      closers.push(() => void (client.destroy(), upstream.destroy()));
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()));
-    closers.push(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
-    const through = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const { through, open, connections } = await proxyTo(origin);
     await steps.create();
     const stop = new AbortController();
     closers.push(() => stop.abort());
@@ -321,7 +318,7 @@ describe('GET /v1/runs/{id}/events', () => {
     );
     await until(() => outcome !== undefined, "the caller's error");
     expect(outcome).toBe('the decision could not be sent');
-    expect(connections).toBe(1);
+    expect(connections()).toBe(1);
   });
 
   it("the client's signal ends the iteration while it waits to reconnect, not when the wait is over", async () => {
