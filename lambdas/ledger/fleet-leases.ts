@@ -27,7 +27,14 @@ import { ConditionalWriteError, countStep, expiresAt, type Current, type ItemsSt
 
 export const fleetKey = (pk: string): Key => ({ pk, sk: FLEET_SK });
 
-const spending = (run: RunRecord) => run.costMicros + (run.reservedMicros ?? 0);
+/**
+ * What the run's lease covers: its own model calls, spent and reserved, and not its child runs'
+ * dollars (`childCostMicros`, in its costMicros for its hard budget) — each child run leases its
+ * own spend, so counted here too they would be counted twice, and a child's reservation settled
+ * after the parent's lease went back would stay counted. A negative part (a reservation counted
+ * before the part was, settled after) is none: such a child counts here as it did.
+ */
+const spending = (run: RunRecord) => run.costMicros + (run.reservedMicros ?? 0) - Math.max(0, run.childCostMicros ?? 0);
 const sameCounters = (lease: FleetLease, counters: readonly FleetCounter[]) => lease.counters.length === counters.length && lease.counters.every((pk, index) => pk === counters[index]!.pk);
 /** The run's lease that covers `request` today, if it holds one. */
 const heldLease = (run: RunRecord, request: FleetReserveRequest, day: string) => {
@@ -113,7 +120,8 @@ export function leaseAndReserve(currents: readonly Current<never>[], keys: reado
   return { writes: [runWrite, ...keys.map((pk, index) => counterWrite(next.get(pk)!, counterItems[index], now))], answer: { reserved: true, leased: chunk } };
 }
 
-const unusedOf = (run: RunRecord, lease: FleetLease) => Math.max(0, lease.leased - (spending(run) - lease.base));
+// Never more than the lease took: a spend below its base (an earlier reservation settled for less) gives back no other run's share.
+const unusedOf = (run: RunRecord, lease: FleetLease) => Math.min(lease.leased, Math.max(0, lease.leased - (spending(run) - lease.base)));
 const given = (counter: FleetDayRecord, unused: number, now: Date): FleetDayRecord => ({ ...counter, leased: Math.max(0, counter.leased - unused), runs: Math.max(0, counter.runs - 1), updatedAt: now.toISOString() });
 const counterWrite = (record: FleetDayRecord, current: Current<FleetDayRecord>, now: Date): Stored => ({ record: record as unknown as Record<string, unknown>, meta: { ...current?.meta, expiresAt: expiresAt(now) } });
 
