@@ -19,9 +19,11 @@ import { ConditionalWriteError, countStep, expiresAt, type Current, type ItemsSt
  *
  * Never over a limit, however many runs lease at once: a counter's `leased` only grows by a write
  * conditional on the counter read, whose `leased + chunk ≤ limit` the transition checked; a run
- * counts a reservation only within its lease (costMicros + reservedMicros − base ≤ leased); and a
- * settled call costs at most its reservation (guards/budgets.ts reservationFor). So the day's
- * spending is within the sum of the leases, within the limit. A lease of an earlier day (or of
+ * counts a reservation only within its lease (`spending` − base ≤ leased); and a settled call
+ * costs at most its reservation (guards/budgets.ts reservationFor). So the day's spending is
+ * within the sum of the leases, within the limit. A run's `spending` is its own model calls': a
+ * child run's dollars, in its parent's costMicros for the parent's hard budget, are leased by the
+ * child run alone, so that the counters count each dollar once. A lease of an earlier day (or of
  * counters the deployment no longer names) is given back to its own counters when the run leases anew.
  */
 

@@ -117,6 +117,18 @@ export function fleetSpec(make: MakeLedger): void {
       expect(await ledger.getFleetDay(agentDay)).toMatchObject({ leased: 309_000, runs: 0 });
     });
 
+    it("gives back at most what its lease took: a call reserved before the lease, settled for less, takes no other run's share", async () => {
+      await ledger.createRun(run('r1'));
+      await ledger.createRun(run('r2'));
+      expect(await ledger.reserveInFleet(request('r2', 1, 10_000, dollar), at(0))).toEqual({ reserved: true, leased: CHUNK });
+      // Reserved before the deployment set the budget: in r1's base when it first leases.
+      await ledger.countStep('r1', 'reserve:1', { reservedMicros: 40_000 });
+      await ledger.reserveInFleet(request('r1', 2, 10_000, dollar), at(0));
+      await settle(ledger, 'r1', 1, 40_000, 1_000);
+      expect(await ledger.returnFleetLease('r1', at(1))).toBe(CHUNK);
+      expect(await ledger.getFleetDay(agentDay)).toMatchObject({ leased: CHUNK, runs: 1 });
+    });
+
     it('admits only as many runs at once as the scope allows; a run that ends frees its slot', async () => {
       const two: FleetBudget = { agent: { concurrentRuns: 2 } };
       for (const id of ['a', 'b', 'c']) await ledger.createRun(run(id));
