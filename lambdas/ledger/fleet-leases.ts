@@ -19,15 +19,24 @@ import { ConditionalWriteError, countStep, expiresAt, type Current, type ItemsSt
  *
  * Never over a limit, however many runs lease at once: a counter's `leased` only grows by a write
  * conditional on the counter read, whose `leased + chunk ≤ limit` the transition checked; a run
- * counts a reservation only within its lease (costMicros + reservedMicros − base ≤ leased); and a
- * settled call costs at most its reservation (guards/budgets.ts reservationFor). So the day's
- * spending is within the sum of the leases, within the limit. A lease of an earlier day (or of
+ * counts a reservation only within its lease (`spending` − base ≤ leased); and a settled call
+ * costs at most its reservation (guards/budgets.ts reservationFor). So the day's spending is
+ * within the sum of the leases, within the limit. A run's `spending` is its own model calls': a
+ * child run's dollars, in its parent's costMicros for the parent's hard budget, are leased by the
+ * child run alone, so that the counters count each dollar once. A lease of an earlier day (or of
  * counters the deployment no longer names) is given back to its own counters when the run leases anew.
  */
 
 export const fleetKey = (pk: string): Key => ({ pk, sk: FLEET_SK });
 
-const spending = (run: RunRecord) => run.costMicros + (run.reservedMicros ?? 0);
+/**
+ * What the run's lease covers: its own model calls, spent and reserved, and not its child runs'
+ * dollars (`childCostMicros`, in its costMicros for its hard budget) — each child run leases its
+ * own spend, so counted here too they would be counted twice, and a child's reservation settled
+ * after the parent's lease went back would stay counted. A negative part (a reservation counted
+ * before the part was, settled after) is none: such a child counts here as it did.
+ */
+const spending = (run: RunRecord) => run.costMicros + (run.reservedMicros ?? 0) - Math.max(0, run.childCostMicros ?? 0);
 const sameCounters = (lease: FleetLease, counters: readonly FleetCounter[]) => lease.counters.length === counters.length && lease.counters.every((pk, index) => pk === counters[index]!.pk);
 /** The run's lease that covers `request` today, if it holds one. */
 const heldLease = (run: RunRecord, request: FleetReserveRequest, day: string) => {
@@ -113,7 +122,8 @@ export function leaseAndReserve(currents: readonly Current<never>[], keys: reado
   return { writes: [runWrite, ...keys.map((pk, index) => counterWrite(next.get(pk)!, counterItems[index], now))], answer: { reserved: true, leased: chunk } };
 }
 
-const unusedOf = (run: RunRecord, lease: FleetLease) => Math.max(0, lease.leased - (spending(run) - lease.base));
+// Never more than the lease took: a spend below its base (an earlier reservation settled for less) gives back no other run's share.
+const unusedOf = (run: RunRecord, lease: FleetLease) => Math.min(lease.leased, Math.max(0, lease.leased - (spending(run) - lease.base)));
 const given = (counter: FleetDayRecord, unused: number, now: Date): FleetDayRecord => ({ ...counter, leased: Math.max(0, counter.leased - unused), runs: Math.max(0, counter.runs - 1), updatedAt: now.toISOString() });
 const counterWrite = (record: FleetDayRecord, current: Current<FleetDayRecord>, now: Date): Stored => ({ record: record as unknown as Record<string, unknown>, meta: { ...current?.meta, expiresAt: expiresAt(now) } });
 

@@ -36,6 +36,14 @@ export interface Counters {
    * parent does not settle it yet.
    */
   childRunsOpen?: number;
+  /**
+   * Of `costMicros`, the child runs' part (`defineAgentTool`, tools/child-runs.ts): each child's
+   * budget while it is reserved, what it spent once settled. The run's hard budget counts it; its
+   * fleet lease does not (ledger/fleet-leases.ts), since each child run leases its own spend.
+   * Absent on a run that reserved no child, and not counted by 0.22.0 and earlier: a reservation
+   * of theirs counts in the run's lease as it did (more counted, never less).
+   */
+  childCostMicros?: number;
 }
 
 export const ZERO_COUNTERS: Counters = {

@@ -89,7 +89,9 @@ export function fleetCounters(agent: string, budget: FleetBudget | undefined, da
 /**
  * A run's lease of the day (on its run record): what it took from the counters `counters`, and
  * where its spending was when it took the first of the day (`base`: its costMicros +
- * reservedMicros then). What it has used of it is its spending since: costMicros + reservedMicros − base.
+ * reservedMicros − childCostMicros then). What it has used of it is its spending since:
+ * costMicros + reservedMicros − childCostMicros − base. Its child runs' dollars are theirs to
+ * lease (records/counters.ts `childCostMicros`).
  */
 export interface FleetLease {
   readonly day: string;

@@ -189,9 +189,14 @@ function childResult(child: RunRecord): Record<string, unknown> {
   };
 }
 
-/** The child's budget, reserved from the parent's (once per call): one more child open in the parent's spend. */
+/**
+ * The child's budget, reserved from the parent's (once per call): one more child open in the
+ * parent's spend, its dollars also counted as the children's part (`childCostMicros`), which the
+ * parent's fleet lease leaves out: the child run leases what it spends itself.
+ */
 async function reserve(ledger: GuardLedger, wait: ChildWait, budget: ChildBudget): Promise<void> {
-  await ledger.countStep(wait.runId, childStepKeys(wait).reserve, { costMicros: Math.round(budget.maxDollars * MICROS), inputTokens: budget.maxTokens, childRunsOpen: 1 });
+  const micros = Math.round(budget.maxDollars * MICROS);
+  await ledger.countStep(wait.runId, childStepKeys(wait).reserve, { costMicros: micros, childCostMicros: micros, inputTokens: budget.maxTokens, childRunsOpen: 1 });
 }
 
 /**
@@ -205,8 +210,10 @@ async function settle(ledger: GuardLedger, wait: ChildWait, child: RunRecord, no
   const closed = child.settledIntoParentAt !== undefined ? child : await ledger.closeChildRun(child.runId, now);
   if (!closed) return false;
   const reserved = reservedBudget(closed);
+  const micros = closed.costMicros - Math.round(reserved.maxDollars * MICROS);
   return ledger.countStep(wait.runId, childStepKeys(wait).settle, {
-    costMicros: closed.costMicros - Math.round(reserved.maxDollars * MICROS),
+    costMicros: micros,
+    childCostMicros: micros,
     inputTokens: closed.inputTokens - reserved.maxTokens,
     outputTokens: closed.outputTokens,
     childRunsOpen: -1,

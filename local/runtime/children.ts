@@ -60,6 +60,7 @@ export async function startChildStacks<World extends DevWorld>(
         clock: parent.clock,
         ...(options.stateDir !== undefined && { stateDir: options.stateDir }),
         ...pick(options, ['failRate', 'seed', 'retryDelayMs', 'breakerRetryDelayMs', 'leaseMs', 'crash', 'recovery', 'codeVersion', 'prices', 'retryAfterWaitMs', 'iam', 'log', 'durability', 'promptCaching']),
+        ...childFleetBudget(options.fleetBudget),
       });
       stacks.set(name, stack);
       onStack(stack);
@@ -93,6 +94,17 @@ export async function startChildStacks<World extends DevWorld>(
     stacks,
     close,
   };
+}
+
+/**
+ * A child agent's share of the fleet budget: the stack's limits, which every agent of a stack shares
+ * on AWS (`SavepointStackProps.fleetBudget`), so its runs lease from the same stack counter as the
+ * parent's; not the agent's own limits, which on AWS each agent's construct sets for itself.
+ */
+function childFleetBudget(budget: LocalStackOptions['fleetBudget']): Pick<LocalStackOptions, 'fleetBudget'> {
+  if (!budget?.stack) return {};
+  const { agent: _own, ...shared } = budget;
+  return { fleetBudget: shared };
 }
 
 function pick<T extends object, K extends keyof T>(value: T, keys: readonly K[]): Partial<Pick<T, K>> {

@@ -123,7 +123,8 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * The deployment's fleet budget (`savepoint run` / `serve --fleet-dollars-per-day …`, the
    * construct's `fleetBudget`): dollars per day and runs at once for the agent (and a stack), each
    * model call reserved within it (lambdas/records/fleet.ts); the stack's counters are the local
-   * template's stack's (local/runtime/fleet-budget.ts). @default none
+   * template's stack's (local/runtime/fleet-budget.ts), whose limits the agent's child agents
+   * (`defineAgentTool`) share, as a SavepointStack's agents do. @default none
    */
   readonly fleetBudget?: LocalFleetBudget;
   /** A new approval waits for a person: the event approvers are told (with a signed link each). */

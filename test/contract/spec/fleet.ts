@@ -76,6 +76,59 @@ export function fleetSpec(make: MakeLedger): void {
       expect(await ledger.getFleetDay(agentDay)).toMatchObject({ leased: 20_000 });
     });
 
+    it("leaves a child run's dollars out of its parent's lease, reserved or settled: the child leases them itself", async () => {
+      await ledger.createRun(run('r1'));
+      await ledger.reserveInFleet(request('r1', 1, 10_000, dollar), at(0));
+      await settle(ledger, 'r1', 1, 10_000, 4_000);
+      // A child's budget of $0.50 reserved into the run's dollars (tools/child-runs.ts), then what it spent.
+      await ledger.countStep('r1', 'child:1:1:reserve', { costMicros: 500_000, childCostMicros: 500_000, childRunsOpen: 1 });
+      await ledger.countStep('r1', 'child:1:1:settle', { costMicros: 30_000 - 500_000, childCostMicros: 30_000 - 500_000, childRunsOpen: -1 });
+      // The next call fits the lease of the run's own spend: nothing leased for the child's $0.03.
+      expect(await ledger.reserveInFleet(request('r1', 2, 10_000, dollar), at(1))).toEqual({ reserved: true, leased: 0 });
+      await settle(ledger, 'r1', 2, 10_000, 5_000);
+      expect(await ledger.getRun('r1')).toMatchObject({ costMicros: 39_000, childCostMicros: 30_000 });
+      expect(await ledger.returnFleetLease('r1', at(2))).toBe(CHUNK - 9_000);
+      expect(await ledger.getFleetDay(agentDay)).toMatchObject({ leased: 9_000, runs: 0, leases: 1 });
+    });
+
+    it("leaves the counter as it is when a child is settled after its parent's lease went back", async () => {
+      await ledger.createRun(run('r1'));
+      await ledger.reserveInFleet(request('r1', 1, 10_000, dollar), at(0));
+      await settle(ledger, 'r1', 1, 10_000, 4_000);
+      await ledger.countStep('r1', 'child:1:1:reserve', { costMicros: 500_000, childCostMicros: 500_000, childRunsOpen: 1 });
+      // The parent ends (killed) while its child runs: its lease goes back with its own spend.
+      expect(await ledger.returnFleetLease('r1', at(1))).toBe(CHUNK - 4_000);
+      await ledger.countStep('r1', 'child:1:1:settle', { costMicros: 30_000 - 500_000, childCostMicros: 30_000 - 500_000, childRunsOpen: -1 });
+      expect(await ledger.returnFleetLease('r1', at(2))).toBe(0);
+      expect(await ledger.getFleetDay(agentDay)).toMatchObject({ leased: 4_000, runs: 0 });
+    });
+
+    it('counts a child reserved before its part was counted (0.22.0) in its parent\'s lease, as it did: more, never less', async () => {
+      await ledger.createRun(run('r1'));
+      await ledger.reserveInFleet(request('r1', 1, 10_000, dollar), at(0));
+      await settle(ledger, 'r1', 1, 10_000, 4_000);
+      await ledger.countStep('r1', 'child:1:1:reserve', { costMicros: 500_000, childRunsOpen: 1 });
+      // Settled by this release: the part goes below zero, and counts as none.
+      await ledger.countStep('r1', 'child:1:1:settle', { costMicros: 300_000 - 500_000, childCostMicros: 300_000 - 500_000, childRunsOpen: -1 });
+      // The lease covers the child's $0.30 as well: it grows by it for the next call.
+      expect(await ledger.reserveInFleet(request('r1', 2, 10_000, dollar), at(1))).toEqual({ reserved: true, leased: 4_000 + 300_000 + 10_000 - CHUNK });
+      await settle(ledger, 'r1', 2, 10_000, 5_000);
+      expect(await ledger.returnFleetLease('r1', at(2))).toBe(5_000);
+      expect(await ledger.getFleetDay(agentDay)).toMatchObject({ leased: 309_000, runs: 0 });
+    });
+
+    it("gives back at most what its lease took: a call reserved before the lease, settled for less, takes no other run's share", async () => {
+      await ledger.createRun(run('r1'));
+      await ledger.createRun(run('r2'));
+      expect(await ledger.reserveInFleet(request('r2', 1, 10_000, dollar), at(0))).toEqual({ reserved: true, leased: CHUNK });
+      // Reserved before the deployment set the budget: in r1's base when it first leases.
+      await ledger.countStep('r1', 'reserve:1', { reservedMicros: 40_000 });
+      await ledger.reserveInFleet(request('r1', 2, 10_000, dollar), at(0));
+      await settle(ledger, 'r1', 1, 40_000, 1_000);
+      expect(await ledger.returnFleetLease('r1', at(1))).toBe(CHUNK);
+      expect(await ledger.getFleetDay(agentDay)).toMatchObject({ leased: CHUNK, runs: 1 });
+    });
+
     it('admits only as many runs at once as the scope allows; a run that ends frees its slot', async () => {
       const two: FleetBudget = { agent: { concurrentRuns: 2 } };
       for (const id of ['a', 'b', 'c']) await ledger.createRun(run(id));
