@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { childRunId, defineAgent, defineTool, withDev } from '../../lambdas/index.js';
 import type { ModelPolicy } from '../../lambdas/define.js';
 import { turnCounts } from '../../lambdas/conversation/turns.js';
-import { fleetDay, stackCounterPk } from '../../lambdas/records/fleet.js';
+import { stackCounterPk } from '../../lambdas/records/fleet.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import type { LedgerKind, LocalStack } from '../../local/runtime/local-stack.js';
 import type { LocalFleetBudget } from '../../local/runtime/fleet-budget.js';
@@ -69,7 +69,8 @@ async function treeOn(stack: LocalStack, runId: string): Promise<Tree> {
   for (const one of stack.children.values()) await settleStatusChanges(one.engine);
   const [parentRun, childRun] = (await Promise.all([stack.ledger.getRun(runId), stack.ledger.getRun(childRunId(runId, 1, 'call_1'))])) as [RunRecord, RunRecord];
   const own = (await stack.ledger.listConversation(runId)).turns.map(turnCounts).reduce((total, count) => total + count.costMicros, 0);
-  const day = await stack.ledger.getFleetDay(stackCounterPk('Savepoint', fleetDay(new Date())));
+  // The counter of the day the parent leased on (its lease says which), not of today's date when read.
+  const day = parentRun.fleetLease && (await stack.ledger.getFleetDay(stackCounterPk('Savepoint', parentRun.fleetLease.day)));
   return { parent: parentRun, child: childRun, own, leased: day?.leased ?? 0, runs: day?.runs ?? 0 };
 }
 
@@ -91,7 +92,6 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a fleet budget over a run a
     const once = measured.own + measured.child.costMicros;
     // Half the child's spend over what the tree spends: its last call's bound fits; the child's dollars counted twice do not.
     const limit = once + Math.floor(measured.child.costMicros / 2);
-    console.log(`fleet over a tree (${kind}): the parent's own $${measured.own / 1e6}, its child's $${measured.child.costMicros / 1e6}, counted $${measured.leased / 1e6}; the tight limit $${limit / 1e6}`);
     const tree = await runTree(kind, `fleet-tight-${kind}`, { stack: { dollarsPerDay: limit / 1_000_000 } });
     expect({ parent: tree.parent.status, child: tree.child.status, childStop: tree.child.stopReason }).toEqual({ parent: 'succeeded', child: 'succeeded', childStop: 'done' });
     expect(tree.leased).toBe(tree.own + tree.child.costMicros);
