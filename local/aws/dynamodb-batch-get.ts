@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DYNAMODB_BATCH_GET_MAX_BYTES, DYNAMODB_BATCH_GET_PARTITION_MAX_BYTES } from '../../lambdas/shared/limits.js';
 import { bodyText } from './dynamodb-transactions.js';
+import { wireItemSize } from './dynamodb-item-size.js';
 
 /**
  * BatchGetItem answered by DynamoDB's rules
@@ -22,10 +23,11 @@ import { bodyText } from './dynamodb-transactions.js';
  * own: local/aws/dynamodb-key-size.ts) and its reads of the items, as its GetItem reads one.
  *
  * Of the items found, one is answered while the response stays within 16 MB and its partition's
- * items within 1 MB, each item as answered (projected, if asked) measured as dynalite measures one
- * (db.itemSize: a string's UTF-16 units, where DynamoDB counts UTF-8 bytes:
- * local/aws/dynamodb-item-size.ts); the others' keys are unprocessed, with the table's request
- * beside them (ConsistentRead, the projection) as DynamoDB answers them.
+ * items within 1 MB, each item as answered (projected, if asked) measured as DynamoDB measures one
+ * (local/aws/dynamodb-item-size.ts: a string's UTF-8 bytes, where dynalite's db.itemSize counts
+ * its UTF-16 units and answered more text beyond ASCII than DynamoDB would); the others' keys are
+ * unprocessed, with the table's request beside them (ConsistentRead, the projection) as DynamoDB
+ * answers them.
  *
  * A DynamoDB partition holds many partition key values, and splits a hot one; the twin approximates
  * a partition by one partition key value of one table, which is what a caller can know of it (a
@@ -78,7 +80,7 @@ async function batchGet(store: any, data: Request): Promise<object> {
     const items: Attributes[] = (Responses[name] = []);
     for (const { key, item, capacity } of shuffled(found)) {
       if (item) {
-        const size = db.itemSize(item) as number;
+        const size = wireItemSize(item);
         const partition = JSON.stringify(key[hashKey]);
         const inPartition = (partitions.get(partition) ?? 0) + size;
         if (total + size > DYNAMODB_BATCH_GET_MAX_BYTES || inPartition > DYNAMODB_BATCH_GET_PARTITION_MAX_BYTES) {

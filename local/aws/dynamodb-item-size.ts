@@ -43,6 +43,48 @@ export function itemSize(item: Readonly<Record<string, unknown>>): number {
   return size;
 }
 
+/**
+ * The size of an item as the wire carries it (attribute values: `{ S }`, `{ N }`, `{ B }`, …, as
+ * a BatchGetItem answers one), in DynamoDB's bytes: the same rules as `itemSize`. A binary value is
+ * its decoded bytes (the wire's base64 text, or the bytes themselves).
+ */
+export function wireItemSize(item: Readonly<Record<string, unknown>>): number {
+  let size = 0;
+  for (const [name, value] of Object.entries(item)) size += utf8(name) + wireValueSize(value as Readonly<Record<string, unknown>>);
+  return size;
+}
+
+function wireValueSize(value: Readonly<Record<string, unknown>>): number {
+  const [type, content] = Object.entries(value)[0] ?? [];
+  switch (type) {
+    case 'S':
+      return utf8(content as string);
+    case 'N':
+      return numberSize(content as string);
+    case 'B':
+      return binarySize(content);
+    case 'BOOL':
+    case 'NULL':
+      return 1;
+    case 'SS':
+      return (content as string[]).reduce((sum, member) => sum + utf8(member), 0);
+    case 'NS':
+      return (content as string[]).reduce((sum, member) => sum + numberSize(member), 0);
+    case 'BS':
+      return (content as unknown[]).reduce<number>((sum, member) => sum + binarySize(member), 0);
+    case 'L':
+      return 3 + (content as Record<string, unknown>[]).reduce((sum, element) => sum + 1 + wireValueSize(element), 0);
+    case 'M': {
+      const entries = Object.keys(content as object).length;
+      return 3 + entries + wireItemSize(content as Record<string, unknown>);
+    }
+    default:
+      throw new Error(`an attribute value of type ${String(type)}, which DynamoDB does not have`);
+  }
+}
+
+const binarySize = (content: unknown) => (typeof content === 'string' ? Buffer.from(content, 'base64').byteLength : (content as Uint8Array).byteLength);
+
 function valueSize(value: unknown): number {
   if (typeof value === 'string') return utf8(value);
   if (typeof value === 'number' || typeof value === 'bigint') return numberSize(String(value));

@@ -159,6 +159,19 @@ describe("the twin's BatchGetItem answers as DynamoDB does: at most 16 MB, 1 MB 
     expect(second.UnprocessedKeys).toEqual({});
   });
 
+  it('measures an item as DynamoDB does, in UTF-8 bytes: four items of 150,000 "é" (300 KB each, 150,000 UTF-16 units) of one partition, three answered', async () => {
+    const TableName = await newTable();
+    const accented = 'é'.repeat(150_000);
+    await Promise.all(sksOf(4).map((sk) => doc.send(new PutCommand({ TableName, Item: { pk: 'RUN#é', sk, data: accented } }))));
+    const first = await batchGet({ [TableName]: { Keys: sksOf(4).map((sk) => keyOf('RUN#é', sk)) } });
+    // dynalite's measure (a string's UTF-16 units) put all four in 600 KB; DynamoDB's bytes, 1.2 MB.
+    expect(4 * (accented.length + 100)).toBeLessThan(DYNAMODB_BATCH_GET_PARTITION_MAX_BYTES);
+    expect(3 * (bytes(accented) + 100)).toBeLessThan(DYNAMODB_BATCH_GET_PARTITION_MAX_BYTES);
+    expect(4 * bytes(accented)).toBeGreaterThan(DYNAMODB_BATCH_GET_PARTITION_MAX_BYTES);
+    expect(first.Responses?.[TableName]).toHaveLength(3);
+    expect(first.UnprocessedKeys?.[TableName]?.Keys).toHaveLength(1);
+  });
+
   it("answers 1 MB of each partition in one response: six items of 300 KB on two partitions, 1.8 MB (past dynalite's own 1.4 MB)", async () => {
     const TableName = await newTable();
     await Promise.all([put(TableName, 'RUN#a', sksOf(3)), put(TableName, 'RUN#b', sksOf(3))]);

@@ -15,7 +15,7 @@ import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
 import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
-import { itemSize, itemSizeBound, itemSizeGuard } from '../../local/aws/dynamodb-item-size.js';
+import { itemSize, itemSizeBound, itemSizeGuard, wireItemSize } from '../../local/aws/dynamodb-item-size.js';
 import { DYNAMODB_ITEM_MAX_BYTES } from '../../lambdas/shared/limits.js';
 import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
 import { cachedTemplate } from '../../local/template/cache.js';
@@ -144,6 +144,36 @@ describe("the item's size", () => {
   it('counts UTF-8 bytes, as AWS does, for text beyond ASCII', () => {
     expect(itemSize({ name: 'é' })).toBe(4 + 2);
     expect(itemSize({ emoji: '👍' })).toBe(5 + 4);
+  });
+
+  it('is the same measured on the wire (the attribute values a BatchGetItem answers), on generated items of any text, sets and binary', () => {
+    // Well-formed text (the marshaller's UTF-8 has no lone surrogate), sets of each kind, binary.
+    const text = fc.string({ unit: 'grapheme', maxLength: 20 });
+    const key = text.filter((k) => k.length > 0 && k !== '__proto__');
+    const anyValue = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        text,
+        number,
+        fc.boolean(),
+        fc.constant(null),
+        fc.uint8Array({ minLength: 1, maxLength: 8 }),
+        fc.uniqueArray(text, { minLength: 1, maxLength: 4 }).map((members) => new Set(members)),
+        fc.uniqueArray(fc.integer(), { minLength: 1, maxLength: 4 }).map((members) => new Set(members)),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(key, tie('value'), { maxKeys: 4 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(fc.dictionary(key, anyValue, { maxKeys: 8 }), (generated) => {
+        const wire = marshall(generated, { removeUndefinedValues: true });
+        expect(wireItemSize(wire)).toBe(itemSize(generated));
+        // As the JSON wire carries binary: base64 text.
+        expect(wireItemSize(JSON.parse(JSON.stringify(wire, (_, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value))))).toBe(itemSize(generated));
+      }),
+      { numRuns: 500 },
+    );
+    expect(wireItemSize({ name: { S: 'é' }, list: { L: [{ N: '1' }, { BOOL: true }] } })).toBe(4 + 2 + 4 + 3 + 1 + 2 + 1 + 1);
   });
 });
 
