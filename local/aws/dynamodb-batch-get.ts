@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DYNAMODB_BATCH_GET_MAX_BYTES, DYNAMODB_BATCH_GET_PARTITION_MAX_BYTES } from '../../lambdas/shared/limits.js';
 import { bodyText } from './dynamodb-transactions.js';
 import { wireItemSize } from './dynamodb-item-size.js';
+import { replyDynamo } from './dynamodb-reply.js';
 
 /**
  * BatchGetItem answered by DynamoDB's rules
@@ -51,7 +52,7 @@ type Request = { RequestItems: Record<string, KeysAndAttributes>; ReturnConsumed
 
 /** Answers one BatchGetItem request on dynalite's `store`. */
 export async function serveBatchGet(store: any, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const reply = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(body));
+  const reply = (status: number, answer: unknown) => replyDynamo(response, status, answer);
   let data: Request | null;
   try {
     data = JSON.parse(await bodyText(request)) as Request | null;

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DYNAMODB_TRANSACTION_MAX_ACTIONS, DYNAMODB_TRANSACTION_MAX_BYTES } from '../../lambdas/shared/limits.js';
+import { replyDynamo } from './dynamodb-reply.js';
 
 /**
  * TransactWriteItems for dynalite, which has none: the ledger writes a tool call and its
@@ -100,7 +101,7 @@ export async function conflictOfWrite(store: any, body: string): Promise<{ __typ
 
 /** Answers one TransactWriteItems request from its JSON body. */
 export async function serveTransaction(store: any, request: IncomingMessage, response: ServerResponse, options: TransactionOptions = {}): Promise<void> {
-  const reply = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(body));
+  const reply = (status: number, body: unknown) => replyDynamo(response, status, body);
   const invalid = (message: string) => reply(400, { __type: 'com.amazon.coral.validate#ValidationException', message });
   const text = await bodyText(request);
   let body: { TransactItems?: unknown };

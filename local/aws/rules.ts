@@ -178,6 +178,13 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'UnprocessedKeys',
   },
   {
+    rule: "Every DynamoDB answer carries the request's id (x-amzn-RequestId) and the CRC32 of its body (x-amz-crc32), refusals too",
+    doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.LowLevelAPI.html',
+    file: 'local/aws/dynamodb-reply.ts',
+    test: 'test/local/dynamo-request-rules.test.ts',
+    answer: 'x-amz-crc32',
+  },
+  {
     rule: 'A TransactWriteItems checks every condition before it writes, and a failed one cancels all, reason by reason',
     doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html',
     file: 'local/aws/dynamodb-transactions.ts',

@@ -10,6 +10,7 @@ import { capturingStore, conflictOfWrite, ITEM_WRITES, serveTransaction, TRANSAC
 import { sharingTableDescriptions } from './dynalite-tables.js';
 import { enforceKeySizes } from '../aws/dynamodb-key-size.js';
 import { BATCH_GET_ITEM, serveBatchGet } from '../aws/dynamodb-batch-get.js';
+import { replyDynamo } from '../aws/dynamodb-reply.js';
 import { credentialChecker, credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential } from './loopback-credential.js';
 
 export interface LocalDynamo {
@@ -40,12 +41,11 @@ export async function startDynamo(options: { path?: string; port?: number; trans
     const rest = pathAfterCredential(request.url ?? '/');
     if (rest === undefined) {
       request.resume();
-      const body = JSON.stringify({ __type: 'com.amazon.coral.service#UnrecognizedClientException', message: `The security token included in the request is invalid: ${MISSING_CREDENTIAL}` });
-      return response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' }).end(body);
+      return replyDynamo(response, 400, { __type: 'com.amazon.coral.service#UnrecognizedClientException', message: `The security token included in the request is invalid: ${MISSING_CREDENTIAL}` });
     }
     request.url = rest;
     const failed = (error: unknown) => {
-      response.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: String(error) }));
+      replyDynamo(response, 500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: String(error) });
     };
     const target = String(request.headers['x-amz-target']);
     if (target === TRANSACT_WRITE_ITEMS) return void serveTransaction(store, request, response, options.transactions).catch(failed);
@@ -82,7 +82,7 @@ async function rejectingConflicts(store: unknown, request: IncomingMessage, resp
   for await (const chunk of request) chunks.push(chunk as Buffer);
   const body = Buffer.concat(chunks);
   const conflict = await conflictOfWrite(store, body.toString('utf8'));
-  if (conflict) return void response.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(conflict));
+  if (conflict) return void replyDynamo(response, 400, conflict);
   // What dynalite reads of a request: its headers, method and url, and its body as a stream.
   const replay = Object.assign(Readable.from([body]), { headers: request.headers, method: request.method, url: request.url });
   serve(replay as unknown as IncomingMessage, response);

@@ -1,5 +1,6 @@
 import { BatchGetItemCommand, type BatchGetItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../lambdas/define.js';
@@ -136,6 +137,27 @@ describe("the ledger's BatchGetItem reads every key DynamoDB leaves unprocessed"
   });
 });
 
+describe("the twin's own DynamoDB answers carry DynamoDB's headers", () => {
+  it('answers BatchGetItem and TransactWriteItems, and their refusals, with a request id and the CRC32 of the body', async () => {
+    const TableName = await newTable();
+    const written = await doc.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName, Item: { pk: 'RUN#h', sk: 's0', data: 'x' } } }] }));
+    expect(written.$metadata.requestId).toMatch(/^[A-Z0-9]{52}$/);
+    const post = (target: string, body: unknown) =>
+      fetch(`${dynamo.endpoint}/`, { method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `DynamoDB_20120810.${target}` }, body: JSON.stringify(body) });
+    const answers = [
+      await post('BatchGetItem', { RequestItems: { [TableName]: { Keys: [{ pk: { S: 'RUN#h' }, sk: { S: 's0' } }] } } }),
+      await post('BatchGetItem', { RequestItems: { [TableName]: { Keys: [{ pk: { S: 'RUN#h' }, sk: { S: 's0' } }, { pk: { S: 'RUN#h' }, sk: { S: 's0' } }] } } }),
+      await post('TransactWriteItems', { TransactItems: [] }),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 400, 400]);
+    for (const answer of answers) {
+      const body = await answer.text();
+      expect(answer.headers.get('x-amzn-requestid')).toMatch(/^[A-Z0-9]{52}$/);
+      expect(answer.headers.get('x-amz-crc32')).toBe(String(crc32(body)));
+    }
+  });
+});
+
 describe("the twin's BatchGetItem answers as DynamoDB does: at most 16 MB, 1 MB of one partition, 100 keys (API_BatchGetItem)", () => {
   // An item of 300 KB and a few bytes (dynalite's measure: names and values, a string's length).
   const data = 'x'.repeat(300_000);
@@ -170,6 +192,8 @@ describe("the twin's BatchGetItem answers as DynamoDB does: at most 16 MB, 1 MB 
     expect(4 * bytes(accented)).toBeGreaterThan(DYNAMODB_BATCH_GET_PARTITION_MAX_BYTES);
     expect(first.Responses?.[TableName]).toHaveLength(3);
     expect(first.UnprocessedKeys?.[TableName]?.Keys).toHaveLength(1);
+    // Its answer carries a request id, as DynamoDB's do (and dynalite's to the other requests).
+    expect(first.$metadata.requestId).toMatch(/^[A-Z0-9]{52}$/);
   });
 
   it("answers 1 MB of each partition in one response: six items of 300 KB on two partitions, 1.8 MB (past dynalite's own 1.4 MB)", async () => {
