@@ -54,19 +54,21 @@ const parent = delegating('kill-parent', 'ask_child', child, { maxDollars: 1, ma
 
 /** The child's second model call, held: `entered` once it is sent (reserved before), answered once `open` is. */
 function heldCall() {
-  const entered = Promise.withResolvers<void>();
-  const open = Promise.withResolvers<void>();
+  let sent!: () => void;
+  let answer!: () => void;
+  const entered = new Promise<void>((resolve) => (sent = resolve));
+  const opened = new Promise<void>((resolve) => (answer = resolve));
   const wrap = (client: ModelClient): ModelClient => ({
     createMessage: async (request, signal) => {
       const turn = request.messages.filter((message) => message.role === 'assistant').length + 1;
       if (request.system?.startsWith(SYSTEM) && turn === 2) {
-        entered.resolve();
-        await open.promise;
+        sent();
+        await opened;
       }
       return client.createMessage(request, signal);
     },
   });
-  return { wrap, entered: entered.promise, open: () => open.resolve() };
+  return { wrap, entered, open: () => answer() };
 }
 
 /** Until `probe` answers, paced by the event loop (what it waits for is written by an invocation whose execution is gone: no engine event wakes a waiter). */
