@@ -1,7 +1,7 @@
 import type { BreakerState } from '../records/breaker-state.js';
 import { UNKEYED_COUNT, type EffectResolutionRequest, type CallsCount, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
 import { approvalSkOf, extended, callSk, runKey, turnSk, type ApprovalRecord, type Counters, type EffectRecord, type ExtendableGuard, type GuardEvent, type KillFlag, type RecoveryRecord, type RunRecord, type RunStatus, type ToolCallRecord, type ToolOutcome, type TurnRecord } from '../records/ledger-records.js';
-import { addCounts, countCalls, mayCount, withKeys } from './counted-steps.js';
+import { addCounts, countCalls, mayCount, spendInFlight, withKeys } from './counted-steps.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { settledChildRefusal } from '../records/child-budget.js';
 
@@ -158,24 +158,6 @@ export function finishRun(current: Current<RunRecord>, runId: string, outcome: R
     ...(outcome.error !== undefined && { error: outcome.error }), ...(outcome.report !== undefined && { report: outcome.report }),
   };
   return write(next, meta, next);
-}
-
-/**
- * A killed run's model call still in flight (its invocation outlives the execution's stop, as a
- * Lambda's does) is spent at its reservation, the most it may cost, in `record` (in place): the
- * kill's end reads the run's spend as final — its fleet lease given back, a child's spend settled
- * into its parent — so the turn, landing after, is recorded for the trace but counts nothing (its
- * `turn:N`, returned here to be counted with the end). Else the run would spend after the end that
- * booked it: less than its lease kept (the day's counter holding the difference), more than its
- * parent carries. A killed run is never resumed, so no later call of that turn needs the key.
- *
- *   reserve:N counted, turn:N not ─► costMicros += reservedMicros, inputTokens += reservedTokens, none reserved; turn:N counted
- */
-function spendInFlight(record: RunRecord & Record<string, unknown>, counted: readonly string[]): string[] {
-  const open = counted.filter((key) => key.startsWith('reserve:') && !counted.includes(`turn:${key.slice('reserve:'.length)}`));
-  if (open.length === 0) return [];
-  addCounts(record, { costMicros: record.reservedMicros ?? 0, inputTokens: record.reservedTokens ?? 0, reservedMicros: -(record.reservedMicros ?? 0), reservedTokens: -(record.reservedTokens ?? 0) });
-  return open.map((key) => `turn:${key.slice('reserve:'.length)}`);
 }
 
 /** The first kill stands; `false` when there is no such run. */
