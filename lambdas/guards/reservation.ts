@@ -16,7 +16,9 @@ import { reserveInFleet } from './fleet.js';
  *   model call ─► recordTurn(N) with settle(N): count turn:N  (real usage added, the bound taken off: the turn's own write)
  *
  * A call that died unrecorded stays reserved until a retry settles it, so the run never shows
- * less than its calls may have cost. The step that skips a call on a trip returns; the next
+ * less than its calls may have cost. A run killed with its call out is spent at the bound by its
+ * end, which counts turn:N (ledger/protocol.ts `finishRun`): its lease and its parent read that
+ * spend as final, and the turn, landing after, counts nothing. The step that skips a call on a trip returns; the next
  * decision (steps/budget-check.ts), reserving the same bound from the same records, stops the run
  * or asks for an extension.
  */

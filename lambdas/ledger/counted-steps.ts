@@ -80,3 +80,22 @@ export function countCalls(record: Record<string, unknown>, counted: readonly st
   for (const _key of keys) addCounts(record, CALL_DELTAS);
   return keys;
 }
+
+/**
+ * A killed run's model call still in flight (its invocation outlives the execution's stop, as a
+ * Lambda's does) is spent at its reservation, the most it may cost, in `record` (in place): the
+ * kill's end reads the run's spend as final — its fleet lease given back, a child's spend settled
+ * into its parent — so the turn, landing after, is recorded for the trace but counts nothing (its
+ * `turn:N`, returned here: protocol.ts `finishRun` counts it with the end). Else the run would
+ * spend after the end that booked it: less than its lease kept (the day's counter holding the
+ * difference), more than its parent carries. A killed run is never resumed: no later call of that
+ * turn needs the key.
+ *
+ *   reserve:N counted, turn:N not ─► costMicros += reservedMicros, inputTokens += reservedTokens, none reserved; turn:N counted
+ */
+export function spendInFlight(record: RunRecord & Record<string, unknown>, counted: readonly string[]): string[] {
+  const open = counted.filter((key) => key.startsWith('reserve:') && !counted.includes(`turn:${key.slice('reserve:'.length)}`));
+  if (open.length === 0) return [];
+  addCounts(record, { costMicros: record.reservedMicros ?? 0, inputTokens: record.reservedTokens ?? 0, reservedMicros: -(record.reservedMicros ?? 0), reservedTokens: -(record.reservedTokens ?? 0) });
+  return open.map((key) => `turn:${key.slice('reserve:'.length)}`);
+}

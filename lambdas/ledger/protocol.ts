@@ -1,7 +1,7 @@
 import type { BreakerState } from '../records/breaker-state.js';
 import { UNKEYED_COUNT, type EffectResolutionRequest, type CallsCount, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
 import { approvalSkOf, extended, callSk, runKey, turnSk, type ApprovalRecord, type Counters, type EffectRecord, type ExtendableGuard, type GuardEvent, type KillFlag, type RecoveryRecord, type RunRecord, type RunStatus, type ToolCallRecord, type ToolOutcome, type TurnRecord } from '../records/ledger-records.js';
-import { addCounts, countCalls, mayCount, withKeys } from './counted-steps.js';
+import { addCounts, countCalls, mayCount, spendInFlight, withKeys } from './counted-steps.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { settledChildRefusal } from '../records/child-budget.js';
 
@@ -147,7 +147,8 @@ export function finishRun(current: Current<RunRecord>, runId: string, outcome: R
   if (!current) return fail(new ConditionalWriteError(`finishRun: no run ${runId}`));
   const at = now.toISOString();
   const record = { ...current.record } as RunRecord & Record<string, unknown>;
-  const meta = withKeys(current.meta, calls ? countCalls(record, current.meta.countedSteps ?? [], calls) : []);
+  const counted = calls ? countCalls(record, current.meta.countedSteps ?? [], calls) : [];
+  const meta = withKeys(current.meta, [...counted, ...(outcome.status === 'killed' ? spendInFlight(record, current.meta.countedSteps ?? []) : [])]);
   const next: RunRecord = {
     ...record,
     status: outcome.status,

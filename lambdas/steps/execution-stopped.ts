@@ -37,33 +37,31 @@ type Detail = ExecutionStatusChange['detail'];
 export function createExecutionStopped(deps: StoppedDeps) {
   return async (input: unknown): Promise<{ runId?: string; action: 'killed' | 'ignored' | 'woke' }> => {
     const { detail } = parseOrThrow(ExecutionStatusChange(), input, 'execution status change');
-    const child = childRequestOf(detail.input) ?? (await resumedChild(deps.ledger, detail));
-    if (child) {
-      const killed = detail.status === 'ABORTED' && (await kill(deps, child.runId, detail));
-      const run = await deps.ledger.getRun(child.runId);
-      if (detail.status === 'ABORTED' && run) await killTree(deps, run, detail);
-      const ours = run && run.parent?.runId === child.parent.runId ? run : undefined;
-      // Its reservation settled now (a parent over already never reads the child again), then the wake.
-      if (ours) await settleUp(deps.ledger, ours, deps.clock.now());
-      const woke = deps.callbacks && ours ? await wakeParent({ ledger: deps.ledger, callbacks: deps.callbacks }, ours) : false;
-      return { runId: child.runId, action: woke ? 'woke' : killed ? 'killed' : 'ignored' };
-    }
-    if (detail.status !== 'ABORTED') return { action: 'ignored' };
-    const runId = await runOfExecution(deps.ledger, detail);
-    const killed = runId !== undefined && (await kill(deps, runId, detail));
-    const run = runId === undefined ? undefined : await deps.ledger.getRun(runId);
-    if (run) await killTree(deps, run, detail);
-    return { runId, action: killed ? 'killed' : 'ignored' };
+    const named = childRequestOf(detail.input);
+    // The run: the one a child's request names, else the one the input names or StartRun noted.
+    // Its record read once, here: every rule below decides from it (or from the kill's write).
+    const runId = named?.runId ?? (await runOfExecution(deps.ledger, detail));
+    const read = runId === undefined ? undefined : await deps.ledger.getRun(runId);
+    const child = named ?? resumedChild(read, detail);
+    if (!child && detail.status !== 'ABORTED') return { action: 'ignored' };
+    const finished = detail.status === 'ABORTED' && read ? await kill(deps, read, detail) : undefined;
+    const run = finished ?? read;
+    if (detail.status === 'ABORTED' && run) await killTree(deps, run, detail);
+    if (!child) return { runId, action: finished ? 'killed' : 'ignored' };
+    const ours = run && run.parent?.runId === child.parent.runId ? run : undefined;
+    // Its reservation settled now (a parent over already never reads the child again), then the wake.
+    if (ours) await settleUp(deps.ledger, ours, deps.clock.now());
+    const woke = deps.callbacks && ours ? await wakeParent({ ledger: deps.ledger, callbacks: deps.callbacks }, ours) : false;
+    return { runId: child.runId, action: woke ? 'woke' : finished ? 'killed' : 'ignored' };
   };
 }
 
 /**
  * A child run resumed (by `savepoint resume`, or recovered) runs an execution whose input names no
- * parent: its record does. Its end is a child's end all the same (settled, its parent woken).
+ * parent: its record does, if this execution drives it. Its end is a child's end all the same
+ * (settled, its parent woken).
  */
-async function resumedChild(ledger: StoppedDeps['ledger'], detail: Detail): Promise<{ runId: string; parent: ChildWait } | undefined> {
-  const runId = await runOfExecution(ledger, detail);
-  const run = runId === undefined ? undefined : await ledger.getRun(runId);
+function resumedChild(run: RunRecord | undefined, detail: Detail): { runId: string; parent: ChildWait } | undefined {
   return run?.parent && run.executionArn === detail.executionArn ? { runId: run.runId, parent: run.parent } : undefined;
 }
 
@@ -77,11 +75,13 @@ async function killTree(deps: StoppedDeps, run: RunRecord, detail: Detail): Prom
   await killChildren({ ledger: deps.ledger, ...(deps.children && { children: deps.children }), now: deps.clock.now() }, agent, run, run.killed ?? { by: 'StopExecution', at: run.finishedAt ?? '', reason: '' });
 }
 
-/** Marks the run `detail`'s execution drives killed; false when it is not the run's driver or not running. */
-async function kill(deps: StoppedDeps, runId: string, detail: Detail): Promise<boolean> {
-  const run = await deps.ledger.getRun(runId);
+/**
+ * Marks `run` (as read) killed, when `detail`'s execution drives it and it is running: the run as
+ * its end wrote it (its lease then given back); nothing when it was not this execution's to kill.
+ */
+async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<RunRecord | undefined> {
   // Only the execution that drives a running run can kill it (not an earlier one of a resume).
-  if (!run || run.executionArn !== detail.executionArn || run.status !== 'running') return false;
+  if (run.executionArn !== detail.executionArn || run.status !== 'running') return undefined;
   const at = new Date(detail.stopDate ?? deps.clock.now().getTime()).toISOString();
   const why = [detail.error, detail.cause].filter(Boolean).join(': ');
   await deps.ledger.killRun(run.runId, { by: 'StopExecution', at, reason: why });
@@ -98,5 +98,5 @@ async function kill(deps: StoppedDeps, runId: string, detail: Detail): Promise<b
     if (approval.runId !== run.runId) continue;
     await deps.ledger.decideApproval(approval, { status: 'expired', reason: `the run was ${reason}`, decidedBy: 'StopExecution', decidedVia: 'timeout', waitedMs: now.getTime() - Date.parse(approval.createdAt) }, now);
   }
-  return true;
+  return finished;
 }

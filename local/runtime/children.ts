@@ -59,7 +59,7 @@ export async function startChildStacks<World extends DevWorld>(
         sharedLedger: parent.ledger,
         clock: parent.clock,
         ...(options.stateDir !== undefined && { stateDir: options.stateDir }),
-        ...pick(options, ['failRate', 'seed', 'retryDelayMs', 'breakerRetryDelayMs', 'leaseMs', 'crash', 'recovery', 'codeVersion', 'prices', 'retryAfterWaitMs', 'iam', 'log', 'durability', 'promptCaching']),
+        ...pick(options, ['failRate', 'seed', 'retryDelayMs', 'breakerRetryDelayMs', 'leaseMs', 'crash', 'recovery', 'codeVersion', 'prices', 'retryAfterWaitMs', 'iam', 'log', 'durability', 'promptCaching', 'wrapModel']),
         ...childFleetBudget(options.fleetBudget),
       });
       stacks.set(name, stack);

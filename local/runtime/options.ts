@@ -158,7 +158,8 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
   };
   /**
    * Wraps each model client from outside, after crash injection's wrap (the benchmark's scripted
-   * model replays recorded turns through it: a model that does no work). @default none
+   * model replays recorded turns through it: a model that does no work); the agent's child agents'
+   * (`defineAgentTool`) clients too, each wrapped with its own spec. @default none
    */
   readonly wrapModel?: (client: ModelClient, spec: string) => ModelClient;
   /** A model endpoint to use instead of the simulated model (tests of misbehaving models). */

@@ -64,7 +64,7 @@ export const root = delegating('tree-root', 'ask_mid', mid, { maxDollars: 1, max
  * The stack of `agent` (its child agents' stacks beside it), with every engine of its tree waking
  * `waitFor`; `unwatch` ends that when the test is done. On the embedded ledger unless `options` say.
  */
-export async function treeStack(agent: AgentDefinition, unwatch: (() => void)[], options: Pick<LocalStackOptions, 'ledger' | 'fleetBudget' | 'prices'> = {}): Promise<LocalStack> {
+export async function treeStack(agent: AgentDefinition, unwatch: (() => void)[], options: Pick<LocalStackOptions, 'ledger' | 'fleetBudget' | 'prices' | 'wrapModel'> = {}): Promise<LocalStack> {
   const started = await startLocalStack({ agent, retryDelayMs: 1, recovery: false, decorateLedger: wakingLedger, ...options });
   const watch = (one: { engine: LocalStack['engine']; children: ReadonlyMap<string, ChildStack> }) => {
     unwatch.push(wakeOnEngineEvents(one.engine));

@@ -175,19 +175,55 @@ describe('a child run that ends after its parent (ExecutionStopped)', () => {
     expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, childRunsOpen: 0 });
   });
 
+  /** `ledger`, counting what ExecutionStopped reads to find an execution's run: each run record's reads (getRun, by run id) and StartRun's notes (runOfExecution). */
+  const countingReads = (ledger: EmbeddedLedger) => {
+    const reads: string[] = [];
+    const counted = new Proxy(ledger, {
+      get: (target, property) => {
+        const value = Reflect.get(target, property, target) as unknown;
+        if (property !== 'getRun' && property !== 'runOfExecution') return typeof value === 'function' ? value.bind(target) : value;
+        return (key: string) => (reads.push(`${property} ${key}`), (value as (key: string) => Promise<unknown>).call(target, key));
+      },
+    });
+    const of = (key: string) => reads.filter((read) => read.endsWith(` ${key}`)).length;
+    return { ledger: counted, of, reset: () => void reads.splice(0) };
+  };
+
   it('hears the end of a child resumed before it was settled (its execution\'s input names no parent, its record does): settles it and wakes the parent', async () => {
     const { ledger, callTool } = await callToolSetUp();
     await callTool({ runId: 'p1', turn: 1, call: 1, taskToken: 'token-1' });
     await ledger.createRun(endedChild({ status: 'succeeded', executionArn: 'arn:resumed', executions: ['arn:first', 'arn:resumed'] }));
     const woken: string[] = [];
-    const stopped = createExecutionStopped({ ledger, clock, callbacks: { succeed: async (token) => (woken.push(token), true), fail: async () => true } });
+    const reads = countingReads(ledger);
+    const stopped = createExecutionStopped({ ledger: reads.ledger, clock, callbacks: { succeed: async (token) => (woken.push(token), true), fail: async () => true } });
     const resumed = { ...ended('SUCCEEDED'), detail: { executionArn: 'arn:resumed', status: 'SUCCEEDED', input: JSON.stringify({ runId: child, input: { text: 'hi' } }) } };
     expect(await stopped(resumed)).toMatchObject({ runId: child, action: 'woke' });
     expect(woken).toEqual(['token-1']);
     expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, childRunsOpen: 0 });
+    // The child's record read once (its input names the run: no note read).
+    expect([reads.of(child), reads.of('arn:resumed')]).toEqual([1, 0]);
+    reads.reset();
     // An earlier execution's end (the one the resume replaced) is not the run's: nothing more.
     expect(await stopped({ ...resumed, detail: { ...resumed.detail, executionArn: 'arn:first' } })).toMatchObject({ action: 'ignored' });
     expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, childRunsOpen: 0 });
+    expect(reads.of(child)).toBe(1);
+  });
+
+  it('kills a resumed child whose execution was stopped, its run found by StartRun\'s note, reading its record and the note once: settled, its parent woken', async () => {
+    const { ledger, callTool } = await callToolSetUp();
+    await callTool({ runId: 'p1', turn: 1, call: 1, taskToken: 'token-1' });
+    await ledger.createRun(endedChild({ status: 'running', executionArn: 'arn:resumed', executions: ['arn:first', 'arn:resumed'] }));
+    await ledger.noteExecutionRun('arn:resumed', child);
+    const woken: string[] = [];
+    const reads = countingReads(ledger);
+    const stopped = createExecutionStopped({ ledger: reads.ledger, clock, callbacks: { succeed: async (token) => (woken.push(token), true), fail: async () => true } });
+    // An input that names no run (the note says which), as a scheduled start's.
+    const aborted = { ...ended('ABORTED'), detail: { executionArn: 'arn:resumed', status: 'ABORTED', error: 'Operator.Stop', input: JSON.stringify({ nightly: true }) } };
+    expect(await stopped(aborted)).toMatchObject({ runId: child, action: 'woke' });
+    expect(await ledger.getRun(child)).toMatchObject({ status: 'killed', stopReason: expect.stringMatching(/^killed by StopExecution at .*: Operator\.Stop$/) });
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, childRunsOpen: 0 });
+    expect(woken).toEqual(['token-1']);
+    expect([reads.of(child), reads.of('arn:resumed')]).toEqual([1, 1]);
   });
 
   it('settles a child whose own child ends after it only once that one is settled into it, then up the tree, once', async () => {

@@ -125,6 +125,20 @@ describe('runs', () => {
     expect(written(protocol.finishRun(stored(run('r1')), 'r1', { status: 'succeeded' }, at(9))).answer).toMatchObject({ status: 'succeeded', finishedAt: at(9).toISOString() });
     expect(refused(protocol.finishRun(undefined, 'r1', { status: 'succeeded' }, at(9)))).toBeInstanceOf(ConditionalWriteError);
   });
+
+  it('spends a killed run\'s model call in flight at its reservation, and counts its turn: landing after the end, it counts nothing', () => {
+    // Turn 2 reserved (reserve:2), not yet recorded (no turn:2): its call is out.
+    const inFlight = stored(run('r1', { costMicros: 70_000, inputTokens: 900, reservedMicros: 115_000, reservedTokens: 800 }), { countedSteps: ['reserve:1', 'turn:1', 'reserve:2'] });
+    const killed = written(protocol.finishRun(inFlight, 'r1', { status: 'killed', stopReason: 'killed by ops' }, at(9)));
+    expect(killed.write.record).toMatchObject({ status: 'killed', costMicros: 185_000, inputTokens: 1_700, reservedMicros: 0, reservedTokens: 0 });
+    expect(killed.write.meta.countedSteps).toEqual(['reserve:1', 'turn:1', 'reserve:2', 'turn:2']);
+    const late = { stepKey: 'turn:2', deltas: { modelTurns: 1, costMicros: 60_000, inputTokens: 400, outputTokens: 300, reservedMicros: -115_000, reservedTokens: -800 } };
+    expect(kept(protocol.countStep(stored(killed.write.record as never, killed.write.meta), late.stepKey, late.deltas))).toBe(false);
+    // Any other end leaves the reservation open (a resume's retry of the call settles it), and a run with none in flight is as it was.
+    expect(written(protocol.finishRun(inFlight, 'r1', { status: 'stopped' }, at(9))).write).toMatchObject({ record: { costMicros: 70_000, reservedMicros: 115_000 }, meta: { countedSteps: ['reserve:1', 'turn:1', 'reserve:2'] } });
+    const settled = stored(run('r1', { costMicros: 70_000 }), { countedSteps: ['reserve:1', 'turn:1'] });
+    expect(written(protocol.finishRun(settled, 'r1', { status: 'killed' }, at(9))).write).toMatchObject({ record: { costMicros: 70_000 }, meta: { countedSteps: ['reserve:1', 'turn:1'] } });
+  });
 });
 
 describe('counting and guards', () => {
