@@ -10,7 +10,7 @@ import { BATCH_ID_PATTERN, batchIdRefusal, RUN_ID_PATTERN, runIdRefusal } from '
 import { processLives } from '../lambdas/shared/process-lives.js';
 import { followEvents } from './events.js';
 import { abortError, RunsApiError } from './runs-api-error.js';
-import { isLoopback, loopbackRequest, type Answer } from './loopback-request.js';
+import { engineGone, isLoopback, loopbackRequest, type Answer } from './loopback-request.js';
 
 /**
  * `connect`: the client of a runs API — `savepoint serve` on this machine, or a deployed stack —
@@ -299,12 +299,12 @@ export function servedAt(stateDir: string): RunsEndpoint {
   return { base: runs.slice(0, -'/runs'.length) };
 }
 
-/** `wait`'s pauses while no serve answers: 250 ms, doubling to 2 s (a restarted serve is found within 2 s of its start). */
+/** The pauses while no serve answers: 250 ms, doubling to 2 s (a restarted serve is found within 2 s of its start). */
 const RECONNECT_FIRST_MS = 250;
 const RECONNECT_MAX_MS = 2_000;
 const reconnectDelay = (gaps: number) => Math.min(RECONNECT_FIRST_MS * 2 ** gaps, RECONNECT_MAX_MS);
 /**
- * How long `wait` asks again with no serve answering: a restart takes seconds; an engine that does
+ * How long a call asks again with no serve answering: a restart takes seconds; an engine that does
  * not come back (a one-shot `savepoint run` that ended with its run) would otherwise hold it forever.
  */
 const RECONNECT_GIVE_UP_MS = 60_000;
@@ -317,6 +317,58 @@ const RECONNECT_GIVE_UP_MS = 60_000;
  */
 function noServeAnswers(error: unknown): boolean {
   return !(error instanceof RunsApiError) || error.status === 503;
+}
+
+/**
+ * Whether a request that changes something (a decision, a start) failed because the engine is gone:
+ * its connection refused or reset before any answer (`engineGone`), or a 503 — no serve on the state
+ * directory, or one still starting its engines, which answers before anything is done. Narrower
+ * than `noServeAnswers`: a failure of any other kind (an answer that is not the API's, 300 s of
+ * silence) says nothing of a restart, and is thrown at once.
+ */
+function engineGoneOrStarting(error: unknown): boolean {
+  return engineGone(error) || (error instanceof RunsApiError && error.status === 503);
+}
+
+/**
+ * Asks `attempt` again while its failure is a gap in the serving (`gap`): after 250 ms, doubling to
+ * 2 s, for up to a minute without an answer, then it throws what the last attempt got; `signal`
+ * stops it, in a pause too, with `stopped()`. `attempt` is told how many attempts failed before it.
+ * What `wait` does between two long-polls, and `decide` and `start`, through a restart of serve.
+ */
+async function throughRestarts<T>(attempt: (failed: number) => Promise<T>, gap: (error: unknown) => boolean, signal: AbortSignal | undefined, stopped: () => Error): Promise<T> {
+  let unansweredSince: number | undefined;
+  for (let gaps = 0; ; ) {
+    if (signal?.aborted) throw stopped();
+    try {
+      return await attempt(gaps);
+    } catch (error) {
+      if (signal?.aborted) throw stopped();
+      if (!gap(error)) throw error;
+      unansweredSince ??= Date.now();
+      if (Date.now() - unansweredSince >= RECONNECT_GIVE_UP_MS) throw error;
+      await pause(reconnectDelay(gaps++), signal);
+    }
+  }
+}
+
+/** The status a decision records (an approval's `status` once decided). */
+const RECORDED = { approve: 'approved', reject: 'rejected' } as const;
+
+/**
+ * A decision's 409 (lambdas/approvals/decision.ts `AlreadyDecided`): the approval as recorded, and
+ * whether its decider is the caller.
+ */
+type DecisionConflict = { message?: string; approval?: Approval; decidedByCaller?: boolean; delivered?: boolean };
+
+/**
+ * The RunsApiError of a refusal the API answered (`answer`: its JSON; `text`: the body otherwise),
+ * with the run a conflict names (a 409's `run`): the caller's to read, not to ask for again.
+ */
+function refusal(status: number, answer: Record<string, unknown> | undefined, text = ''): RunsApiError {
+  const message = answer ? answer['message'] : text.slice(0, 200) || undefined;
+  const run = answer?.['run'];
+  return new RunsApiError(status, typeof message === 'string' ? message : `the runs API answered ${status}`, typeof run === 'object' && run !== null && !Array.isArray(run) ? { run: run as Run } : {});
 }
 
 /**
@@ -391,8 +443,10 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       ...(body === undefined ? Object.keys(headers).length > 0 && { headers } : { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
       ...(signal && { signal }),
     });
-  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = [], signal?: AbortSignal, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> => {
+  /** `resent`: the request was sent again, to where `locate` found the API (its first sending may have landed). */
+  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = [], signal?: AbortSignal, headers: Record<string, string> = {}): Promise<{ status: number; body: T; resent: boolean }> => {
     let response: Answer;
+    let resent = false;
     const stopped = () => abortError(`stopped: ${method} ${path.replace(/\?.*/, '')}`, signal);
     if (signal?.aborted) throw stopped();
     try {
@@ -401,10 +455,12 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       if (signal?.aborted) throw stopped();
       // A serve that restarted listens at a new address with a new credential: look it up once more
       // (what it published in its state directory) and ask again. Every request is safe to repeat:
-      // a start is idempotent on its run id, a cancel's first kill stands, a decision is taken once (a repeat is a 409).
+      // a start is idempotent on its run id, a cancel's first kill stands, a decision is taken once
+      // (a repeat is a 409, which `decide` reads).
       const moved = locate && !(error instanceof RunsApiError) ? locate() : undefined;
       if (!moved || moved.base === endpoint.base) throw error;
       endpoint = { ...moved, locate };
+      resent = true;
       response = await request(method, path, body, signal, headers);
     }
     let text: string;
@@ -415,20 +471,30 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       throw error;
     }
     const answer = jsonObjectOf(text);
-    if (!response.ok && !accept.includes(response.status)) {
-      const message = answer ? answer['message'] : text.slice(0, 200) || undefined;
-      // A conflict answers with the run it conflicts with (a 409's `run`): the caller's to read, not to ask for again.
-      const run = answer?.['run'];
-      throw new RunsApiError(response.status, typeof message === 'string' ? message : `the runs API answered ${response.status}`, typeof run === 'object' && run !== null && !Array.isArray(run) ? { run: run as Run } : {});
-    }
+    if (!response.ok && !accept.includes(response.status)) throw refusal(response.status, answer, text);
     // The runs API answers every success with a JSON object. Anything else is another server at the
     // address (a web app, a proxy's page): read as a run, it had no lifecycle, and `wait` asked again
     // at once, thousands of times a second, for ever.
     if (response.ok && !answer) {
       throw new Error(`${method} ${path}: ${new URL(endpoint.base).origin} answered ${response.status} with ${text === '' ? 'nothing' : JSON.stringify(text.slice(0, 80))}, not the runs API's JSON: is it a savepoint serve or a runs API?`);
     }
-    return { status: response.status, body: (answer ?? {}) as T };
+    return { status: response.status, body: (answer ?? {}) as T, resent };
   };
+  /**
+   * What changes something is asked again through a restart of serve (`connect({ stateDir })`), as
+   * `wait` waits through one: when the engine was gone before it answered, at the address the next
+   * serve publishes. `retried`: an attempt went before this answer, and may have landed.
+   */
+  const change = <T>(path: string, body: unknown, accept: readonly number[], signal: AbortSignal | undefined) =>
+    throughRestarts(
+      async (failed) => {
+        const answer = await call<T>('POST', path, body, accept, signal);
+        return { ...answer, retried: failed > 0 || answer.resent };
+      },
+      (error) => locate !== undefined && engineGoneOrStarting(error),
+      signal,
+      () => abortError(`stopped: POST ${path}`, signal),
+    );
   /** `seen`: the lifecycle the caller last read, which a long-poll waits from (it may have moved on since). */
   const get = async (runId: string, wait?: number, signal?: AbortSignal, seen?: Lifecycle): Promise<Run | undefined> => {
     const answer = await call<Run>('GET', `${runPath(runId)}${wait ? `?wait=${wait}` : ''}`, undefined, [404], signal, seen ? { [SEEN_LIFECYCLE_HEADER]: seen } : {});
@@ -436,7 +502,7 @@ export function runsClient(first: RunsEndpoint): RunsClient {
   };
 
   return {
-    start: async (options, request = {}) => (await call<StartedRun>('POST', '/runs', options, [], request.signal)).body,
+    start: async (options, request = {}) => (await change<StartedRun>('/runs', options, [], request.signal)).body,
     get: (runId, options = {}) => get(runId, undefined, options.signal),
     async list({ signal, ...query } = {}) {
       const params = new URLSearchParams(Object.entries(query).flatMap(([key, value]) => (value === undefined ? [] : [[key, String(value)]])));
@@ -449,25 +515,11 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       // lifecycle read before it: a run that moved on in between (to input_required, which only a
       // person's decision ends) is answered at once, not at the poll's cap.
       let seen: Lifecycle | undefined;
-      let unansweredSince: number | undefined;
-      for (let gaps = 0; ; ) {
-        if (options.signal?.aborted) throw stopped();
-        let run: Run | undefined;
-        try {
-          // The signal ends a long-poll in flight too.
-          run = await get(runId, seen === undefined ? 0 : 20, options.signal, seen);
-        } catch (error) {
-          if (options.signal?.aborted) throw stopped();
-          // No serve answers (it stopped, or restarts): the run goes on when one starts again on the
-          // state directory, so the wait waits for it too, asking again where `locate` finds it.
-          if (!locate || !noServeAnswers(error)) throw error;
-          unansweredSince ??= Date.now();
-          if (Date.now() - unansweredSince >= RECONNECT_GIVE_UP_MS) throw error;
-          await pause(reconnectDelay(gaps++), options.signal);
-          continue;
-        }
-        gaps = 0;
-        unansweredSince = undefined;
+      for (;;) {
+        // No serve answers (it stopped, or restarts): the run goes on when one starts again on the
+        // state directory, so the wait waits for it too, asking again where `locate` finds it. The
+        // signal ends a long-poll in flight too.
+        const run = await throughRestarts(() => get(runId, seen === undefined ? 0 : 20, options.signal, seen), (error) => locate !== undefined && noServeAnswers(error), options.signal, stopped);
         if (!run) throw new RunsApiError(404, `runId: no run ${runId}`);
         if (TERMINAL_LIFECYCLES.includes(run.lifecycle) || (options.untilInput && run.lifecycle === 'input_required')) return run;
         seen = run.lifecycle;
@@ -481,8 +533,17 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       const { approvals } = (await call<{ approvals: Approval[] }>('GET', '/approvals', undefined, [], options.signal)).body;
       return runId === undefined ? approvals : approvals.filter((approval) => approval.runId === runId);
     },
-    decide: async (approvalId, decision, options = {}) =>
-      (await call<Approval & { delivered?: boolean }>('POST', approvalPath(approvalId), { decision, ...(options.reason !== undefined && { reason: options.reason }) }, [], options.signal)).body,
+    async decide(approvalId, decision, options = {}) {
+      const body = { decision, ...(options.reason !== undefined && { reason: options.reason }) };
+      const answer = await change<(Approval & { delivered?: boolean }) | DecisionConflict>(approvalPath(approvalId), body, [409], options.signal);
+      if (answer.status !== 409) return answer.body as Approval & { delivered?: boolean };
+      // Decided already. Asked again after a dropped connection, the decision recorded may be this
+      // call's own, whose answer was lost: the same decision, by the caller (as the API tells it).
+      // Anything else is the refusal it is, as a first attempt's 409 is.
+      const conflict = answer.body as DecisionConflict;
+      if (answer.retried && conflict.decidedByCaller === true && conflict.approval?.status === RECORDED[decision]) return { ...conflict.approval, delivered: conflict.delivered ?? false };
+      throw refusal(409, conflict as Record<string, unknown>);
+    },
     startBatch: async (options, request = {}) => (await call<Batch>('POST', '/batches', options, [], request.signal)).body,
     async batch(batchId, options = {}) {
       const answer = await call<Batch>('GET', batchPath(batchId), undefined, [404], options.signal);
