@@ -361,6 +361,9 @@ const RECORDED = { approve: 'approved', reject: 'rejected' } as const;
  */
 type DecisionConflict = { message?: string; approval?: Approval; decidedByCaller?: boolean; delivered?: boolean };
 
+/** A cancel's 409 (lambdas/runs/runs-api.ts `RunConflict`): the run, and whether its kill is the caller's. */
+type CancelConflict = { message?: string; run?: Run; killedByCaller?: boolean };
+
 /**
  * The RunsApiError of a refusal the API answered (`answer`: its JSON; `text`: the body otherwise),
  * with the run a conflict names (a 409's `run`): the caller's to read, not to ask for again.
@@ -525,7 +528,16 @@ export function runsClient(first: RunsEndpoint): RunsClient {
         seen = run.lifecycle;
       }
     },
-    cancel: async (runId, { signal, ...body } = {}) => (await call<Run>('POST', `${runPath(runId)}/cancel`, body, [], signal)).body,
+    async cancel(runId, { signal, ...body } = {}) {
+      const answer = await change<Run | CancelConflict>(`${runPath(runId)}/cancel`, body, [409], signal);
+      if (answer.status !== 409) return answer.body as Run;
+      // Ended already. Asked again after a dropped connection, the kill that ended it may be this
+      // call's own, whose answer was lost: the caller's kill (as the API tells it), with this reason.
+      // Anything else (a run that ended by itself, another's kill) is the refusal it is.
+      const conflict = answer.body as CancelConflict;
+      if (answer.retried && conflict.killedByCaller === true && conflict.run?.lifecycle === 'cancelled' && conflict.run.report.killed?.reason === (body.reason ?? '')) return conflict.run;
+      throw refusal(409, conflict as Record<string, unknown>);
+    },
     async approvals(runId, options = {}) {
       // The approval API lists every run's: a run id no run can have would filter them all away,
       // and look like a run with nothing waiting, so it is refused as the runs API refuses it.

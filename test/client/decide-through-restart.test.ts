@@ -8,12 +8,12 @@ import { duplicates, leftBehind, ledgerOf, smallDay, workspace } from '../suppor
 import { startServe } from '../support/serve-process.js';
 
 /**
- * A decision (and a start) carried through a restart of `savepoint serve`, on real processes: a
- * client connected by its state directory asks again where the next serve publishes, as `wait`
+ * A decision (a start, a cancel) carried through a restart of `savepoint serve`, on real processes:
+ * a client connected by its state directory asks again where the next serve publishes, as `wait`
  * does. Sent while no serve runs, it is delivered once the next one is up; one whose answer was
  * lost (a real loopback proxy forwards it, then cuts the connection before the answer) is answered
- * by the decision it recorded, taken once; a different decision recorded stays a 409, and neither a
- * refusal nor a first attempt's 409 is asked again.
+ * by what it recorded, taken once; another decision (another kill) recorded stays a 409, and
+ * neither a refusal nor a first attempt's 409 is asked again, nor anything by a client connected by url.
  */
 const { children, dirs } = leftBehind();
 const day = smallDay;
@@ -29,22 +29,32 @@ async function approveUntilEnded(client: RunsClient, runId: string) {
 }
 
 /**
- * A loopback proxy in front of serve (`origin`): each request forwarded as it came. `cut(method,
- * path)` once for a request: it is forwarded, serve's whole answer read, and the client's connection
- * cut without a byte of it (the answer lost, the request landed). `seen`: each request with the
- * status serve answered.
+ * A loopback proxy in front of serve (`origin`): each request forwarded as it came. `cutAnswerOf(method,
+ * path)`, once for such a request: it is forwarded, serve's whole answer read, and the client's
+ * connection cut without a byte of it (the answer lost, the request landed). `hold(method, path)`:
+ * the next such request not cut waits (`reached`) until `release()`, then is forwarded. `seen`: each
+ * request with the status serve answered.
  */
 async function startProxy(origin: string) {
   const seen: { method: string; path: string; status: number }[] = [];
   const cuts: { method: string; path: string }[] = [];
+  const holds: { method: string; path: string; reached: () => void; released: Promise<void> }[] = [];
+  const takeFirst = <T extends { method: string; path: string }>(list: T[], method: string, path: string) => {
+    const at = list.findIndex((entry) => entry.method === method && path.endsWith(entry.path));
+    return at >= 0 ? list.splice(at, 1)[0] : undefined;
+  };
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
+    request.on('end', async () => {
       const method = request.method ?? 'GET';
       const path = request.url ?? '/';
-      const at = cuts.findIndex((cut) => cut.method === method && path.endsWith(cut.path));
-      const cut = at >= 0 && cuts.splice(at, 1).length === 1;
+      const cut = takeFirst(cuts, method, path) !== undefined;
+      const held = cut ? undefined : takeFirst(holds, method, path);
+      if (held) {
+        held.reached();
+        await held.released;
+      }
       const { host: _host, ...headers } = request.headers as IncomingHttpHeaders;
       const forwarded = httpRequest(`${origin}${path}`, { method, headers }, (answer) => {
         const body: Buffer[] = [];
@@ -64,6 +74,13 @@ async function startProxy(origin: string) {
     origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
     cutAnswerOf: (method: string, path: string) => void cuts.push({ method, path }),
+    hold(method: string, path: string) {
+      let reached!: () => void;
+      let release!: () => void;
+      const held = { reached: new Promise<void>((resolve) => (reached = resolve)), release: () => release() };
+      holds.push({ method, path, reached, released: new Promise<void>((resolve) => (release = resolve)) });
+      return held;
+    },
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
 }
@@ -112,7 +129,7 @@ describe('a decision through a restart of serve', () => {
     expect(duplicates(stateDir)).toEqual([]);
   }, 120_000);
 
-  it('answers a decision that landed but whose answer was lost with the decision it recorded; a different one recorded, a refusal and a first 409 throw, asked once', async () => {
+  it('answers a decision, a start and a cancel that landed but whose answer was lost with what they recorded; another decision or kill recorded, a refusal and a first 409 throw, asked once', async () => {
     const { stateDir, args } = await workspace('decide-lost', day);
     dirs.push(dirname(stateDir));
     const serving = await serve(args('serve'));
@@ -160,6 +177,26 @@ describe('a decision through a restart of serve', () => {
       expect(await client.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'lost-start', config: { maxSteps: 1 } })).toMatchObject({ runId: 'lost-start', created: false });
       expect(asked('POST', '/runs')).toEqual([202, 202, 202]);
       expect((await direct.list({ limit: 100 })).runs.filter((run) => run.runId === 'lost-start')).toHaveLength(1);
+
+      // A cancel whose answer was lost, asked again once the run has stopped (the retry held until
+      // then): the 409 of a run the caller killed with this reason answers the run, killed once.
+      await direct.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'lost-cancel', config: { approvalTimeoutSeconds: 3600 } });
+      expect((await direct.wait('lost-cancel', { untilInput: true })).lifecycle).toBe('input_required');
+      proxy.cutAnswerOf('POST', '/runs/lost-cancel/cancel');
+      const retry = proxy.hold('POST', '/runs/lost-cancel/cancel');
+      const cancelling = client.cancel('lost-cancel', { reason: 'not needed' });
+      // (A cancel that is not asked again fails here, with its cut connection.)
+      await Promise.race([retry.reached, cancelling]);
+      const stopped = await direct.wait('lost-cancel');
+      expect(stopped).toMatchObject({ lifecycle: 'cancelled', report: { killed: { by: expect.stringMatching(/^local:/), reason: 'not needed' } } });
+      retry.release();
+      expect(await cancelling).toMatchObject({ runId: 'lost-cancel', lifecycle: 'cancelled', report: { killed: stopped.report.killed } });
+      expect(asked('POST', '/runs/lost-cancel/cancel')).toEqual([202, 409]);
+      // Another reason than the kill recorded, asked again after a lost answer: the 409 it is; a first attempt's too.
+      proxy.cutAnswerOf('POST', '/runs/lost-cancel/cancel');
+      await expect(client.cancel('lost-cancel', { reason: 'another' })).rejects.toMatchObject({ name: 'RunsApiError', status: 409, run: { runId: 'lost-cancel', lifecycle: 'cancelled' } });
+      await expect(client.cancel('lost-cancel', { reason: 'not needed' })).rejects.toMatchObject({ name: 'RunsApiError', status: 409 });
+      expect(asked('POST', '/runs/lost-cancel/cancel')).toEqual([202, 409, 409, 409, 409]);
     } finally {
       await proxy.close();
       serving.child.kill('SIGTERM');
