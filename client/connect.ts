@@ -109,6 +109,14 @@ export interface RunsClient {
    * same run id with another input, or another model named, throws a `RunsApiError` 409 whose `run`
    * is the run that holds the id.
    *
+   * With `connect({ stateDir })` a start lasts through a restart of `serve`, as `wait` does: when
+   * the engine is gone before it answers (the connection refused or reset, or no serve on the state
+   * directory), it is asked again at the address the next serve publishes, every 250 ms doubling to
+   * 2 s, for up to a minute (then it throws what the last attempt got), until `signal`. The run id
+   * is its idempotency key: a start that landed before its answer was lost is answered with its run
+   * (`created: false`), started once. A refusal (4xx) is thrown at once, as any failure of a
+   * client connected by `url` or `stack`.
+   *
    * @example
    * const { runId } = await client.start({ input: { date: '2026-11-28' }, runId: 'nightly-2026-11-28' });
    */
@@ -148,11 +156,38 @@ export interface RunsClient {
   /**
    * Cancels a live run: the kill is recorded with who asked; a run that waits for a person stops at
    * once. A run that has ended throws a `RunsApiError` 409 whose `run` is that run.
+   *
+   * With `connect({ stateDir })` a cancel lasts through a restart of `serve`, as `decide` does: asked
+   * again at the next serve's address while the engine is gone. A cancel that landed before its
+   * answer was lost finds its run stopped: when the kill recorded is the caller's (as the API tells
+   * it) with this `reason`, the run is the answer; a run that ended otherwise (by itself, by
+   * another's kill or with another reason) still throws the 409, as a first attempt's 409 does.
    */
   cancel(runId: string, options?: { reason?: string } & RequestOptions): Promise<Run>;
   /** The approvals waiting for a decision: of one run, or of every run. A run id no run can have is refused (`RunsApiError` 400), as the runs API refuses it. */
   approvals(runId?: string, options?: RequestOptions): Promise<Approval[]>;
-  /** Approves or rejects an approval, as the caller the API authenticated. An id no approval can have (`''`) is refused before any request (`RunsApiError` 400), as the API refuses it. */
+  /**
+   * Approves or rejects an approval, as the caller the API authenticated: the approval as recorded,
+   * and whether its run's execution got the decision (`delivered`; `false`: recorded, and taken when
+   * the run asks again). An id no approval can have (`''`) is refused before any request
+   * (`RunsApiError` 400), as the API refuses it; an approval decided already throws a `RunsApiError`
+   * 409.
+   *
+   * With `connect({ stateDir })` a decision lasts through a restart of `serve`, as `wait` does:
+   * when the engine is gone before it answers (the connection refused or reset, or no serve on the
+   * state directory), it is asked again at the address the next serve publishes, every 250 ms
+   * doubling to 2 s, for up to a minute (then it throws what the last attempt got), until `signal`.
+   * A decision is taken once: asked again after its first attempt landed and its answer was lost,
+   * the API answers 409, and when the decision recorded is this one by the caller (as the API tells
+   * it) that approval is the answer (`delivered` as the retry delivered it again). Another decision
+   * or another decider recorded still throws the 409, and so does a first attempt's 409; a refusal
+   * (4xx) is thrown at once, as any failure of a client connected by `url` or `stack`.
+   *
+   * @example
+   * // Sent while serve restarts, it is taken by the next one; the run goes on.
+   * const approval = await client.decide(approvalId, 'approve', { reason: 'checked', signal: AbortSignal.timeout(30_000) });
+   * console.log(approval.status, approval.decidedBy); // 'approved', 'local:<you>'
+   */
   decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string } & RequestOptions): Promise<Approval & { delivered?: boolean }>;
   /**
    * The run's progress as it happens (`GET /v1/runs/{runId}/events`, Server-Sent Events): each
