@@ -355,7 +355,7 @@ function noServeAnswers(error: unknown): boolean {
 }
 
 /**
- * Whether a request that changes something (a decision, a start) failed because the engine is gone:
+ * Whether a request that changes something (a decision, a start, a cancel) failed because the engine is gone:
  * its connection refused or reset before any answer (`engineGone`), or a 503 — no serve on the state
  * directory, or one still starting its engines, which answers before anything is done. Narrower
  * than `noServeAnswers`: a failure of any other kind (an answer that is not the API's, 300 s of
@@ -369,7 +369,7 @@ function engineGoneOrStarting(error: unknown): boolean {
  * Asks `attempt` again while its failure is a gap in the serving (`gap`): after 250 ms, doubling to
  * 2 s, for up to a minute without an answer, then it throws what the last attempt got; `signal`
  * stops it, in a pause too, with `stopped()`. `attempt` is told how many attempts failed before it.
- * What `wait` does between two long-polls, and `decide` and `start`, through a restart of serve.
+ * What `wait` does between two long-polls, and `decide`, `start` and `cancel`, through a restart of serve.
  */
 async function throughRestarts<T>(attempt: (failed: number) => Promise<T>, gap: (error: unknown) => boolean, signal: AbortSignal | undefined, stopped: () => Error): Promise<T> {
   let unansweredSince: number | undefined;
@@ -519,20 +519,28 @@ export function runsClient(first: RunsEndpoint): RunsClient {
     return { status: response.status, body: (answer ?? {}) as T, resent };
   };
   /**
-   * What changes something is asked again through a restart of serve (`connect({ stateDir })`), as
-   * `wait` waits through one: when the engine was gone before it answered, at the address the next
-   * serve publishes. `retried`: an attempt went before this answer, and may have landed.
+   * What changes something (a POST) is asked again through a restart of serve (`connect({ stateDir })`),
+   * as `wait` waits through one: when the engine was gone before it answered, at the address the
+   * next serve publishes. An attempt after one that may have landed can be answered 409, the work
+   * done already: `landed` finds in the 409's body whether it is this call's own, whose answer was
+   * lost (the caller's, as the API tells it), and what to answer then. Any other 409, a first
+   * attempt's too, is the refusal it is.
    */
-  const change = <T>(path: string, body: unknown, accept: readonly number[], signal: AbortSignal | undefined) =>
-    throughRestarts(
+  const change = async <T, C = never>(path: string, body: unknown, signal: AbortSignal | undefined, landed?: (conflict: C) => T | undefined): Promise<T> => {
+    const answer = await throughRestarts(
       async (failed) => {
-        const answer = await call<T>('POST', path, body, accept, signal);
-        return { ...answer, retried: failed > 0 || answer.resent };
+        const sent = await call<T | C>('POST', path, body, landed ? [409] : [], signal);
+        return { ...sent, retried: failed > 0 || sent.resent };
       },
       (error) => locate !== undefined && engineGoneOrStarting(error),
       signal,
       () => abortError(`stopped: POST ${path}`, signal),
     );
+    if (answer.status !== 409) return answer.body as T;
+    const own = answer.retried ? landed!(answer.body as C) : undefined;
+    if (own !== undefined) return own;
+    throw refusal(409, answer.body as Record<string, unknown>);
+  };
   /** `seen`: the lifecycle the caller last read, which a long-poll waits from (it may have moved on since). */
   const get = async (runId: string, wait?: number, signal?: AbortSignal, seen?: Lifecycle): Promise<Run | undefined> => {
     const answer = await call<Run>('GET', `${runPath(runId)}${wait ? `?wait=${wait}` : ''}`, undefined, [404], signal, seen ? { [SEEN_LIFECYCLE_HEADER]: seen } : {});
@@ -540,7 +548,7 @@ export function runsClient(first: RunsEndpoint): RunsClient {
   };
 
   return {
-    start: async (options, request = {}) => (await change<StartedRun>('/runs', options, [], request.signal)).body,
+    start: (options, request = {}) => change<StartedRun>('/runs', options, request.signal),
     get: (runId, options = {}) => get(runId, undefined, options.signal),
     async list({ signal, ...query } = {}) {
       const params = new URLSearchParams(Object.entries(query).flatMap(([key, value]) => (value === undefined ? [] : [[key, String(value)]])));
@@ -563,16 +571,11 @@ export function runsClient(first: RunsEndpoint): RunsClient {
         seen = run.lifecycle;
       }
     },
-    async cancel(runId, { signal, ...body } = {}) {
-      const answer = await change<Run | CancelConflict>(`${runPath(runId)}/cancel`, body, [409], signal);
-      if (answer.status !== 409) return answer.body as Run;
-      // Ended already. Asked again after a dropped connection, the kill that ended it may be this
-      // call's own, whose answer was lost: the caller's kill (as the API tells it), with this reason.
-      // Anything else (a run that ended by itself, another's kill) is the refusal it is.
-      const conflict = answer.body as CancelConflict;
-      if (answer.retried && conflict.killedByCaller === true && conflict.run?.lifecycle === 'cancelled' && conflict.run.report.killed?.reason === (body.reason ?? '')) return conflict.run;
-      throw refusal(409, conflict as Record<string, unknown>);
-    },
+    // A run that has ended may have been stopped by this call's own kill: the caller's, with this reason.
+    cancel: async (runId, { signal, ...body } = {}) =>
+      change<Run, CancelConflict>(`${runPath(runId)}/cancel`, body, signal, (conflict) =>
+        conflict.killedByCaller === true && conflict.run?.lifecycle === 'cancelled' && conflict.run.report.killed?.reason === (body.reason ?? '') ? conflict.run : undefined,
+      ),
     async approvals(runId, options = {}) {
       // The approval API lists every run's: a run id no run can have would filter them all away,
       // and look like a run with nothing waiting, so it is refused as the runs API refuses it.
@@ -580,17 +583,11 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       const { approvals } = (await call<{ approvals: Approval[] }>('GET', '/approvals', undefined, [], options.signal)).body;
       return runId === undefined ? approvals : approvals.filter((approval) => approval.runId === runId);
     },
-    async decide(approvalId, decision, options = {}) {
-      const body = { decision, ...(options.reason !== undefined && { reason: options.reason }) };
-      const answer = await change<(Approval & { delivered?: boolean }) | DecisionConflict>(approvalPath(approvalId), body, [409], options.signal);
-      if (answer.status !== 409) return answer.body as Approval & { delivered?: boolean };
-      // Decided already. Asked again after a dropped connection, the decision recorded may be this
-      // call's own, whose answer was lost: the same decision, by the caller (as the API tells it).
-      // Anything else is the refusal it is, as a first attempt's 409 is.
-      const conflict = answer.body as DecisionConflict;
-      if (answer.retried && conflict.decidedByCaller === true && conflict.approval?.status === RECORDED[decision]) return { ...conflict.approval, delivered: conflict.delivered ?? false };
-      throw refusal(409, conflict as Record<string, unknown>);
-    },
+    // An approval decided already may hold this call's own decision: the same one, by the caller.
+    decide: async (approvalId, decision, options = {}) =>
+      change<Approval & { delivered?: boolean }, DecisionConflict>(approvalPath(approvalId), { decision, ...(options.reason !== undefined && { reason: options.reason }) }, options.signal, (conflict) =>
+        conflict.decidedByCaller === true && conflict.approval?.status === RECORDED[decision] ? { ...conflict.approval, delivered: conflict.delivered ?? false } : undefined,
+      ),
     startBatch: async (options, request = {}) => (await call<Batch>('POST', '/batches', options, [], request.signal)).body,
     async batch(batchId, options = {}) {
       const answer = await call<Batch>('GET', batchPath(batchId), undefined, [404], options.signal);
