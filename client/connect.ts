@@ -10,7 +10,7 @@ import { BATCH_ID_PATTERN, batchIdRefusal, RUN_ID_PATTERN, runIdRefusal } from '
 import { processLives } from '../lambdas/shared/process-lives.js';
 import { followEvents } from './events.js';
 import { abortError, RunsApiError } from './runs-api-error.js';
-import { isLoopback, loopbackRequest, type Answer } from './loopback-request.js';
+import { engineGone, isLoopback, loopbackRequest, type Answer } from './loopback-request.js';
 
 /**
  * `connect`: the client of a runs API — `savepoint serve` on this machine, or a deployed stack —
@@ -109,6 +109,14 @@ export interface RunsClient {
    * same run id with another input, or another model named, throws a `RunsApiError` 409 whose `run`
    * is the run that holds the id.
    *
+   * With `connect({ stateDir })` a start lasts through a restart of `serve`, as `wait` does: when
+   * the engine is gone before it answers (the connection refused or reset, or no serve on the state
+   * directory), it is asked again at the address the next serve publishes, every 250 ms doubling to
+   * 2 s, for up to a minute (then it throws what the last attempt got), until `signal`. The run id
+   * is its idempotency key: a start that landed before its answer was lost is answered with its run
+   * (`created: false`), started once. A refusal (4xx) is thrown at once, as any failure of a
+   * client connected by `url` or `stack`.
+   *
    * @example
    * const { runId } = await client.start({ input: { date: '2026-11-28' }, runId: 'nightly-2026-11-28' });
    */
@@ -148,11 +156,38 @@ export interface RunsClient {
   /**
    * Cancels a live run: the kill is recorded with who asked; a run that waits for a person stops at
    * once. A run that has ended throws a `RunsApiError` 409 whose `run` is that run.
+   *
+   * With `connect({ stateDir })` a cancel lasts through a restart of `serve`, as `decide` does: asked
+   * again at the next serve's address while the engine is gone. A cancel that landed before its
+   * answer was lost finds its run stopped: when the kill recorded is the caller's (as the API tells
+   * it) with this `reason`, the run is the answer; a run that ended otherwise (by itself, by
+   * another's kill or with another reason) still throws the 409, as a first attempt's 409 does.
    */
   cancel(runId: string, options?: { reason?: string } & RequestOptions): Promise<Run>;
   /** The approvals waiting for a decision: of one run, or of every run. A run id no run can have is refused (`RunsApiError` 400), as the runs API refuses it. */
   approvals(runId?: string, options?: RequestOptions): Promise<Approval[]>;
-  /** Approves or rejects an approval, as the caller the API authenticated. An id no approval can have (`''`) is refused before any request (`RunsApiError` 400), as the API refuses it. */
+  /**
+   * Approves or rejects an approval, as the caller the API authenticated: the approval as recorded,
+   * and whether its run's execution got the decision (`delivered`; `false`: recorded, and taken when
+   * the run asks again). An id no approval can have (`''`) is refused before any request
+   * (`RunsApiError` 400), as the API refuses it; an approval decided already throws a `RunsApiError`
+   * 409.
+   *
+   * With `connect({ stateDir })` a decision lasts through a restart of `serve`, as `wait` does:
+   * when the engine is gone before it answers (the connection refused or reset, or no serve on the
+   * state directory), it is asked again at the address the next serve publishes, every 250 ms
+   * doubling to 2 s, for up to a minute (then it throws what the last attempt got), until `signal`.
+   * A decision is taken once: asked again after its first attempt landed and its answer was lost,
+   * the API answers 409, and when the decision recorded is this one by the caller (as the API tells
+   * it) that approval is the answer (`delivered` as the retry delivered it again). Another decision
+   * or another decider recorded still throws the 409, and so does a first attempt's 409; a refusal
+   * (4xx) is thrown at once, as any failure of a client connected by `url` or `stack`.
+   *
+   * @example
+   * // Sent while serve restarts, it is taken by the next one; the run goes on.
+   * const approval = await client.decide(approvalId, 'approve', { reason: 'checked', signal: AbortSignal.timeout(30_000) });
+   * console.log(approval.status, approval.decidedBy); // 'approved', 'local:<you>'
+   */
   decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string } & RequestOptions): Promise<Approval & { delivered?: boolean }>;
   /**
    * The run's progress as it happens (`GET /v1/runs/{runId}/events`, Server-Sent Events): each
@@ -299,12 +334,12 @@ export function servedAt(stateDir: string): RunsEndpoint {
   return { base: runs.slice(0, -'/runs'.length) };
 }
 
-/** `wait`'s pauses while no serve answers: 250 ms, doubling to 2 s (a restarted serve is found within 2 s of its start). */
+/** The pauses while no serve answers: 250 ms, doubling to 2 s (a restarted serve is found within 2 s of its start). */
 const RECONNECT_FIRST_MS = 250;
 const RECONNECT_MAX_MS = 2_000;
 const reconnectDelay = (gaps: number) => Math.min(RECONNECT_FIRST_MS * 2 ** gaps, RECONNECT_MAX_MS);
 /**
- * How long `wait` asks again with no serve answering: a restart takes seconds; an engine that does
+ * How long a call asks again with no serve answering: a restart takes seconds; an engine that does
  * not come back (a one-shot `savepoint run` that ended with its run) would otherwise hold it forever.
  */
 const RECONNECT_GIVE_UP_MS = 60_000;
@@ -317,6 +352,61 @@ const RECONNECT_GIVE_UP_MS = 60_000;
  */
 function noServeAnswers(error: unknown): boolean {
   return !(error instanceof RunsApiError) || error.status === 503;
+}
+
+/**
+ * Whether a request that changes something (a decision, a start, a cancel) failed because the engine is gone:
+ * its connection refused or reset before any answer (`engineGone`), or a 503 — no serve on the state
+ * directory, or one still starting its engines, which answers before anything is done. Narrower
+ * than `noServeAnswers`: a failure of any other kind (an answer that is not the API's, 300 s of
+ * silence) says nothing of a restart, and is thrown at once.
+ */
+function engineGoneOrStarting(error: unknown): boolean {
+  return engineGone(error) || (error instanceof RunsApiError && error.status === 503);
+}
+
+/**
+ * Asks `attempt` again while its failure is a gap in the serving (`gap`): after 250 ms, doubling to
+ * 2 s, for up to a minute without an answer, then it throws what the last attempt got; `signal`
+ * stops it, in a pause too, with `stopped()`. `attempt` is told how many attempts failed before it.
+ * What `wait` does between two long-polls, and `decide`, `start` and `cancel`, through a restart of serve.
+ */
+async function throughRestarts<T>(attempt: (failed: number) => Promise<T>, gap: (error: unknown) => boolean, signal: AbortSignal | undefined, stopped: () => Error): Promise<T> {
+  let unansweredSince: number | undefined;
+  for (let gaps = 0; ; ) {
+    if (signal?.aborted) throw stopped();
+    try {
+      return await attempt(gaps);
+    } catch (error) {
+      if (signal?.aborted) throw stopped();
+      if (!gap(error)) throw error;
+      unansweredSince ??= Date.now();
+      if (Date.now() - unansweredSince >= RECONNECT_GIVE_UP_MS) throw error;
+      await pause(reconnectDelay(gaps++), signal);
+    }
+  }
+}
+
+/** The status a decision records (an approval's `status` once decided). */
+const RECORDED = { approve: 'approved', reject: 'rejected' } as const;
+
+/**
+ * A decision's 409 (lambdas/approvals/decision.ts `AlreadyDecided`): the approval as recorded, and
+ * whether its decider is the caller.
+ */
+type DecisionConflict = { message?: string; approval?: Approval; decidedByCaller?: boolean; delivered?: boolean };
+
+/** A cancel's 409 (lambdas/runs/runs-api.ts `RunConflict`): the run, and whether its kill is the caller's. */
+type CancelConflict = { message?: string; run?: Run; killedByCaller?: boolean };
+
+/**
+ * The RunsApiError of a refusal the API answered (`answer`: its JSON; `text`: the body otherwise),
+ * with the run a conflict names (a 409's `run`): the caller's to read, not to ask for again.
+ */
+function refusal(status: number, answer: Record<string, unknown> | undefined, text = ''): RunsApiError {
+  const message = answer ? answer['message'] : text.slice(0, 200) || undefined;
+  const run = answer?.['run'];
+  return new RunsApiError(status, typeof message === 'string' ? message : `the runs API answered ${status}`, typeof run === 'object' && run !== null && !Array.isArray(run) ? { run: run as Run } : {});
 }
 
 /**
@@ -391,8 +481,10 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       ...(body === undefined ? Object.keys(headers).length > 0 && { headers } : { headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
       ...(signal && { signal }),
     });
-  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = [], signal?: AbortSignal, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> => {
+  /** `resent`: the request was sent again, to where `locate` found the API (its first sending may have landed). */
+  const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown, accept: readonly number[] = [], signal?: AbortSignal, headers: Record<string, string> = {}): Promise<{ status: number; body: T; resent: boolean }> => {
     let response: Answer;
+    let resent = false;
     const stopped = () => abortError(`stopped: ${method} ${path.replace(/\?.*/, '')}`, signal);
     if (signal?.aborted) throw stopped();
     try {
@@ -401,10 +493,12 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       if (signal?.aborted) throw stopped();
       // A serve that restarted listens at a new address with a new credential: look it up once more
       // (what it published in its state directory) and ask again. Every request is safe to repeat:
-      // a start is idempotent on its run id, a cancel's first kill stands, a decision is taken once (a repeat is a 409).
+      // a start is idempotent on its run id, a cancel's first kill stands, a decision is taken once
+      // (a repeat is a 409, which `decide` reads).
       const moved = locate && !(error instanceof RunsApiError) ? locate() : undefined;
       if (!moved || moved.base === endpoint.base) throw error;
       endpoint = { ...moved, locate };
+      resent = true;
       response = await request(method, path, body, signal, headers);
     }
     let text: string;
@@ -415,19 +509,37 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       throw error;
     }
     const answer = jsonObjectOf(text);
-    if (!response.ok && !accept.includes(response.status)) {
-      const message = answer ? answer['message'] : text.slice(0, 200) || undefined;
-      // A conflict answers with the run it conflicts with (a 409's `run`): the caller's to read, not to ask for again.
-      const run = answer?.['run'];
-      throw new RunsApiError(response.status, typeof message === 'string' ? message : `the runs API answered ${response.status}`, typeof run === 'object' && run !== null && !Array.isArray(run) ? { run: run as Run } : {});
-    }
+    if (!response.ok && !accept.includes(response.status)) throw refusal(response.status, answer, text);
     // The runs API answers every success with a JSON object. Anything else is another server at the
     // address (a web app, a proxy's page): read as a run, it had no lifecycle, and `wait` asked again
     // at once, thousands of times a second, for ever.
     if (response.ok && !answer) {
       throw new Error(`${method} ${path}: ${new URL(endpoint.base).origin} answered ${response.status} with ${text === '' ? 'nothing' : JSON.stringify(text.slice(0, 80))}, not the runs API's JSON: is it a savepoint serve or a runs API?`);
     }
-    return { status: response.status, body: (answer ?? {}) as T };
+    return { status: response.status, body: (answer ?? {}) as T, resent };
+  };
+  /**
+   * What changes something (a POST) is asked again through a restart of serve (`connect({ stateDir })`),
+   * as `wait` waits through one: when the engine was gone before it answered, at the address the
+   * next serve publishes. An attempt after one that may have landed can be answered 409, the work
+   * done already: `landed` finds in the 409's body whether it is this call's own, whose answer was
+   * lost (the caller's, as the API tells it), and what to answer then. Any other 409, a first
+   * attempt's too, is the refusal it is.
+   */
+  const change = async <T, C = never>(path: string, body: unknown, signal: AbortSignal | undefined, landed?: (conflict: C) => T | undefined): Promise<T> => {
+    const answer = await throughRestarts(
+      async (failed) => {
+        const sent = await call<T | C>('POST', path, body, landed ? [409] : [], signal);
+        return { ...sent, retried: failed > 0 || sent.resent };
+      },
+      (error) => locate !== undefined && engineGoneOrStarting(error),
+      signal,
+      () => abortError(`stopped: POST ${path}`, signal),
+    );
+    if (answer.status !== 409) return answer.body as T;
+    const own = answer.retried ? landed!(answer.body as C) : undefined;
+    if (own !== undefined) return own;
+    throw refusal(409, answer.body as Record<string, unknown>);
   };
   /** `seen`: the lifecycle the caller last read, which a long-poll waits from (it may have moved on since). */
   const get = async (runId: string, wait?: number, signal?: AbortSignal, seen?: Lifecycle): Promise<Run | undefined> => {
@@ -436,7 +548,7 @@ export function runsClient(first: RunsEndpoint): RunsClient {
   };
 
   return {
-    start: async (options, request = {}) => (await call<StartedRun>('POST', '/runs', options, [], request.signal)).body,
+    start: (options, request = {}) => change<StartedRun>('/runs', options, request.signal),
     get: (runId, options = {}) => get(runId, undefined, options.signal),
     async list({ signal, ...query } = {}) {
       const params = new URLSearchParams(Object.entries(query).flatMap(([key, value]) => (value === undefined ? [] : [[key, String(value)]])));
@@ -449,31 +561,21 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       // lifecycle read before it: a run that moved on in between (to input_required, which only a
       // person's decision ends) is answered at once, not at the poll's cap.
       let seen: Lifecycle | undefined;
-      let unansweredSince: number | undefined;
-      for (let gaps = 0; ; ) {
-        if (options.signal?.aborted) throw stopped();
-        let run: Run | undefined;
-        try {
-          // The signal ends a long-poll in flight too.
-          run = await get(runId, seen === undefined ? 0 : 20, options.signal, seen);
-        } catch (error) {
-          if (options.signal?.aborted) throw stopped();
-          // No serve answers (it stopped, or restarts): the run goes on when one starts again on the
-          // state directory, so the wait waits for it too, asking again where `locate` finds it.
-          if (!locate || !noServeAnswers(error)) throw error;
-          unansweredSince ??= Date.now();
-          if (Date.now() - unansweredSince >= RECONNECT_GIVE_UP_MS) throw error;
-          await pause(reconnectDelay(gaps++), options.signal);
-          continue;
-        }
-        gaps = 0;
-        unansweredSince = undefined;
+      for (;;) {
+        // No serve answers (it stopped, or restarts): the run goes on when one starts again on the
+        // state directory, so the wait waits for it too, asking again where `locate` finds it. The
+        // signal ends a long-poll in flight too.
+        const run = await throughRestarts(() => get(runId, seen === undefined ? 0 : 20, options.signal, seen), (error) => locate !== undefined && noServeAnswers(error), options.signal, stopped);
         if (!run) throw new RunsApiError(404, `runId: no run ${runId}`);
         if (TERMINAL_LIFECYCLES.includes(run.lifecycle) || (options.untilInput && run.lifecycle === 'input_required')) return run;
         seen = run.lifecycle;
       }
     },
-    cancel: async (runId, { signal, ...body } = {}) => (await call<Run>('POST', `${runPath(runId)}/cancel`, body, [], signal)).body,
+    // A run that has ended may have been stopped by this call's own kill: the caller's, with this reason.
+    cancel: async (runId, { signal, ...body } = {}) =>
+      change<Run, CancelConflict>(`${runPath(runId)}/cancel`, body, signal, (conflict) =>
+        conflict.killedByCaller === true && conflict.run?.lifecycle === 'cancelled' && conflict.run.report.killed?.reason === (body.reason ?? '') ? conflict.run : undefined,
+      ),
     async approvals(runId, options = {}) {
       // The approval API lists every run's: a run id no run can have would filter them all away,
       // and look like a run with nothing waiting, so it is refused as the runs API refuses it.
@@ -481,8 +583,11 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       const { approvals } = (await call<{ approvals: Approval[] }>('GET', '/approvals', undefined, [], options.signal)).body;
       return runId === undefined ? approvals : approvals.filter((approval) => approval.runId === runId);
     },
+    // An approval decided already may hold this call's own decision: the same one, by the caller.
     decide: async (approvalId, decision, options = {}) =>
-      (await call<Approval & { delivered?: boolean }>('POST', approvalPath(approvalId), { decision, ...(options.reason !== undefined && { reason: options.reason }) }, [], options.signal)).body,
+      change<Approval & { delivered?: boolean }, DecisionConflict>(approvalPath(approvalId), { decision, ...(options.reason !== undefined && { reason: options.reason }) }, options.signal, (conflict) =>
+        conflict.decidedByCaller === true && conflict.approval?.status === RECORDED[decision] ? { ...conflict.approval, delivered: conflict.delivered ?? false } : undefined,
+      ),
     startBatch: async (options, request = {}) => (await call<Batch>('POST', '/batches', options, [], request.signal)).body,
     async batch(batchId, options = {}) {
       const answer = await call<Batch>('GET', batchPath(batchId), undefined, [404], options.signal);

@@ -11,7 +11,7 @@ import { loadReport, type RunReport } from '../lambdas/runs/report.js';
 import { killChildren } from '../lambdas/runs/child-tree.js';
 import type { ChildStarter } from '../lambdas/tools/child-runs.js';
 import { abortError } from './runs-api-error.js';
-import type { Send } from './loopback-request.js';
+import { engineGone, type Send } from './loopback-request.js';
 import type { AgentDefinition } from '../lambdas/define.js';
 import type { Ledger } from '../lambdas/ledger/ledger.js';
 import type { ApprovalRecord, RunRecord } from '../lambdas/records/ledger-records.js';
@@ -415,15 +415,6 @@ async function sfnModules() {
     import('../lambdas/adapters/sfn.js'),
   ]);
   return { DescribeExecutionCommand, StartExecutionCommand, executionArnOf, versionOf };
-}
-
-/** Whether `error` is a connection to a local engine that has ended (refused, or reset as it closed). */
-export function engineGone(error: unknown): boolean {
-  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth += 1) {
-    const code = (at as { code?: unknown }).code;
-    if (code === 'ECONNRESET' || code === 'ECONNREFUSED' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return true;
-  }
-  return false;
 }
 
 /**

@@ -54,3 +54,15 @@ export const LOOPBACK_SILENCE_MS = 300_000;
 export function isLoopback(base: string): boolean {
   return /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//.test(base);
 }
+
+/**
+ * Whether `error` is a connection to a local engine that has ended (refused, or reset as it
+ * closed): no answer came, and the engine that would have given it is gone.
+ */
+export function engineGone(error: unknown): boolean {
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth += 1) {
+    const code = (at as { code?: unknown }).code;
+    if (code === 'ECONNRESET' || code === 'ECONNREFUSED' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return true;
+  }
+  return false;
+}

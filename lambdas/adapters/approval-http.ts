@@ -156,7 +156,8 @@ export function createApprovalApi(deps: ApprovalDeps) {
     if (page && !(typeof body === 'object' && body !== null && 'link' in body)) throw new InvalidInputError('link: required (open the signed link you were sent)');
     const result = await decide(id, body, page ? {} : { caller: callerOf(event) });
     if (result.ok) return json(result.waitingForSecond ? 202 : 200, { ...publicApproval(result.approval), delivered: result.delivered, ...(result.waitingForSecond && { waitingForSecond: true }) });
-    return json(result.status, { message: result.message, ...(result.approval && { approval: publicApproval(result.approval) }) });
+    const { ok: _ok, status, message, approval, ...decided } = result;
+    return json(status, { message, ...(approval && { approval: publicApproval(approval) }), ...decided });
   };
 }
 

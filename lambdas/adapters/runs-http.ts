@@ -49,7 +49,7 @@ export function createRunsApi(routes: RunsRoutes) {
       return await found.route.serve({ routes, caller, event, params, context });
     } catch (error) {
       if (error instanceof StarterRefused) return json(403, { message: error.message });
-      if (error instanceof RunConflict) return json(409, { message: error.message, run: visible(error.run) });
+      if (error instanceof RunConflict) return json(409, { message: error.message, run: visible(error.run), ...(error.killedByCaller !== undefined && { killedByCaller: error.killedByCaller }) });
       if (error instanceof BatchConflict) return json(409, { message: error.message });
       if (error instanceof RequestTooLarge) return json(413, { message: error.message });
       if (error instanceof NoEngine) return json(503, { message: error.message });

@@ -139,7 +139,18 @@ export async function countWait(ledger: Pick<Ledger, 'listConversation' | 'count
 
 export type DecideResult =
   | { ok: true; approval: ApprovalRecord; delivered: boolean; waitingForSecond?: boolean }
-  | { ok: false; status: 401 | 403 | 404 | 409 | 410; message: string; approval?: ApprovalRecord };
+  | ({ ok: false; status: 401 | 403 | 404 | 409 | 410; message: string; approval?: ApprovalRecord } & Partial<AlreadyDecided>);
+
+/**
+ * What the 409 of an approval decided already adds: whether its recorded decider is the person the
+ * caller proved to be, and (when this answer delivered it again) whether its execution got it. A
+ * client that asked again after its connection dropped (client/connect.ts `decide` through a
+ * restart of serve) tells by it its own first attempt that landed from someone else's decision.
+ */
+export interface AlreadyDecided {
+  decidedByCaller: boolean;
+  delivered: boolean;
+}
 
 /** How a decider proved who they are: a signed link (in the body), or the caller the transport authenticated (IAM, local user). */
 export interface DecisionAuth {
@@ -188,7 +199,10 @@ export function createDecideApproval(deps: ApprovalDeps) {
       // between recording a decision and delivering it (a throttled SendTaskSuccess, a callback
       // that timed out after its write) left the run waiting for the backstop, days, and the
       // decider's retry is what wakes it. Repeatable: a token no longer waited on is passed over.
-      if (verdict.status === 409 && approval.status !== 'pending') await deliverOwed(deps, approval);
+      if (verdict.status === 409 && approval.status !== 'pending') {
+        const delivered = await deliverOwed(deps, approval);
+        return { ok: false, status: 409, message: verdict.message, approval, delivered, decidedByCaller: approval.decidedBy === identity.id };
+      }
       return { ok: false, status: verdict.status, message: verdict.message, approval };
     }
     if (verdict.action === 'first') {
@@ -226,7 +240,8 @@ export function createDecideApproval(deps: ApprovalDeps) {
       { status, decidedBy: identity.id, decidedVia: identity.via, reason: decision.reason, waitedMs: now.getTime() - Date.parse(approval.createdAt), linkId, undelivered: true, ...(decisionMac && { decisionMac }) },
       now,
     );
-    if (!applied) return { ok: false, status: 409, message: `approval ${approvalId} is already ${record.status}${record.decidedBy ? ` (by ${record.decidedBy})` : ''}`, approval: record };
+    // Decided meanwhile by another request (delivered by it): not this one's to deliver.
+    if (!applied) return { ok: false, status: 409, message: `approval ${approvalId} is already ${record.status}${record.decidedBy ? ` (by ${record.decidedBy})` : ''}`, approval: record, delivered: false, decidedByCaller: record.decidedBy === identity.id };
     return { ok: true, approval: record, delivered: await deliverOwed(deps, record) };
   };
 }

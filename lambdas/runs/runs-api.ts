@@ -187,6 +187,12 @@ export class RunConflict extends InvalidInputError {
   constructor(
     message: string,
     readonly run: RunResource,
+    /**
+     * A cancel's of a run that was killed: whether the kill recorded is the caller's (the person
+     * the API took the caller for). A client that asked again after its connection dropped tells
+     * by it its own first cancel that landed (client/connect.ts `cancel`).
+     */
+    readonly killedByCaller?: boolean,
   ) {
     super(message);
   }
@@ -381,7 +387,7 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     if (!canceller.ok) throw new StarterRefused(`caller: ${canceller.message}`);
     const run = await deps.ledger.getRun(runId);
     if (!run) throw new NotFoundError(`runId: no run ${runId}`);
-    if (run.status !== 'running') throw new RunConflict(`runId: run ${runId} is ${run.status}, not running`, (await read(runId))!);
+    if (run.status !== 'running') throw new RunConflict(`runId: run ${runId} is ${run.status}, not running`, (await read(runId))!, run.killed && run.killed.by === canceller.person);
     // Who asked is who the transport proved (never a field); the first kill stands.
     const flag = { by: canceller.person, at: deps.clock.now().toISOString(), reason };
     await deps.ledger.killRun(runId, flag);

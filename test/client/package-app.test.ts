@@ -58,16 +58,26 @@ const again = await client.start({ agent: 'refund-reconciler', input: { date }, 
 console.log(JSON.stringify({ started, again, lifecycle: run.lifecycle, status: run.report.status, listed: (await client.list()).runs.map((listed) => listed.runId) }));
 `;
 
-/** The application: each event as a JSON line; it approves what waits, through whichever serve runs now. */
+/**
+ * The application: each event as a JSON line; it approves what waits, through whichever serve runs
+ * now (its one client carries a decision through a restart), each once its stdin says to (a line):
+ * the test decides when, serve running or not.
+ */
 const APP = `
+import { createInterface } from 'node:readline';
 import { connect } from 'savepoint/client';
 const [stateDir, date] = process.argv.slice(2);
+const go = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const client = await connect({ stateDir });
 await client.start({ agent: 'refund-reconciler', input: { date }, runId: 'followed-from-an-app', config: { approvalTimeoutSeconds: 3600 } });
 for await (const event of client.events('followed-from-an-app')) {
   console.log(JSON.stringify(event));
-  if (event.type === 'approval.waiting') await (await connect({ stateDir })).decide(String(event.data.approvalId), 'approve', { reason: 'checked' });
+  if (event.type === 'approval.waiting') {
+    await go.next();
+    await client.decide(String(event.data.approvalId), 'approve', { reason: 'checked' });
+  }
 }
+process.exit(0); // stdin is still open
 `;
 
 /**
@@ -96,7 +106,7 @@ async function notEnded(got: readonly RunEvent[], killed: boolean, stderr: strin
   const ids = (events: readonly { id: string; type: string }[]) => (events.length <= 8 ? events : events.slice(-8)).map((event) => `${event.id} ${event.type}`).join(', ');
   return [
     `app.mjs had not ended in ${FOLLOW_BOUND_MS / 1000} s: it printed ${got.length} events${got.length > 8 ? ', the last' : ''}: ${ids(got) || 'none'}`,
-    killed ? 'serve was SIGKILLed (from the 6th event) and started again' : 'serve was not SIGKILLed (that waits for the 6th event, and for a decision under way)',
+    killed ? 'serve was SIGKILLed (at the first approval.waiting, the app told to decide it then) and started again' : 'serve was not SIGKILLed (that waits for the first approval.waiting)',
     `a new follower gets ${fresh.length} events now${fresh.length > 8 ? ', the last' : ''}: ${ids(fresh) || 'none'}${failed}`,
     `app.mjs's TCP connections, both ends (ss: queues, bytes, ms since each end last sent and received):\n${connections}`,
     `app.mjs's stderr:\n${stderr.slice(-4_000)}`,
@@ -231,11 +241,11 @@ describe('an application from npm pack, on savepoint serve', { shuffle: false },
     expect(result).toMatchObject({ lifecycle: 'completed', status: 'succeeded', listed: ['from-an-app'] });
   }, 300_000);
 
-  it('resumes client.events by itself after serve was SIGKILLed mid-stream and started again: every event once, each refund once', async () => {
+  it('resumes client.events by itself after serve was SIGKILLed mid-stream and started again, and delivers the decision the app sent while none ran: every event once, each refund once', async () => {
     let serve = startServe();
     await serve.ready;
     // NODE_DEBUG=fetch: the app's requests and their ends on its stderr, for a failure to show.
-    const follower = spawn(process.execPath, ['app.mjs', '.savepoint', sampleDay.date], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_DEBUG: 'fetch' } });
+    const follower = spawn(process.execPath, ['app.mjs', '.savepoint', sampleDay.date], { cwd: app, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_DEBUG: 'fetch' } });
     children.add(follower);
     const got: RunEvent[] = [];
     let stderr = '';
@@ -247,15 +257,22 @@ describe('an application from npm pack, on savepoint serve', { shuffle: false },
       buffered += chunk.toString('utf8');
       const lines = buffered.split('\n');
       buffered = lines.pop()!;
-      for (const line of lines) got.push(JSON.parse(line) as RunEvent);
-      // Mid-run, from the 6th event: killed, and started again. Not while the app decides what
-      // waits (the last line an approval.waiting: the next comes once its decision went through):
-      // a serve that served a whole phase at once had the app deciding as it was killed, and a
-      // decision sent to a dying serve fails.
-      if (got.length >= 6 && got.at(-1)!.type !== 'approval.waiting' && !killed) {
+      for (const line of lines) {
+        const event = JSON.parse(line) as RunEvent;
+        got.push(event);
+        if (event.type !== 'approval.waiting') continue;
+        // Mid-run, at the first approval (event 60 of the sample day's run): killed, the app told
+        // to decide it while no serve runs, and serve started again. Its decision is asked again
+        // until the new serve takes it (client.decide through a restart), and the run goes on.
+        // The next approvals, decided at once.
+        if (killed) {
+          follower.stdin!.write('go\n');
+          continue;
+        }
         killed = (async () => {
           serve.child.kill('SIGKILL');
           await serve.exited;
+          follower.stdin!.write('go\n');
           serve = startServe();
           await serve.ready;
         })();
@@ -282,6 +299,8 @@ describe('an application from npm pack, on savepoint serve', { shuffle: false },
       const records = (await readRunRecords(ledger, 'followed-from-an-app'))!;
       expect(got).toEqual(settledEvents(records));
       expect(records.run.executions.length).toBeGreaterThanOrEqual(2); // taken over after the kill
+      // The decision sent while no serve ran, recorded once, as the app sent it.
+      expect(records.approvals.map((approval) => [approval.status, approval.reason])).toEqual([['approved', 'checked'], ['approved', 'checked']]);
     } finally {
       await close();
     }

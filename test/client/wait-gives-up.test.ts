@@ -6,7 +6,7 @@ import { LOOPBACK_SILENCE_MS } from '../../client/loopback-request.js';
 
 /**
  * `wait` of a client that finds its serve again (`locate`: `connect({ stateDir })`) asks again while
- * no serve answers — but not forever: after a minute with no answer it throws what the last attempt
+ * no serve answers, and so do `decide`, `start` and `cancel` — but not forever: after a minute with no answer it throws what the last attempt
  * got (an engine that is not coming back: a one-shot `savepoint run` that ended with its run).
  * The client's pauses on a fake clock; its requests go to a port nothing listens on (refused at once).
  * Nor does it ask for ever a server that answers, but not as the runs API does, nor wait for ever
@@ -36,6 +36,46 @@ it('gives up after a minute with no serve answering, throwing what the last atte
   expect(Date.now() - started).toBeGreaterThanOrEqual(60_000);
   expect(Date.now() - started).toBeLessThan(65_000);
   expect(lookups).toBeGreaterThan(20);
+});
+
+it("asks a decision, a start and a cancel again on wait's schedule while no serve answers, gives each up after a minute, and stops one on its signal in a pause", async () => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  let lookups = 0;
+  const client = runsClient({
+    base: 'http://127.0.0.1:1/v1',
+    locate: () => {
+      lookups += 1;
+      throw new RunsApiError(503, 'stateDir: no savepoint engine serves /tmp/gone');
+    },
+  });
+  const calls: [string, () => Promise<unknown>][] = [
+    ['decide', () => client.decide('apv_0123456789abcdef', 'approve')],
+    ['start', () => client.start({ input: {}, runId: 'r1' })],
+    ['cancel', () => client.cancel('r1')],
+  ];
+  for (const [name, call] of calls) {
+    lookups = 0;
+    let settled: { error: unknown } | undefined;
+    void call().then(
+      () => (settled = { error: undefined }),
+      (error: unknown) => (settled = { error }),
+    );
+    const started = Date.now();
+    while (!settled) await vi.advanceTimersByTimeAsync(500);
+    expect(settled.error, name).toMatchObject({ name: 'RunsApiError', status: 503 });
+    expect(Date.now() - started, name).toBeGreaterThanOrEqual(60_000);
+    expect(Date.now() - started, name).toBeLessThan(65_000);
+    expect(lookups, name).toBeGreaterThan(20);
+  }
+  // Stopped in a pause between two attempts: at once, as the call's own abort.
+  const controller = new AbortController();
+  const stopped = client.decide('apv_0123456789abcdef', 'approve', { signal: controller.signal });
+  stopped.catch(() => undefined);
+  lookups = 0;
+  while (lookups < 2) await vi.advanceTimersByTimeAsync(100);
+  const reason = new Error('the user left');
+  controller.abort(reason);
+  await expect(stopped).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR', message: 'stopped: POST /approvals/apv_0123456789abcdef', cause: reason });
 });
 
 it("refuses a success that is not the runs API's JSON (another server at the address), and does not ask again", async () => {

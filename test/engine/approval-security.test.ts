@@ -51,7 +51,10 @@ describe('deciding is authenticated and the policy holds', () => {
     await pending();
     const decided = await postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'second look' });
     expect(decided).toMatchObject({ status: 200, body: { status: 'approved', decidedBy: localUser(), decidedVia: 'cli', firstApproval: { by: bob, via: 'link', mac: expect.any(String) } } });
-    expect(await postDecision(stack, approval.approvalId, { decision: 'reject' })).toMatchObject({ status: 409, body: { message: expect.stringMatching(/is already approved/) } });
+    // Asked again, the 409 says whether the recorded decider is the caller (a client whose answer was
+    // lost tells its own decision by it: client/connect.ts), and delivers the decision again.
+    expect(await postDecision(stack, approval.approvalId, { decision: 'reject' })).toMatchObject({ status: 409, body: { message: expect.stringMatching(/is already approved/), decidedByCaller: true, delivered: expect.any(Boolean) } });
+    expect(await postLinkDecision(linkOf(0, alice), { decision: 'approve' })).toMatchObject({ status: 409, body: { message: expect.stringMatching(/is already approved \(by local:/), decidedByCaller: false } });
   });
 
   it('does not count a first approval written past the callback: one person does not make two', async () => {

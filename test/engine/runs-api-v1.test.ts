@@ -180,6 +180,11 @@ describe('the runs API', { shuffle: false }, () => {
       return record?.status === 'killed' && record;
     });
     expect(run.killed).toMatchObject({ by: expect.stringMatching(/^local:/), reason: 'not today' });
+    // Asked again, the 409 says whether the kill recorded is the caller's (a client whose answer was
+    // lost tells its own cancel by it: client/connect.ts); another person's cancel is told it is not.
+    expect(await send('POST', '/v1-live/cancel', { reason: 'not today' })).toMatchObject({ status: 409, body: { run: { lifecycle: 'cancelled' }, killedByCaller: true } });
+    const another = await h.stack.runsApi(apiGatewayEvent({ method: 'POST', route: 'runs', approvalId: 'v1-live', cancel: true, body: '{}', principal: 'local:someone-else' }), { getRemainingTimeInMillis: () => 20_000 } as never);
+    expect([another.statusCode, JSON.parse(another.body)]).toMatchObject([409, { killedByCaller: false }]);
     // The long-poll reads the run again at its next tick: it answers with the change, not at its cap.
     expect(await advanceUntil(poll)).toBeLessThan(5_000);
     expect(poll.answered()).toMatchObject({ status: 200, body: { lifecycle: 'cancelled' } });
@@ -214,6 +219,8 @@ describe('the runs API', { shuffle: false }, () => {
     expect((await h.stack.ledger.listRuns(1_000)).filter((run) => run.runId === 'v1-twice')).toHaveLength(1);
     // A cancel of the run that has ended: refused with the run, its lifecycle the end it reached.
     await expect(client.cancel('v1-twice')).rejects.toMatchObject({ name: 'RunsApiError', status: 409, message: 'runId: run v1-twice is succeeded, not running', run: { runId: 'v1-twice', lifecycle: 'completed' } });
+    // A run nobody killed: its 409 names no killer.
+    expect((await send('POST', '/v1-twice/cancel', {})).body).not.toHaveProperty('killedByCaller');
   });
 
   it('reads a run: its report, lifecycle and no poll hint once it has ended', async () => {

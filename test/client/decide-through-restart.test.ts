@@ -1,0 +1,206 @@
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { connect, runsClient, type Approval, type RunsClient } from '../../client/index.js';
+import { servedAt } from '../../client/connect.js';
+import { duplicates, leftBehind, ledgerOf, smallDay, workspace } from '../support/cli-process.js';
+import { startServe } from '../support/serve-process.js';
+
+/**
+ * A decision (a start, a cancel) carried through a restart of `savepoint serve`, on real processes:
+ * a client connected by its state directory asks again where the next serve publishes, as `wait`
+ * does. Sent while no serve runs, it is delivered once the next one is up; one whose answer was
+ * lost (a real loopback proxy forwards it, then cuts the connection before the answer) is answered
+ * by what it recorded, taken once; another decision (another kill) recorded stays a 409, and
+ * neither a refusal nor a first attempt's 409 is asked again, nor anything by a client connected by url.
+ */
+const { children, dirs } = leftBehind();
+const day = smallDay;
+const serve = (args: string[]) => startServe(args, children);
+
+/** Decides every approval the run waits for until it has ended. */
+async function approveUntilEnded(client: RunsClient, runId: string) {
+  for (;;) {
+    const run = await client.wait(runId, { untilInput: true });
+    if (run.lifecycle !== 'input_required') return run;
+    for (const approval of await client.approvals(runId)) await client.decide(approval.approvalId, 'approve', { reason: 'checked' });
+  }
+}
+
+/**
+ * A loopback proxy in front of serve (`origin`): each request forwarded as it came. `cutAnswerOf(method,
+ * path)`, once for such a request: it is forwarded, serve's whole answer read, and the client's
+ * connection cut without a byte of it (the answer lost, the request landed). `hold(method, path)`:
+ * the next such request not cut waits (`reached`) until `release()`, then is forwarded. `seen`: each
+ * request with the status serve answered.
+ */
+async function startProxy(origin: string) {
+  const seen: { method: string; path: string; status: number }[] = [];
+  const cuts: { method: string; path: string }[] = [];
+  const holds: { method: string; path: string; reached: () => void; released: Promise<void> }[] = [];
+  const takeFirst = <T extends { method: string; path: string }>(list: T[], method: string, path: string) => {
+    const at = list.findIndex((entry) => entry.method === method && path.endsWith(entry.path));
+    return at >= 0 ? list.splice(at, 1)[0] : undefined;
+  };
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', async () => {
+      const method = request.method ?? 'GET';
+      const path = request.url ?? '/';
+      const cut = takeFirst(cuts, method, path) !== undefined;
+      const held = cut ? undefined : takeFirst(holds, method, path);
+      if (held) {
+        held.reached();
+        await held.released;
+      }
+      const { host: _host, ...headers } = request.headers as IncomingHttpHeaders;
+      const forwarded = httpRequest(`${origin}${path}`, { method, headers }, (answer) => {
+        const body: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => body.push(chunk));
+        answer.on('end', () => {
+          seen.push({ method, path: path.replace(/^\/[^/]+\/v1/, ''), status: answer.statusCode ?? 0 });
+          if (cut) return void request.socket.destroy();
+          response.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(body));
+        });
+      });
+      forwarded.on('error', () => request.socket.destroy());
+      forwarded.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    cutAnswerOf: (method: string, path: string) => void cuts.push({ method, path }),
+    hold(method: string, path: string) {
+      let reached!: () => void;
+      let release!: () => void;
+      const held = { reached: new Promise<void>((resolve) => (reached = resolve)), release: () => release() };
+      holds.push({ method, path, reached, released: new Promise<void>((resolve) => (release = resolve)) });
+      return held;
+    },
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+describe('a decision through a restart of serve', () => {
+  it('is delivered by the next serve when sent while none runs: the run goes on, its approval decided once; a start sent then starts its run', async () => {
+    const { stateDir, args } = await workspace('decide-restart', day);
+    dirs.push(dirname(stateDir));
+    const first = await serve(args('serve'));
+    // connect({ stateDir })'s own client, whose lookups of the state directory the test sees.
+    let lookupsFailed = 0;
+    let inTheGap!: () => void;
+    const gap = new Promise<void>((resolve) => (inTheGap = resolve));
+    const locate = () => {
+      try {
+        return servedAt(stateDir);
+      } catch (error) {
+        if (++lookupsFailed === 2) inTheGap();
+        throw error;
+      }
+    };
+    const client = runsClient({ ...servedAt(stateDir), locate });
+    await client.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'decided-late', config: { approvalTimeoutSeconds: 3600 } });
+    expect((await client.wait('decided-late', { untilInput: true })).lifecycle).toBe('input_required');
+    const [waiting] = await client.approvals('decided-late');
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+    // Sent with no serve: refused, looked up (engine.json names a dead serve: a 503), asked again.
+    const decided = client.decide(waiting!.approvalId, 'approve', { reason: 'checked' }).then((approval) => ({ approval }), (error: unknown) => ({ error }));
+    const started = client.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'started-late', config: { maxSteps: 1 } }).then((run) => ({ run }), (error: unknown) => ({ error }));
+    await Promise.race([gap, decided]);
+    expect(lookupsFailed).toBeGreaterThanOrEqual(2);
+
+    const again = await serve(args('serve'));
+    try {
+      expect(await decided).toMatchObject({ approval: { approvalId: waiting!.approvalId, status: 'approved', decidedBy: expect.stringMatching(/^local:/), reason: 'checked' } });
+      expect(await started).toMatchObject({ run: { runId: 'started-late', created: true } });
+      expect(await approveUntilEnded(client, 'decided-late')).toMatchObject({ lifecycle: 'completed', report: { status: 'succeeded' } });
+    } finally {
+      again.child.kill('SIGTERM');
+      await again.exited;
+    }
+    const { approvals } = await ledgerOf(stateDir, 'decided-late');
+    expect(approvals.filter((approval) => approval.approvalId === waiting!.approvalId)).toMatchObject([{ status: 'approved', reason: 'checked' }]);
+    expect(duplicates(stateDir)).toEqual([]);
+  }, 120_000);
+
+  it('answers a decision, a start and a cancel that landed but whose answer was lost with what they recorded; another decision or kill recorded, a refusal and a first 409 throw, asked once', async () => {
+    const { stateDir, args } = await workspace('decide-lost', day);
+    dirs.push(dirname(stateDir));
+    const serving = await serve(args('serve'));
+    const proxy = await startProxy(new URL(servedAt(stateDir).base).origin);
+    try {
+      const direct = await connect({ stateDir });
+      // Through the proxy, and found there again: connect({ stateDir })'s client with the proxy in front of serve.
+      const through = { base: `${proxy.origin}${new URL(servedAt(stateDir).base).pathname}` };
+      const client = runsClient({ ...through, locate: () => through });
+      const asked = (method: string, path: string) => proxy.seen.filter((request) => request.method === method && request.path === path).map((request) => request.status);
+
+      await direct.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'lost-answer', config: { approvalTimeoutSeconds: 3600 } });
+      expect((await direct.wait('lost-answer', { untilInput: true })).lifecycle).toBe('input_required');
+      const [waiting] = await direct.approvals('lost-answer');
+      const path = `/approvals/${waiting!.approvalId}`;
+
+      // The first attempt decides (200), its answer is cut; asked again, the API answers 409 with the
+      // decision recorded, the caller's own: the call's success, the decision taken once.
+      proxy.cutAnswerOf('POST', path);
+      const approval: Approval & { delivered?: boolean } = await client.decide(waiting!.approvalId, 'approve', { reason: 'checked' });
+      expect(asked('POST', path)).toEqual([200, 409]);
+      expect(approval).toMatchObject({ approvalId: waiting!.approvalId, status: 'approved', reason: 'checked', decidedBy: expect.stringMatching(/^local:/), delivered: expect.any(Boolean) });
+      expect((await direct.approvals('lost-answer')).map((pending) => pending.approvalId)).not.toContain(waiting!.approvalId);
+
+      // Another decision than the one recorded, asked again after a lost answer: the 409 it is.
+      proxy.cutAnswerOf('POST', path);
+      await expect(client.decide(waiting!.approvalId, 'reject')).rejects.toMatchObject({ name: 'RunsApiError', status: 409, message: expect.stringMatching(/is already approved \(by local:/) });
+      expect(asked('POST', path)).toEqual([200, 409, 409, 409]);
+      // The same decision asked for again, answered at once: a first attempt's 409 throws, asked once.
+      await expect(client.decide(waiting!.approvalId, 'approve')).rejects.toMatchObject({ name: 'RunsApiError', status: 409 });
+      expect(asked('POST', path)).toEqual([200, 409, 409, 409, 409]);
+      // Refusals are not asked again: no such approval (404), a reason too long (400).
+      await expect(client.decide('apv_AAAAAAAAAAAAAAAAAAAAAA', 'approve')).rejects.toMatchObject({ status: 404 });
+      expect(asked('POST', '/approvals/apv_AAAAAAAAAAAAAAAAAAAAAA')).toEqual([404]);
+      await expect(client.decide(waiting!.approvalId, 'approve', { reason: 'x'.repeat(501) })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/reason/) });
+      expect(asked('POST', path)).toEqual([200, 409, 409, 409, 409, 400]);
+      // A client connected by url is not carried through: the cut answer is its failure, asked once.
+      const byUrl = runsClient(through);
+      proxy.cutAnswerOf('POST', '/runs');
+      await expect(byUrl.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'by-url', config: { maxSteps: 1 } })).rejects.toMatchObject({ code: 'ECONNRESET' });
+      expect(asked('POST', '/runs')).toEqual([202]);
+
+      // A start whose answer was lost: asked again, answered with the run it started (`created: false`), started once.
+      proxy.cutAnswerOf('POST', '/runs');
+      expect(await client.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'lost-start', config: { maxSteps: 1 } })).toMatchObject({ runId: 'lost-start', created: false });
+      expect(asked('POST', '/runs')).toEqual([202, 202, 202]);
+      expect((await direct.list({ limit: 100 })).runs.filter((run) => run.runId === 'lost-start')).toHaveLength(1);
+
+      // A cancel whose answer was lost, asked again once the run has stopped (the retry held until
+      // then): the 409 of a run the caller killed with this reason answers the run, killed once.
+      await direct.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'lost-cancel', config: { approvalTimeoutSeconds: 3600 } });
+      expect((await direct.wait('lost-cancel', { untilInput: true })).lifecycle).toBe('input_required');
+      proxy.cutAnswerOf('POST', '/runs/lost-cancel/cancel');
+      const retry = proxy.hold('POST', '/runs/lost-cancel/cancel');
+      const cancelling = client.cancel('lost-cancel', { reason: 'not needed' });
+      // (A cancel that is not asked again fails here, with its cut connection.)
+      await Promise.race([retry.reached, cancelling]);
+      const stopped = await direct.wait('lost-cancel');
+      expect(stopped).toMatchObject({ lifecycle: 'cancelled', report: { killed: { by: expect.stringMatching(/^local:/), reason: 'not needed' } } });
+      retry.release();
+      expect(await cancelling).toMatchObject({ runId: 'lost-cancel', lifecycle: 'cancelled', report: { killed: stopped.report.killed } });
+      expect(asked('POST', '/runs/lost-cancel/cancel')).toEqual([202, 409]);
+      // Another reason than the kill recorded, asked again after a lost answer: the 409 it is; a first attempt's too.
+      proxy.cutAnswerOf('POST', '/runs/lost-cancel/cancel');
+      await expect(client.cancel('lost-cancel', { reason: 'another' })).rejects.toMatchObject({ name: 'RunsApiError', status: 409, run: { runId: 'lost-cancel', lifecycle: 'cancelled' } });
+      await expect(client.cancel('lost-cancel', { reason: 'not needed' })).rejects.toMatchObject({ name: 'RunsApiError', status: 409 });
+      expect(asked('POST', '/runs/lost-cancel/cancel')).toEqual([202, 409, 409, 409, 409]);
+    } finally {
+      await proxy.close();
+      serving.child.kill('SIGTERM');
+      await serving.exited;
+    }
+  }, 120_000);
+});
