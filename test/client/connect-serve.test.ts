@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { connect, runsClient, type Run, type RunsClient } from '../../client/index.js';
 import { servedAt } from '../../client/connect.js';
 import { leftBehind, savepoint, smallDay, startUntil, workspace } from '../support/cli-process.js';
-import { startServe } from '../support/serve-process.js';
+import { startServe, watchedLookups } from '../support/serve-process.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 
 /**
@@ -229,17 +229,7 @@ describe('savepoint serve, driven by the client', () => {
     const ended = client.wait('waited').then((run) => ({ run }), (error: unknown) => ({ error }));
     // connect's own client, whose lookups of the state directory the test sees: a lookup that finds
     // no serve is the wait in the gap; a second one, the wait asking again after its pause.
-    let lookupsFailed = 0;
-    let retried!: () => void;
-    const askedAgain = new Promise<void>((resolve) => (retried = resolve));
-    const locate = () => {
-      try {
-        return servedAt(stateDir);
-      } catch (error) {
-        if (++lookupsFailed === 2) retried();
-        throw error;
-      }
-    };
+    const { locate, askedAgain } = watchedLookups(stateDir);
     const stopping = new AbortController();
     const abandoned = runsClient({ ...servedAt(stateDir), locate }).wait('waited', { signal: stopping.signal }).then((run) => ({ run }), (error: unknown) => ({ error }));
     // `savepoint run` handed to serve, waiting for the same run: it says that serve went away, and what goes on.

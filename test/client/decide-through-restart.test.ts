@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { connect, runsClient, type Approval, type RunsClient } from '../../client/index.js';
 import { servedAt } from '../../client/connect.js';
 import { duplicates, leftBehind, ledgerOf, smallDay, workspace } from '../support/cli-process.js';
-import { startServe } from '../support/serve-process.js';
+import { startServe, watchedLookups } from '../support/serve-process.js';
 
 /**
  * A decision (a start, a cancel) carried through a restart of `savepoint serve`, on real processes:
@@ -91,17 +91,7 @@ describe('a decision through a restart of serve', () => {
     dirs.push(dirname(stateDir));
     const first = await serve(args('serve'));
     // connect({ stateDir })'s own client, whose lookups of the state directory the test sees.
-    let lookupsFailed = 0;
-    let inTheGap!: () => void;
-    const gap = new Promise<void>((resolve) => (inTheGap = resolve));
-    const locate = () => {
-      try {
-        return servedAt(stateDir);
-      } catch (error) {
-        if (++lookupsFailed === 2) inTheGap();
-        throw error;
-      }
-    };
+    const { locate, failed: lookupsFailed, askedAgain: gap } = watchedLookups(stateDir);
     const client = runsClient({ ...servedAt(stateDir), locate });
     await client.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'decided-late', config: { approvalTimeoutSeconds: 3600 } });
     expect((await client.wait('decided-late', { untilInput: true })).lifecycle).toBe('input_required');
@@ -113,7 +103,7 @@ describe('a decision through a restart of serve', () => {
     const decided = client.decide(waiting!.approvalId, 'approve', { reason: 'checked' }).then((approval) => ({ approval }), (error: unknown) => ({ error }));
     const started = client.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'started-late', config: { maxSteps: 1 } }).then((run) => ({ run }), (error: unknown) => ({ error }));
     await Promise.race([gap, decided]);
-    expect(lookupsFailed).toBeGreaterThanOrEqual(2);
+    expect(lookupsFailed()).toBeGreaterThanOrEqual(2);
 
     const again = await serve(args('serve'));
     try {

@@ -14,16 +14,22 @@ import { LOOPBACK_SILENCE_MS } from '../../client/loopback-request.js';
  */
 afterEach(() => vi.useRealTimers());
 
-it('gives up after a minute with no serve answering, throwing what the last attempt got', async () => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  let lookups = 0;
+/** A client whose serve is gone for good: its requests refused at once, its lookups answered 503 (counted). */
+function goneClient() {
+  const seen = { lookups: 0 };
   const client = runsClient({
     base: 'http://127.0.0.1:1/v1',
     locate: () => {
-      lookups += 1;
+      seen.lookups += 1;
       throw new RunsApiError(503, 'stateDir: no savepoint engine serves /tmp/gone');
     },
   });
+  return { client, seen };
+}
+
+it('gives up after a minute with no serve answering, throwing what the last attempt got', async () => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  const { client, seen } = goneClient();
   let settled: { error: unknown } | undefined;
   void client.wait('r1').then(
     () => (settled = { error: undefined }),
@@ -35,26 +41,19 @@ it('gives up after a minute with no serve answering, throwing what the last atte
   // Not at once (a restart's gap is waited through), and not much past the minute.
   expect(Date.now() - started).toBeGreaterThanOrEqual(60_000);
   expect(Date.now() - started).toBeLessThan(65_000);
-  expect(lookups).toBeGreaterThan(20);
+  expect(seen.lookups).toBeGreaterThan(20);
 });
 
 it("asks a decision, a start and a cancel again on wait's schedule while no serve answers, gives each up after a minute, and stops one on its signal in a pause", async () => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  let lookups = 0;
-  const client = runsClient({
-    base: 'http://127.0.0.1:1/v1',
-    locate: () => {
-      lookups += 1;
-      throw new RunsApiError(503, 'stateDir: no savepoint engine serves /tmp/gone');
-    },
-  });
+  const { client, seen } = goneClient();
   const calls: [string, () => Promise<unknown>][] = [
     ['decide', () => client.decide('apv_0123456789abcdef', 'approve')],
     ['start', () => client.start({ input: {}, runId: 'r1' })],
     ['cancel', () => client.cancel('r1')],
   ];
   for (const [name, call] of calls) {
-    lookups = 0;
+    seen.lookups = 0;
     let settled: { error: unknown } | undefined;
     void call().then(
       () => (settled = { error: undefined }),
@@ -65,14 +64,14 @@ it("asks a decision, a start and a cancel again on wait's schedule while no serv
     expect(settled.error, name).toMatchObject({ name: 'RunsApiError', status: 503 });
     expect(Date.now() - started, name).toBeGreaterThanOrEqual(60_000);
     expect(Date.now() - started, name).toBeLessThan(65_000);
-    expect(lookups, name).toBeGreaterThan(20);
+    expect(seen.lookups, name).toBeGreaterThan(20);
   }
   // Stopped in a pause between two attempts: at once, as the call's own abort.
   const controller = new AbortController();
   const stopped = client.decide('apv_0123456789abcdef', 'approve', { signal: controller.signal });
   stopped.catch(() => undefined);
-  lookups = 0;
-  while (lookups < 2) await vi.advanceTimersByTimeAsync(100);
+  seen.lookups = 0;
+  while (seen.lookups < 2) await vi.advanceTimersByTimeAsync(100);
   const reason = new Error('the user left');
   controller.abort(reason);
   await expect(stopped).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR', message: 'stopped: POST /approvals/apv_0123456789abcdef', cause: reason });

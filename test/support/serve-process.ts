@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { servedAt } from '../../client/connect.js';
 
 /** `savepoint serve` as its own process (bin/savepoint.js), ready to take runs. */
 export interface Serving {
@@ -25,4 +26,24 @@ export async function startServe(args: string[], children: Set<ChildProcess>): P
     void exited.then((code) => reject(new Error(`serve exited ${code} before it was ready:\n${output}`)));
   });
   return { child, output: () => output, exited };
+}
+
+/**
+ * What `connect({ stateDir })` looks serve up with (`servedAt`), watched: `failed()` counts the
+ * lookups that found no serve, and `askedAgain` resolves at the second (a call in the gap, then
+ * asking again after its pause). Give `locate` to `runsClient` as `connect` does.
+ */
+export function watchedLookups(stateDir: string): { locate: () => ReturnType<typeof servedAt>; failed: () => number; askedAgain: Promise<void> } {
+  let failed = 0;
+  let second!: () => void;
+  const askedAgain = new Promise<void>((resolve) => (second = resolve));
+  const locate = () => {
+    try {
+      return servedAt(stateDir);
+    } catch (error) {
+      if (++failed === 2) second();
+      throw error;
+    }
+  };
+  return { locate, failed: () => failed, askedAgain };
 }
