@@ -185,10 +185,10 @@ export interface RunsClient {
    * is what the first attempt would have answered. A 409 whose decision recorded is this one by the
    * caller answers that approval (`delivered` as the retry delivered it again); a 403 for a first
    * approval of two that is the caller's, the approval still waiting for another person, answers it
-   * with `waitingForSecond: true` (`delivered: false`). Another decision or decider recorded (a
-   * second approval by someone else included), a rejection, and a first attempt's 409 or 403 still
-   * throw; any other refusal (4xx) is thrown at once, as any failure of a client connected by `url`
-   * or `stack`.
+   * with `waitingForSecond: true` (`delivered: false`). Another decision or decider recorded
+   * (someone else's second approval, or a rejection, after the caller's first approval included)
+   * and a first attempt's 409 or 403 still throw; any other refusal (4xx) is thrown at once, as any
+   * failure of a client connected by `url` or `stack`.
    *
    * @example
    * // Sent while serve restarts, it is taken by the next one; the run goes on.
