@@ -169,26 +169,34 @@ export interface RunsClient {
   /**
    * Approves or rejects an approval, as the caller the API authenticated: the approval as recorded,
    * and whether its run's execution got the decision (`delivered`; `false`: recorded, and taken when
-   * the run asks again). An id no approval can have (`''`) is refused before any request
-   * (`RunsApiError` 400), as the API refuses it; an approval decided already throws a `RunsApiError`
-   * 409.
+   * the run asks again). An approval the deployment's policy gives to two people is decided by the
+   * second approval: the first answers the approval still `pending`, with its `firstApproval` and
+   * `waitingForSecond: true` (202), and the same person approving again is refused (`RunsApiError`
+   * 403: another person must approve). An id no approval can have (`''`) is refused before any
+   * request (`RunsApiError` 400), as the API refuses it; an approval decided already throws a
+   * `RunsApiError` 409.
    *
    * With `connect({ stateDir })` a decision lasts through a restart of `serve`, as `wait` does:
    * when the engine is gone before it answers (the connection refused or reset, or no serve on the
    * state directory), it is asked again at the address the next serve publishes, every 250 ms
    * doubling to 2 s, for up to a minute (then it throws what the last attempt got), until `signal`.
    * A decision is taken once: asked again after its first attempt landed and its answer was lost,
-   * the API answers 409, and when the decision recorded is this one by the caller (as the API tells
-   * it) that approval is the answer (`delivered` as the retry delivered it again). Another decision
-   * or another decider recorded still throws the 409, and so does a first attempt's 409; a refusal
-   * (4xx) is thrown at once, as any failure of a client connected by `url` or `stack`.
+   * the API refuses it, and when what it recorded is this call's (as the API tells it) the answer
+   * is what the first attempt would have answered. A 409 whose decision recorded is this one by the
+   * caller answers that approval (`delivered` as the retry delivered it again); a 403 for a first
+   * approval of two that is the caller's, the approval still waiting for another person, answers it
+   * with `waitingForSecond: true` (`delivered: false`). Another decision or decider recorded
+   * (someone else's second approval, or a rejection, after the caller's first approval included)
+   * and a first attempt's 409 or 403 still throw; any other refusal (4xx) is thrown at once, as any
+   * failure of a client connected by `url` or `stack`.
    *
    * @example
    * // Sent while serve restarts, it is taken by the next one; the run goes on.
    * const approval = await client.decide(approvalId, 'approve', { reason: 'checked', signal: AbortSignal.timeout(30_000) });
-   * console.log(approval.status, approval.decidedBy); // 'approved', 'local:<you>'
+   * if (approval.waitingForSecond) console.log(`recorded; ${approval.firstApproval?.by} asks a second approver`);
+   * else console.log(approval.status, approval.decidedBy); // 'approved', 'local:<you>'
    */
-  decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string } & RequestOptions): Promise<Approval & { delivered?: boolean }>;
+  decide(approvalId: string, decision: 'approve' | 'reject', options?: { reason?: string } & RequestOptions): Promise<Approval & { delivered?: boolean; waitingForSecond?: true }>;
   /**
    * The run's progress as it happens (`GET /v1/runs/{runId}/events`, Server-Sent Events): each
    * event once, in order, until the run's last (`run.finished`). A dropped connection is resumed by
@@ -207,6 +215,13 @@ export interface RunsClient {
    * Distributed Map on AWS). Each item's run id derives from the batch id and the item, so the
    * same batch started again starts no run twice (`created: false`); another batch under a taken
    * batch id throws a `RunsApiError` 409.
+   *
+   * With `connect({ stateDir })` a start of a batch lasts through a restart of `serve`, as `start`
+   * does: asked again at the next serve's address while the engine is gone. The batch id is its
+   * idempotency key — given, or by default a digest of the agent, the items (or the manifest's
+   * location) and the key, the same for the same request — so a batch that started before its answer
+   * was lost is answered with that batch (`created: false`), each item's run started once. A
+   * manifest whose object changed in between is another batch: that retry throws the 409.
    *
    * @example
    * const batch = await client.startBatch({ items: customers.map((id) => ({ customer: id })), concurrency: 20, batchId: 'invoices-2026-11' });
@@ -355,7 +370,7 @@ function noServeAnswers(error: unknown): boolean {
 }
 
 /**
- * Whether a request that changes something (a decision, a start, a cancel) failed because the engine is gone:
+ * Whether a request that changes something (a decision, a start, a batch, a cancel) failed because the engine is gone:
  * its connection refused or reset before any answer (`engineGone`), or a 503 — no serve on the state
  * directory, or one still starting its engines, which answers before anything is done. Narrower
  * than `noServeAnswers`: a failure of any other kind (an answer that is not the API's, 300 s of
@@ -369,7 +384,7 @@ function engineGoneOrStarting(error: unknown): boolean {
  * Asks `attempt` again while its failure is a gap in the serving (`gap`): after 250 ms, doubling to
  * 2 s, for up to a minute without an answer, then it throws what the last attempt got; `signal`
  * stops it, in a pause too, with `stopped()`. `attempt` is told how many attempts failed before it.
- * What `wait` does between two long-polls, and `decide`, `start` and `cancel`, through a restart of serve.
+ * What `wait` does between two long-polls, and `decide`, `start`, `startBatch` and `cancel`, through a restart of serve.
  */
 async function throughRestarts<T>(attempt: (failed: number) => Promise<T>, gap: (error: unknown) => boolean, signal: AbortSignal | undefined, stopped: () => Error): Promise<T> {
   let unansweredSince: number | undefined;
@@ -391,10 +406,11 @@ async function throughRestarts<T>(attempt: (failed: number) => Promise<T>, gap: 
 const RECORDED = { approve: 'approved', reject: 'rejected' } as const;
 
 /**
- * A decision's 409 (lambdas/approvals/decision.ts `AlreadyDecided`): the approval as recorded, and
- * whether its decider is the caller.
+ * A decision's refusal (lambdas/approvals/decision.ts): the approval as recorded, and, on a 409
+ * (`AlreadyDecided`), whether its decider is the caller; on a 403 (`ApprovedFirst`), that the
+ * caller gave its first approval of two.
  */
-type DecisionConflict = { message?: string; approval?: Approval; decidedByCaller?: boolean; delivered?: boolean };
+type DecisionRefusal = { message?: string; approval?: Approval; decidedByCaller?: boolean; delivered?: boolean; firstApprovalByCaller?: boolean };
 
 /** A cancel's 409 (lambdas/runs/runs-api.ts `RunConflict`): the run, and whether its kill is the caller's. */
 type CancelConflict = { message?: string; run?: Run; killedByCaller?: boolean };
@@ -493,8 +509,8 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       if (signal?.aborted) throw stopped();
       // A serve that restarted listens at a new address with a new credential: look it up once more
       // (what it published in its state directory) and ask again. Every request is safe to repeat:
-      // a start is idempotent on its run id, a cancel's first kill stands, a decision is taken once
-      // (a repeat is a 409, which `decide` reads).
+      // a start is idempotent on its run id and a batch on its batch id, a cancel's first kill stands,
+      // a decision is taken once (a repeat is a 409, or a 403 for a first approval of two, which `decide` reads).
       const moved = locate && !(error instanceof RunsApiError) ? locate() : undefined;
       if (!moved || moved.base === endpoint.base) throw error;
       endpoint = { ...moved, locate };
@@ -521,25 +537,27 @@ export function runsClient(first: RunsEndpoint): RunsClient {
   /**
    * What changes something (a POST) is asked again through a restart of serve (`connect({ stateDir })`),
    * as `wait` waits through one: when the engine was gone before it answered, at the address the
-   * next serve publishes. An attempt after one that may have landed can be answered 409, the work
-   * done already: `landed` finds in the 409's body whether it is this call's own, whose answer was
-   * lost (the caller's, as the API tells it), and what to answer then. Any other 409, a first
-   * attempt's too, is the refusal it is.
+   * next serve publishes. An attempt after one that may have landed can be refused for the work
+   * done already (a 409; a 403 for a first approval of two): `landed`, by status, finds in the
+   * refusal's body whether it is this call's own, whose answer was lost (the caller's, as the API
+   * tells it), and what to answer then. Any other refusal, a first attempt's too, is the refusal it is.
    */
-  const change = async <T, C = never>(path: string, body: unknown, signal: AbortSignal | undefined, landed?: (conflict: C) => T | undefined): Promise<T> => {
+  const change = async <T, R = never>(path: string, body: unknown, signal: AbortSignal | undefined, landed: Partial<Record<403 | 409, (refused: R) => T | undefined>> = {}): Promise<T> => {
+    const readable = Object.keys(landed).map(Number) as (403 | 409)[];
     const answer = await throughRestarts(
       async (failed) => {
-        const sent = await call<T | C>('POST', path, body, landed ? [409] : [], signal);
+        const sent = await call<T | R>('POST', path, body, readable, signal);
         return { ...sent, retried: failed > 0 || sent.resent };
       },
       (error) => locate !== undefined && engineGoneOrStarting(error),
       signal,
       () => abortError(`stopped: POST ${path}`, signal),
     );
-    if (answer.status !== 409) return answer.body as T;
-    const own = answer.retried ? landed!(answer.body as C) : undefined;
+    const status = answer.status as 403 | 409;
+    if (!readable.includes(status)) return answer.body as T;
+    const own = answer.retried ? landed[status]!(answer.body as R) : undefined;
     if (own !== undefined) return own;
-    throw refusal(409, answer.body as Record<string, unknown>);
+    throw refusal(status, answer.body as Record<string, unknown>);
   };
   /** `seen`: the lifecycle the caller last read, which a long-poll waits from (it may have moved on since). */
   const get = async (runId: string, wait?: number, signal?: AbortSignal, seen?: Lifecycle): Promise<Run | undefined> => {
@@ -573,9 +591,9 @@ export function runsClient(first: RunsEndpoint): RunsClient {
     },
     // A run that has ended may have been stopped by this call's own kill: the caller's, with this reason.
     cancel: async (runId, { signal, ...body } = {}) =>
-      change<Run, CancelConflict>(`${runPath(runId)}/cancel`, body, signal, (conflict) =>
-        conflict.killedByCaller === true && conflict.run?.lifecycle === 'cancelled' && conflict.run.report.killed?.reason === (body.reason ?? '') ? conflict.run : undefined,
-      ),
+      change<Run, CancelConflict>(`${runPath(runId)}/cancel`, body, signal, {
+        409: (conflict) => (conflict.killedByCaller === true && conflict.run?.lifecycle === 'cancelled' && conflict.run.report.killed?.reason === (body.reason ?? '') ? conflict.run : undefined),
+      }),
     async approvals(runId, options = {}) {
       // The approval API lists every run's: a run id no run can have would filter them all away,
       // and look like a run with nothing waiting, so it is refused as the runs API refuses it.
@@ -583,12 +601,17 @@ export function runsClient(first: RunsEndpoint): RunsClient {
       const { approvals } = (await call<{ approvals: Approval[] }>('GET', '/approvals', undefined, [], options.signal)).body;
       return runId === undefined ? approvals : approvals.filter((approval) => approval.runId === runId);
     },
-    // An approval decided already may hold this call's own decision: the same one, by the caller.
     decide: async (approvalId, decision, options = {}) =>
-      change<Approval & { delivered?: boolean }, DecisionConflict>(approvalPath(approvalId), { decision, ...(options.reason !== undefined && { reason: options.reason }) }, options.signal, (conflict) =>
-        conflict.decidedByCaller === true && conflict.approval?.status === RECORDED[decision] ? { ...conflict.approval, delivered: conflict.delivered ?? false } : undefined,
-      ),
-    startBatch: async (options, request = {}) => (await call<Batch>('POST', '/batches', options, [], request.signal)).body,
+      change<Awaited<ReturnType<RunsClient['decide']>>, DecisionRefusal>(approvalPath(approvalId), { decision, ...(options.reason !== undefined && { reason: options.reason }) }, options.signal, {
+        // An approval decided already may hold this call's own decision: the same one, by the caller.
+        409: (refused) => (refused.decidedByCaller === true && refused.approval?.status === RECORDED[decision] ? { ...refused.approval, delivered: refused.delivered ?? false } : undefined),
+        // An approval still waiting for a second person may hold this call's own first approval: the
+        // caller's, answered as its first attempt was (202: recorded, nothing delivered).
+        403: (refused) =>
+          decision === 'approve' && refused.firstApprovalByCaller === true && refused.approval?.status === 'pending' ? { ...refused.approval, delivered: false, waitingForSecond: true } : undefined,
+      }),
+    // The batch id (given, or the default digest of the agent, the items and the key) is its idempotency key.
+    startBatch: async (options, request = {}) => change<Batch>('/batches', options, request.signal),
     async batch(batchId, options = {}) {
       const answer = await call<Batch>('GET', batchPath(batchId), undefined, [404], options.signal);
       return answer.status === 404 ? undefined : answer.body;

@@ -139,7 +139,7 @@ export async function countWait(ledger: Pick<Ledger, 'listConversation' | 'count
 
 export type DecideResult =
   | { ok: true; approval: ApprovalRecord; delivered: boolean; waitingForSecond?: boolean }
-  | ({ ok: false; status: 401 | 403 | 404 | 409 | 410; message: string; approval?: ApprovalRecord } & Partial<AlreadyDecided>);
+  | ({ ok: false; status: 401 | 403 | 404 | 409 | 410; message: string; approval?: ApprovalRecord } & Partial<AlreadyDecided> & Partial<ApprovedFirst>);
 
 /**
  * What the 409 of an approval decided already adds: whether its recorded decider is the person the
@@ -150,6 +150,18 @@ export type DecideResult =
 export interface AlreadyDecided {
   decidedByCaller: boolean;
   delivered: boolean;
+}
+
+/**
+ * What the 403 of a second approval by the person who gave the first adds: that the first approval
+ * of the approval, which still waits for another person, is the caller's (`approval`: as recorded,
+ * pending). Only on that refusal: a first approval of two asked again after its answer was lost
+ * (client/connect.ts `decide` through a restart of serve) finds by it that it landed, and answers
+ * what it answered then (202, waiting for a second approval). Someone else's first approval, a
+ * rejection or a decided approval never carry it.
+ */
+export interface ApprovedFirst {
+  firstApprovalByCaller: true;
 }
 
 /** How a decider proved who they are: a signed link (in the body), or the caller the transport authenticated (IAM, local user). */
@@ -203,7 +215,7 @@ export function createDecideApproval(deps: ApprovalDeps) {
         const delivered = await deliverOwed(deps, approval);
         return { ok: false, status: 409, message: verdict.message, approval, delivered, decidedByCaller: approval.decidedBy === identity.id };
       }
-      return { ok: false, status: verdict.status, message: verdict.message, approval };
+      return { ok: false, status: verdict.status, message: verdict.message, approval, ...(verdict.firstApprovalByCaller && { firstApprovalByCaller: true }) };
     }
     if (verdict.action === 'first') {
       const signed = { by: identity.id, via: identity.via, at: now.toISOString() };

@@ -43,7 +43,11 @@ export type Verdict =
   | { action: 'decide' }
   /** The first of two approvals: recorded, the approval stays pending for a second person. */
   | { action: 'first' }
-  | { action: 'refuse'; status: 403 | 409 | 410; message: string };
+  /**
+   * `firstApprovalByCaller`: refused as the second approval of the person who gave the first, the
+   * approval still waiting for another: what that person's approval asked again is answered.
+   */
+  | { action: 'refuse'; status: 403 | 409 | 410; message: string; firstApprovalByCaller?: true };
 
 /** Whether `identity` may decide `approval` now, and what its decision does. */
 export function decisionVerdict(input: {
@@ -86,7 +90,7 @@ export function decisionVerdict(input: {
   if (input.decision === 'reject' || !needsTwo(approval, policy, starterUnknown(run, policy, input.people))) return { action: 'decide' };
   if (!approval.firstApproval) return { action: 'first' };
   if (approval.firstApproval.by === identity.id) {
-    return { action: 'refuse', status: 403, message: `second approver: ${identity.id} approved already; another person must approve` };
+    return { action: 'refuse', status: 403, message: `second approver: ${identity.id} approved already; another person must approve`, firstApprovalByCaller: true };
   }
   return { action: 'decide' };
 }

@@ -1,14 +1,15 @@
-import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connect, runsClient, type Approval, type RunsClient } from '../../client/index.js';
 import { servedAt } from '../../client/connect.js';
 import { duplicates, leftBehind, ledgerOf, smallDay, workspace } from '../support/cli-process.js';
 import { startServe, watchedLookups } from '../support/serve-process.js';
+import { startProxy } from '../support/cutting-proxy.js';
+import { whenChanged } from '../support/when-changed.js';
 
 /**
- * A decision (a start, a cancel) carried through a restart of `savepoint serve`, on real processes:
+ * A decision (a start, a batch's start, a cancel) carried through a restart of `savepoint serve`, on real processes:
  * a client connected by its state directory asks again where the next serve publishes, as `wait`
  * does. Sent while no serve runs, it is delivered once the next one is up; one whose answer was
  * lost (a real loopback proxy forwards it, then cuts the connection before the answer) is answered
@@ -26,63 +27,6 @@ async function approveUntilEnded(client: RunsClient, runId: string) {
     if (run.lifecycle !== 'input_required') return run;
     for (const approval of await client.approvals(runId)) await client.decide(approval.approvalId, 'approve', { reason: 'checked' });
   }
-}
-
-/**
- * A loopback proxy in front of serve (`origin`): each request forwarded as it came. `cutAnswerOf(method,
- * path)`, once for such a request: it is forwarded, serve's whole answer read, and the client's
- * connection cut without a byte of it (the answer lost, the request landed). `hold(method, path)`:
- * the next such request not cut waits (`reached`) until `release()`, then is forwarded. `seen`: each
- * request with the status serve answered.
- */
-async function startProxy(origin: string) {
-  const seen: { method: string; path: string; status: number }[] = [];
-  const cuts: { method: string; path: string }[] = [];
-  const holds: { method: string; path: string; reached: () => void; released: Promise<void> }[] = [];
-  const takeFirst = <T extends { method: string; path: string }>(list: T[], method: string, path: string) => {
-    const at = list.findIndex((entry) => entry.method === method && path.endsWith(entry.path));
-    return at >= 0 ? list.splice(at, 1)[0] : undefined;
-  };
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', async () => {
-      const method = request.method ?? 'GET';
-      const path = request.url ?? '/';
-      const cut = takeFirst(cuts, method, path) !== undefined;
-      const held = cut ? undefined : takeFirst(holds, method, path);
-      if (held) {
-        held.reached();
-        await held.released;
-      }
-      const { host: _host, ...headers } = request.headers as IncomingHttpHeaders;
-      const forwarded = httpRequest(`${origin}${path}`, { method, headers }, (answer) => {
-        const body: Buffer[] = [];
-        answer.on('data', (chunk: Buffer) => body.push(chunk));
-        answer.on('end', () => {
-          seen.push({ method, path: path.replace(/^\/[^/]+\/v1/, ''), status: answer.statusCode ?? 0 });
-          if (cut) return void request.socket.destroy();
-          response.writeHead(answer.statusCode ?? 502, answer.headers).end(Buffer.concat(body));
-        });
-      });
-      forwarded.on('error', () => request.socket.destroy());
-      forwarded.end(Buffer.concat(chunks));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    cutAnswerOf: (method: string, path: string) => void cuts.push({ method, path }),
-    hold(method: string, path: string) {
-      let reached!: () => void;
-      let release!: () => void;
-      const held = { reached: new Promise<void>((resolve) => (reached = resolve)), release: () => release() };
-      holds.push({ method, path, reached, released: new Promise<void>((resolve) => (release = resolve)) });
-      return held;
-    },
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
-  };
 }
 
 describe('a decision through a restart of serve', () => {
@@ -191,6 +135,45 @@ describe('a decision through a restart of serve', () => {
       await proxy.close();
       serving.child.kill('SIGTERM');
       await serving.exited;
+    }
+  }, 120_000);
+
+  it("answers a batch's start that landed but whose answer was lost with that batch (created: false), under the default batch id: one batch, each item's run started once", async () => {
+    const { stateDir, args } = await workspace('batch-lost', day);
+    dirs.push(dirname(stateDir));
+    const serving = await serve(args('serve'));
+    const proxy = await startProxy(new URL(servedAt(stateDir).base).origin);
+    try {
+      const direct = await connect({ stateDir });
+      const through = { base: `${proxy.origin}${new URL(servedAt(stateDir).base).pathname}` };
+      const client = runsClient({ ...through, locate: () => through });
+      const asked = (method: string, path: string) => proxy.seen.filter((request) => request.method === method && request.path === path).map((request) => request.status);
+      const items = [{ date: day.date }, { date: day.date }];
+
+      // No batch id given: the default (a digest of the agent, the items and the key) is the same
+      // for the retry, which finds the batch its first attempt started.
+      proxy.cutAnswerOf('POST', '/batches');
+      const batch = await client.startBatch({ agent: 'refund-reconciler', items });
+      expect(batch).toMatchObject({ batchId: expect.stringMatching(/^batch-[0-9a-f]{16}$/), created: false, runs: [{ runId: `${batch.batchId}-0` }, { runId: `${batch.batchId}-1` }] });
+      expect(asked('POST', '/batches')).toEqual([202, 202]);
+      // Another batch under the taken id, its answer lost: asked again, the 409 it is.
+      proxy.cutAnswerOf('POST', '/batches');
+      await expect(client.startBatch({ agent: 'refund-reconciler', items: items.slice(1), batchId: batch.batchId })).rejects.toMatchObject({ name: 'RunsApiError', status: 409, message: expect.stringMatching(/^batchId: batch batch-\w+ exists/) });
+      expect(asked('POST', '/batches')).toEqual([202, 202, 409, 409]);
+
+      // Each item's run started by the one batch (its start recorded: no run pending).
+      await whenChanged(stateDir, async () => (await direct.batch(batch.batchId))!.runs.every((run) => run.status !== 'pending'));
+    } finally {
+      await proxy.close();
+      serving.child.kill('SIGTERM');
+      await serving.exited;
+    }
+    // One batch, and each item's run started once: one run per item, with one execution each.
+    const batchFiles = readdirSync(join(stateDir, 'batches')).filter((file) => file.endsWith('.json') && !file.endsWith('.end.json'));
+    expect(batchFiles).toHaveLength(1);
+    for (const index of [0, 1]) {
+      const { run } = await ledgerOf(stateDir, `${batchFiles[0]!.replace(/\.json$/, '')}-${index}`);
+      expect(run?.executions).toHaveLength(1);
     }
   }, 120_000);
 });

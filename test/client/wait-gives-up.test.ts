@@ -6,7 +6,7 @@ import { LOOPBACK_SILENCE_MS } from '../../client/loopback-request.js';
 
 /**
  * `wait` of a client that finds its serve again (`locate`: `connect({ stateDir })`) asks again while
- * no serve answers, and so do `decide`, `start` and `cancel` — but not forever: after a minute with no answer it throws what the last attempt
+ * no serve answers, and so do `decide`, `start`, `cancel` and `startBatch` — but not forever: after a minute with no answer it throws what the last attempt
  * got (an engine that is not coming back: a one-shot `savepoint run` that ended with its run).
  * The client's pauses on a fake clock; its requests go to a port nothing listens on (refused at once).
  * Nor does it ask for ever a server that answers, but not as the runs API does, nor wait for ever
@@ -44,13 +44,14 @@ it('gives up after a minute with no serve answering, throwing what the last atte
   expect(seen.lookups).toBeGreaterThan(20);
 });
 
-it("asks a decision, a start and a cancel again on wait's schedule while no serve answers, gives each up after a minute, and stops one on its signal in a pause", async () => {
+it("asks a decision, a start, a cancel and a batch's start again on wait's schedule while no serve answers, gives each up after a minute, and stops one on its signal in a pause", async () => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
   const { client, seen } = goneClient();
   const calls: [string, () => Promise<unknown>][] = [
     ['decide', () => client.decide('apv_0123456789abcdef', 'approve')],
     ['start', () => client.start({ input: {}, runId: 'r1' })],
     ['cancel', () => client.cancel('r1')],
+    ['startBatch', () => client.startBatch({ items: [{}] })],
   ];
   for (const [name, call] of calls) {
     seen.lookups = 0;

@@ -33,7 +33,10 @@ describe('deciding is authenticated and the policy holds', () => {
     const approval = harness.approvals[0]!; // $725.00: above $700, two approvers
     const pending = async () => expect(await stack.ledger.getApproval(approval.runId, approval.turn, approval.call)).toMatchObject({ status: 'pending' });
 
-    expect(await postLinkDecision(linkOf(0, alice), { decision: 'approve' })).toMatchObject({ status: 403, body: { message: expect.stringMatching(/^separation of duties: alice@example.com started run security/) } });
+    const starterRefused = await postLinkDecision(linkOf(0, alice), { decision: 'approve' });
+    expect(starterRefused).toMatchObject({ status: 403, body: { message: expect.stringMatching(/^separation of duties: alice@example.com started run security/) } });
+    // Only the first approver's own second approval says the first is the caller's.
+    expect(starterRefused.body).not.toHaveProperty('firstApprovalByCaller');
     expect(await postLinkDecision(tamper(linkOf(0, bob)), { decision: 'approve' })).toMatchObject({ status: 401, body: { message: expect.stringMatching(/^link: (the signature does not match|unreadable claims|malformed)/) } });
     // Whether an approval exists is told only to whoever proved who they are: a forged link gets the
     // same 401 for an unknown id as for the one that waits, and a real link for another id a 403 naming its own.
@@ -47,7 +50,9 @@ describe('deciding is authenticated and the policy holds', () => {
     await pending();
 
     expect(await postLinkDecision(linkOf(0, bob), { decision: 'approve', reason: 'checked' })).toMatchObject({ status: 202, body: { status: 'pending', waitingForSecond: true } });
-    expect(await postLinkDecision(linkOf(0, bob), { decision: 'approve' })).toMatchObject({ status: 409, body: { message: 'link: already used (each link decides once)' } });
+    const linkUsed = await postLinkDecision(linkOf(0, bob), { decision: 'approve' });
+    expect(linkUsed).toMatchObject({ status: 409, body: { message: 'link: already used (each link decides once)' } });
+    expect(linkUsed.body).not.toHaveProperty('firstApprovalByCaller');
     await pending();
     const decided = await postDecision(stack, approval.approvalId, { decision: 'approve', reason: 'second look' });
     expect(decided).toMatchObject({ status: 200, body: { status: 'approved', decidedBy: localUser(), decidedVia: 'cli', firstApproval: { by: bob, via: 'link', mac: expect.any(String) } } });

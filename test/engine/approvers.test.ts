@@ -80,7 +80,12 @@ describe('one person counts once however they decide', () => {
     await waitFor(() => harness.requested[0]);
     const { approvalId } = harness.approvals[0]!; // $725.00: two approvers
     expect(await postLinkDecision(linkOf(0, alice), { decision: 'approve' })).toMatchObject({ status: 202, body: { waitingForSecond: true } });
-    expect(await harness.decideAs(aliceSso, approvalId, { decision: 'approve' })).toMatchObject({ status: 403, body: { message: `second approver: ${alice} approved already; another person must approve` } });
+    // Refused, saying the first approval is the caller's (a first approval asked again after its
+    // answer was lost tells by it that it landed: client/connect.ts), with the approval as it waits.
+    expect(await harness.decideAs(aliceSso, approvalId, { decision: 'approve' })).toMatchObject({
+      status: 403,
+      body: { message: `second approver: ${alice} approved already; another person must approve`, firstApprovalByCaller: true, approval: { approvalId, status: 'pending', firstApproval: { by: alice, via: 'link' } } },
+    });
     expect(await stored(0)).toMatchObject({ status: 'pending', firstApproval: { by: alice, via: 'link' } });
     expect(await harness.decideAs(bobUser, approvalId, { decision: 'approve' })).toMatchObject({ status: 200, body: { status: 'approved', decidedBy: bob, decidedVia: 'iam', firstApproval: { by: alice } } });
   });
