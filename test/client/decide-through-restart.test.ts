@@ -29,6 +29,20 @@ async function approveUntilEnded(client: RunsClient, runId: string) {
   }
 }
 
+/**
+ * The serve of `stateDir` behind a cutting proxy: `client` is connect({ stateDir })'s client with the
+ * proxy in front of serve (and found there again), `direct` one that reaches serve itself, `asked`
+ * the statuses the proxy saw answered to a method and path, `through` the proxy's endpoint.
+ */
+async function behindProxy(stateDir: string) {
+  const proxy = await startProxy(new URL(servedAt(stateDir).base).origin);
+  const direct = await connect({ stateDir });
+  const through = { base: `${proxy.origin}${new URL(servedAt(stateDir).base).pathname}` };
+  const client = runsClient({ ...through, locate: () => through });
+  const asked = (method: string, path: string) => proxy.seen.filter((request) => request.method === method && request.path === path).map((request) => request.status);
+  return { proxy, direct, client, asked, through };
+}
+
 describe('a decision through a restart of serve', () => {
   it('is delivered by the next serve when sent while none runs: the run goes on, its approval decided once; a start sent then starts its run', async () => {
     const { stateDir, args } = await workspace('decide-restart', day);
@@ -67,13 +81,9 @@ describe('a decision through a restart of serve', () => {
     const { stateDir, args } = await workspace('decide-lost', day);
     dirs.push(dirname(stateDir));
     const serving = await serve(args('serve'));
-    const proxy = await startProxy(new URL(servedAt(stateDir).base).origin);
+    const proxied = await behindProxy(stateDir);
+    const { proxy, direct, client, asked } = proxied;
     try {
-      const direct = await connect({ stateDir });
-      // Through the proxy, and found there again: connect({ stateDir })'s client with the proxy in front of serve.
-      const through = { base: `${proxy.origin}${new URL(servedAt(stateDir).base).pathname}` };
-      const client = runsClient({ ...through, locate: () => through });
-      const asked = (method: string, path: string) => proxy.seen.filter((request) => request.method === method && request.path === path).map((request) => request.status);
 
       await direct.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'lost-answer', config: { approvalTimeoutSeconds: 3600 } });
       expect((await direct.wait('lost-answer', { untilInput: true })).lifecycle).toBe('input_required');
@@ -101,7 +111,7 @@ describe('a decision through a restart of serve', () => {
       await expect(client.decide(waiting!.approvalId, 'approve', { reason: 'x'.repeat(501) })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/reason/) });
       expect(asked('POST', path)).toEqual([200, 409, 409, 409, 409, 400]);
       // A client connected by url is not carried through: the cut answer is its failure, asked once.
-      const byUrl = runsClient(through);
+      const byUrl = runsClient(proxied.through);
       proxy.cutAnswerOf('POST', '/runs');
       await expect(byUrl.start({ agent: 'refund-reconciler', input: { date: day.date }, runId: 'by-url', config: { maxSteps: 1 } })).rejects.toMatchObject({ code: 'ECONNRESET' });
       expect(asked('POST', '/runs')).toEqual([202]);
@@ -142,12 +152,8 @@ describe('a decision through a restart of serve', () => {
     const { stateDir, args } = await workspace('batch-lost', day);
     dirs.push(dirname(stateDir));
     const serving = await serve(args('serve'));
-    const proxy = await startProxy(new URL(servedAt(stateDir).base).origin);
+    const { proxy, direct, client, asked } = await behindProxy(stateDir);
     try {
-      const direct = await connect({ stateDir });
-      const through = { base: `${proxy.origin}${new URL(servedAt(stateDir).base).pathname}` };
-      const client = runsClient({ ...through, locate: () => through });
-      const asked = (method: string, path: string) => proxy.seen.filter((request) => request.method === method && request.path === path).map((request) => request.status);
       const items = [{ date: day.date }, { date: day.date }];
 
       // No batch id given: the default (a digest of the agent, the items and the key) is the same
