@@ -1,4 +1,5 @@
 import type { CallsCount, FleetLedger, GuardLedger } from '../ledger/ledger.js';
+import { modelCallKeys } from '../ledger/step-keys.js';
 import { DEFAULT_LEASE_MICROS, fleetCounters, fleetDay, type FleetBudget } from '../records/fleet.js';
 import type { RunRecord } from '../records/ledger-records.js';
 import { ModelRetryAfterError } from '../shared/errors.js';
@@ -29,7 +30,7 @@ export async function reserveInFleet(
   ledger: Pick<GuardLedger, 'countStep' | 'recordGuardEvent'> & Pick<FleetLedger, 'reserveInFleet' | 'returnFleetLease'>,
   { run, turn, reservation, now, budget, calls }: { run: RunRecord; turn: number; reservation: Reservation; now: Date; budget: FleetBudget | undefined; calls?: CallsCount },
 ): Promise<GuardTrip | undefined> {
-  const stepKey = `reserve:${turn}`;
+  const stepKey = modelCallKeys(turn).reserve;
   const deltas = { reservedTokens: reservation.tokens, reservedMicros: reservation.micros };
   const counters = fleetCounters(run.agent, budget, fleetDay(now));
   if (counters.length === 0) {

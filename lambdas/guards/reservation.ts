@@ -1,5 +1,6 @@
 import { toolUses, turnCounts } from '../conversation/turns.js';
 import type { CallsCount, FleetLedger, GuardLedger, StepCount } from '../ledger/ledger.js';
+import { modelCallKeys } from '../ledger/step-keys.js';
 import type { KillFlag, RunRecord, TurnRecord } from '../records/ledger-records.js';
 import type { FleetBudget } from '../records/fleet.js';
 import { budgetTrip, reservationTrip, type GuardTrip, type Reservation } from './budgets.js';
@@ -45,7 +46,7 @@ export async function reserveModelCall(
  * `settleModelCall` for a turn found recorded.
  */
 export function settlement(record: Pick<TurnRecord, 'turn' | 'usage' | 'costMicros' | 'content'>, reservation: Reservation): StepCount {
-  const count = { stepKey: `turn:${record.turn}`, deltas: { ...turnCounts(record), reservedTokens: -reservation.tokens, reservedMicros: -reservation.micros } };
+  const count = { stepKey: modelCallKeys(record.turn).turn, deltas: { ...turnCounts(record), reservedTokens: -reservation.tokens, reservedMicros: -reservation.micros } };
   // A turn that asks for no tool leaves no call to count after it: its own count closes it (ledger/open-turn.ts).
   return toolUses(record).length === 0 ? { ...count, calls: { turn: record.turn, calls: [], closed: true } } : count;
 }

@@ -1,4 +1,5 @@
-import { CALL_DELTAS, callStepKey, type CallsCount } from './ledger.js';
+import type { CallsCount } from './ledger.js';
+import { CALL_DELTAS, callStepKey, modelCallKeys, reservedTurnOf } from './step-keys.js';
 import type { Counters, RunRecord } from '../records/ledger-records.js';
 import { countedOf } from './open-turn.js';
 import { childStepOf } from '../records/child-budget.js';
@@ -94,8 +95,11 @@ export function countCalls(record: Record<string, unknown>, counted: readonly st
  *   reserve:N counted, turn:N not ─► costMicros += reservedMicros, inputTokens += reservedTokens, none reserved; turn:N counted
  */
 export function spendInFlight(record: RunRecord & Record<string, unknown>, counted: readonly string[]): string[] {
-  const open = counted.filter((key) => key.startsWith('reserve:') && !counted.includes(`turn:${key.slice('reserve:'.length)}`));
+  const open = counted.flatMap((key) => {
+    const turn = reservedTurnOf(key);
+    return turn === undefined || counted.includes(modelCallKeys(turn).turn) ? [] : [modelCallKeys(turn).turn];
+  });
   if (open.length === 0) return [];
   addCounts(record, { costMicros: record.reservedMicros ?? 0, inputTokens: record.reservedTokens ?? 0, reservedMicros: -(record.reservedMicros ?? 0), reservedTokens: -(record.reservedTokens ?? 0) });
-  return open.map((key) => `turn:${key.slice('reserve:'.length)}`);
+  return open;
 }

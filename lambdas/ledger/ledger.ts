@@ -223,12 +223,6 @@ export type CallsCount = {
   readonly closed?: boolean;
 };
 
-/** The key a tool call's step is counted by (once per call, whichever write counts it). */
-export const callStepKey = (turn: number, call: number) => `call:${turn}:${call}`;
-
-/** What a tool call adds to the run's counters. */
-export const CALL_DELTAS = { steps: 1, toolCalls: 1 } as const satisfies Partial<Counters>;
-
 /**
  * What a turn's counted write saw (turn-seen.ts `recordTurnSeen`): the run item as it wrote it, and
  * the global kill flag it checked unchanged; `basis`, where the engine can name them, the versions

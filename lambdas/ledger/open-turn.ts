@@ -1,4 +1,5 @@
-import { CALL_DELTAS, type CallsCount, type TurnLedger } from './ledger.js';
+import type { CallsCount, TurnLedger } from './ledger.js';
+import { CALL_DELTAS } from './step-keys.js';
 import type { RunRecord, ToolCallRecord } from '../records/ledger-records.js';
 
 /**

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { inputTokensOf } from '../records/messages.js';
 import { stableJson, type AgentDefinition, type ToolContext, type ToolDefinition } from '../define.js';
 import type { BlobStore, GuardLedger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
+import { callStepKey, modelCallKeys } from '../ledger/step-keys.js';
 import { BlobIntegrityError, copyCut, copyResult, keptResult, parseBlobRef, readResult, type BlobRef } from '../ledger/blobs.js';
 import { COUNTED_GUARDS, spentOf } from '../records/guards.js';
 import { type ForkEdits, type ForkLineage, type RunConfig, type RunRecord, type ToolCallRecord, type TurnRecord } from '../records/ledger-records.js';
@@ -121,10 +122,10 @@ export function forkPrefix(parent: { run: RunRecord; turns: TurnRecord[]; calls:
 export function copiedSteps(prefix: { turns: TurnRecord[]; calls: ToolCallRecord[] }): { key: string; deltas: Record<string, number> }[] {
   return [
     ...prefix.turns.map((turn) => ({
-      key: `turn:${turn.turn}`,
+      key: modelCallKeys(turn.turn).turn,
       deltas: { steps: 1, modelTurns: 1, inputTokens: inputTokensOf(turn.usage), outputTokens: turn.usage.output_tokens, cachedInputTokens: turn.usage.cache_read_input_tokens ?? 0, costMicros: turn.costMicros },
     })),
-    ...prefix.calls.map((call) => ({ key: `call:${call.turn}:${call.call}`, deltas: { steps: 1, toolCalls: 1 } })),
+    ...prefix.calls.map((call) => ({ key: callStepKey(call.turn, call.call), deltas: { steps: 1, toolCalls: 1 } })),
   ];
 }
 
