@@ -1,15 +1,13 @@
 import { StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { describe, expect, it } from 'vitest';
-import * as z from 'zod';
-import { childRunId, defineAgent, defineTool, withDev } from '../../lambdas/index.js';
-import type { ModelPolicy } from '../../lambdas/define.js';
+import { childRunId } from '../../lambdas/index.js';
 import { turnCounts } from '../../lambdas/conversation/turns.js';
 import { agentCounterPk, stackCounterPk } from '../../lambdas/records/fleet.js';
 import type { ModelClient } from '../../lambdas/records/messages.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import type { LedgerKind, LocalStack } from '../../local/runtime/local-stack.js';
 import { settleStatusChanges } from '../../local/services/status-events.js';
-import { delegating, treeStack, treeTestCleanup } from '../support/tree-agents.js';
+import { delegating, lookingChild, notePrices, treeStack, treeTestCleanup } from '../support/tree-agents.js';
 
 /**
  * A parent run killed while its child run (defineAgentTool) is mid-run, a model call of the child's
@@ -27,29 +25,10 @@ import { delegating, treeStack, treeTestCleanup } from '../support/tree-agents.j
 
 const { unwatch, track } = treeTestCleanup();
 
-const NOTE = 'n'.repeat(2_000);
+const prices = notePrices;
 const SYSTEM = 'Look, and look again.';
-/** Output dear, input nearly free (fleet-child-runs.test.ts): a call costs about what it writes, its bound what it may write. */
-const prices = { 'sim:savepoint-sim-1': { inputPerMTok: 0.01, outputPerMTok: 150, cacheWritePerMTok: 0.01, cacheReadPerMTok: 0.01 } };
-/** Looks three times, a long note each, then ends: its second call is the one in flight at the kill. */
-const looking: ModelPolicy = (request) => {
-  const turns = request.messages.filter((message) => message.role === 'assistant').length;
-  return turns < 3
-    ? { content: [{ type: 'tool_use', id: `look_${turns + 1}`, name: 'look', input: { note: `${turns + 1}${NOTE}` } }], stop_reason: 'tool_use' }
-    : { content: [{ type: 'text', text: 'looked' }], stop_reason: 'end_turn' };
-};
-const child = withDev(
-  defineAgent({
-    name: 'kill-child',
-    model: 'sim:savepoint-sim-1',
-    system: SYSTEM,
-    input: z.object({ invoice: z.string() }).strict(),
-    prompt: (input) => `Look at ${input.invoice}`,
-    budgets: { maxTokensPerTurn: 768 },
-    tools: [defineTool({ name: 'look', description: 'Looks.', input: z.object({ note: z.string() }).strict(), effect: 'read', execute: async () => ({ seen: true }) })],
-  }),
-  { policy: looking },
-);
+/** Looks three times, then ends: its second call is the one in flight at the kill. */
+const child = lookingChild('kill-child', 3, SYSTEM);
 const parent = delegating('kill-parent', 'ask_child', child, { maxDollars: 1, maxTokens: 100_000 });
 
 /** The child's second model call, held: `entered` once it is sent (reserved before), answered once `open` is. */

@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import * as z from 'zod';
-import { childRunId, defineAgent, defineTool, withDev } from '../../lambdas/index.js';
-import type { ModelPolicy } from '../../lambdas/define.js';
+import { childRunId } from '../../lambdas/index.js';
 import { turnCounts } from '../../lambdas/conversation/turns.js';
 import { stackCounterPk } from '../../lambdas/records/fleet.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import type { LedgerKind, LocalStack } from '../../local/runtime/local-stack.js';
 import type { LocalFleetBudget } from '../../local/runtime/fleet-budget.js';
 import { settleStatusChanges } from '../../local/services/status-events.js';
-import { delegating, treeStack, treeTestCleanup } from '../support/tree-agents.js';
+import { delegating, lookingChild, notePrices, treeStack, treeTestCleanup } from '../support/tree-agents.js';
 
 /**
  * A fleet budget over a run that calls an agent tool (defineAgentTool): the parent counts its
@@ -23,30 +21,9 @@ import { delegating, treeStack, treeTestCleanup } from '../support/tree-agents.j
 
 const { unwatch } = treeTestCleanup();
 
-const LOOKS = 6;
-/** About 520 output tokens a call: what the child spends is several times a call's bound (its 768 tokens). */
-const NOTE = 'n'.repeat(2_000);
-/** Output dear, input nearly free: a call costs about what it writes, and its bound is about what it may write. */
-const prices = { 'sim:savepoint-sim-1': { inputPerMTok: 0.01, outputPerMTok: 150, cacheWritePerMTok: 0.01, cacheReadPerMTok: 0.01 } };
-/** Looks `LOOKS` times, a long note each time (each its own: no loop), then ends: the child spends several calls' worth. */
-const looking: ModelPolicy = (request) => {
-  const turns = request.messages.filter((message) => message.role === 'assistant').length;
-  return turns < LOOKS
-    ? { content: [{ type: 'tool_use', id: `look_${turns + 1}`, name: 'look', input: { note: `${turns + 1}${NOTE}` } }], stop_reason: 'tool_use' }
-    : { content: [{ type: 'text', text: 'looked' }], stop_reason: 'end_turn' };
-};
-const child = withDev(
-  defineAgent({
-    name: 'fleet-child',
-    model: 'sim:savepoint-sim-1',
-    system: 'Look.',
-    input: z.object({ invoice: z.string() }).strict(),
-    prompt: (input) => `Look at ${input.invoice}`,
-    budgets: { maxTokensPerTurn: 768 },
-    tools: [defineTool({ name: 'look', description: 'Looks.', input: z.object({ note: z.string() }).strict(), effect: 'read', execute: async () => ({ seen: true }) })],
-  }),
-  { policy: looking },
-);
+const prices = notePrices;
+/** Looks six times, then ends: the child spends several times a call's bound. */
+const child = lookingChild('fleet-child', 6);
 /** Calls the child once, then ends: its second model call comes after the child's spend is settled into it. */
 const parent = delegating('fleet-parent', 'ask_child', child, { maxDollars: 1, maxTokens: 100_000 });
 

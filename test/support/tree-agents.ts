@@ -58,6 +58,35 @@ export const delegating = (name: string, tool: string, child: AgentDefinition, b
   );
 
 export const mid = delegating('tree-mid', 'ask_leaf', leaf, { maxDollars: 0.5, maxTokens: 20_000 });
+
+/** Output dear, input nearly free: a call costs about what it writes, and its bound (768 tokens) about what it may write. */
+export const notePrices = { 'sim:savepoint-sim-1': { inputPerMTok: 0.01, outputPerMTok: 150, cacheWritePerMTok: 0.01, cacheReadPerMTok: 0.01 } };
+
+/**
+ * A child agent that looks `looks` times, a long note each (about 520 output tokens a call; each
+ * its own, so no loop), then ends: for tests of what a child run spends (notePrices).
+ */
+export function lookingChild(name: string, looks: number, system = 'Look.'): AgentDefinition {
+  const note = 'n'.repeat(2_000);
+  const looking: ModelPolicy = (request) => {
+    const turns = request.messages.filter((message) => message.role === 'assistant').length;
+    return turns < looks
+      ? { content: [{ type: 'tool_use', id: `look_${turns + 1}`, name: 'look', input: { note: `${turns + 1}${note}` } }], stop_reason: 'tool_use' }
+      : { content: [{ type: 'text', text: 'looked' }], stop_reason: 'end_turn' };
+  };
+  return withDev(
+    defineAgent({
+      name,
+      model: 'sim:savepoint-sim-1',
+      system,
+      input: z.object({ invoice: z.string() }).strict(),
+      prompt: (input) => `Look at ${input.invoice}`,
+      budgets: { maxTokensPerTurn: 768 },
+      tools: [defineTool({ name: 'look', description: 'Looks.', input: z.object({ note: z.string() }).strict(), effect: 'read', execute: async () => ({ seen: true }) })],
+    }),
+    { policy: looking },
+  );
+}
 export const root = delegating('tree-root', 'ask_mid', mid, { maxDollars: 1, maxTokens: 100_000 });
 
 /**
