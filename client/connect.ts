@@ -185,10 +185,12 @@ export interface RunsClient {
    * is what the first attempt would have answered. A 409 whose decision recorded is this one by the
    * caller answers that approval (`delivered` as the retry delivered it again); a 403 for a first
    * approval of two that is the caller's, the approval still waiting for another person, answers it
-   * with `waitingForSecond: true` (`delivered: false`). Another decision or decider recorded
-   * (someone else's second approval, or a rejection, after the caller's first approval included)
-   * and a first attempt's 409 or 403 still throw; any other refusal (4xx) is thrown at once, as any
-   * failure of a client connected by `url` or `stack`.
+   * with `waitingForSecond: true` (`delivered: false`); a 409 for an approval another person
+   * approved on the caller's first approval answers that approval, `approved`, its `decidedBy` the
+   * other person (the caller's approval landed and counted; `delivered` as the retry delivered it
+   * again). Another decision or decider recorded (a rejection, after the caller's first approval
+   * included) and a first attempt's 409 or 403 still throw; any other refusal (4xx) is thrown at
+   * once, as any failure of a client connected by `url` or `stack`.
    *
    * @example
    * // Sent while serve restarts, it is taken by the next one; the run goes on.
@@ -407,8 +409,8 @@ const RECORDED = { approve: 'approved', reject: 'rejected' } as const;
 
 /**
  * A decision's refusal (lambdas/approvals/decision.ts): the approval as recorded, and, on a 409
- * (`AlreadyDecided`), whether its decider is the caller; on a 403 (`ApprovedFirst`), that the
- * caller gave its first approval of two.
+ * (`AlreadyDecided`), whether its decider is the caller; on a 403, or the 409 of an approval
+ * another person completed (`ApprovedFirst`), that the caller gave its first approval of two.
  */
 type DecisionRefusal = { message?: string; approval?: Approval; decidedByCaller?: boolean; delivered?: boolean; firstApprovalByCaller?: boolean };
 
@@ -603,8 +605,12 @@ export function runsClient(first: RunsEndpoint): RunsClient {
     },
     decide: async (approvalId, decision, options = {}) =>
       change<Awaited<ReturnType<RunsClient['decide']>>, DecisionRefusal>(approvalPath(approvalId), { decision, ...(options.reason !== undefined && { reason: options.reason }) }, options.signal, {
-        // An approval decided already may hold this call's own decision: the same one, by the caller.
-        409: (refused) => (refused.decidedByCaller === true && refused.approval?.status === RECORDED[decision] ? { ...refused.approval, delivered: refused.delivered ?? false } : undefined),
+        // An approval decided already may hold this call's own decision: the same one, by the caller;
+        // or, approving, the caller's first approval of two, which another person's then completed.
+        409: (refused) =>
+          refused.approval?.status === RECORDED[decision] && (refused.decidedByCaller === true || (decision === 'approve' && refused.firstApprovalByCaller === true))
+            ? { ...refused.approval, delivered: refused.delivered ?? false }
+            : undefined,
         // An approval still waiting for a second person may hold this call's own first approval: the
         // caller's, answered as its first attempt was (202: recorded, nothing delivered).
         403: (refused) =>

@@ -153,12 +153,13 @@ export interface AlreadyDecided {
 }
 
 /**
- * What the 403 of a second approval by the person who gave the first adds: that the first approval
- * of the approval, which still waits for another person, is the caller's (`approval`: as recorded,
- * pending). Only on that refusal: a first approval of two asked again after its answer was lost
- * (client/connect.ts `decide` through a restart of serve) finds by it that it landed, and answers
- * what it answered then (202, waiting for a second approval). Someone else's first approval, a
- * rejection or a decided approval never carry it.
+ * That the first approval of an approval of two is the caller's (`approval`: as recorded). On the
+ * 403 of a second approval by the person who gave the first (the approval still pending, waiting for
+ * another person), and on the 409 of an approval another person then approved (`approved`, its
+ * first approval the caller's): a first approval of two asked again after its answer was lost
+ * (client/connect.ts `decide` through a restart of serve) finds by it that it landed, and counted,
+ * whether or not the second person came in between. Someone else's first approval, a rejection,
+ * or an approval decided without the caller's approval never carry it.
  */
 export interface ApprovedFirst {
   firstApprovalByCaller: true;
@@ -213,7 +214,7 @@ export function createDecideApproval(deps: ApprovalDeps) {
       // decider's retry is what wakes it. Repeatable: a token no longer waited on is passed over.
       if (verdict.status === 409 && approval.status !== 'pending') {
         const delivered = await deliverOwed(deps, approval);
-        return { ok: false, status: 409, message: verdict.message, approval, delivered, decidedByCaller: approval.decidedBy === identity.id };
+        return { ok: false, status: 409, message: verdict.message, approval, delivered, decidedByCaller: approval.decidedBy === identity.id, ...approvedFirstBy(approval, identity) };
       }
       return { ok: false, status: verdict.status, message: verdict.message, approval, ...(verdict.firstApprovalByCaller && { firstApprovalByCaller: true }) };
     }
@@ -253,7 +254,7 @@ export function createDecideApproval(deps: ApprovalDeps) {
       now,
     );
     // Decided meanwhile by another request (delivered by it): not this one's to deliver.
-    if (!applied) return { ok: false, status: 409, message: `approval ${approvalId} is already ${record.status}${record.decidedBy ? ` (by ${record.decidedBy})` : ''}`, approval: record, delivered: false, decidedByCaller: record.decidedBy === identity.id };
+    if (!applied) return { ok: false, status: 409, message: `approval ${approvalId} is already ${record.status}${record.decidedBy ? ` (by ${record.decidedBy})` : ''}`, approval: record, delivered: false, decidedByCaller: record.decidedBy === identity.id, ...approvedFirstBy(record, identity) };
     return { ok: true, approval: record, delivered: await deliverOwed(deps, record) };
   };
 }
@@ -283,4 +284,9 @@ export function formatCents(cents: number): string {
 export function assertApprovalId(approvalId: string | undefined): string {
   if (!approvalId || !APPROVAL_ID_PATTERN.test(approvalId)) throw new InvalidInputError(approvalIdRefusal(approvalId));
   return approvalId;
+}
+
+/** `ApprovedFirst` for a decided approval: approved, by another person, on the caller's first approval. */
+function approvedFirstBy(approval: ApprovalRecord, identity: Identity): Partial<ApprovedFirst> {
+  return approval.status === 'approved' && approval.decidedBy !== identity.id && approval.firstApproval?.by === identity.id ? { firstApprovalByCaller: true } : {};
 }
