@@ -1,5 +1,6 @@
 import type { AgentDefinition } from '../define.js';
 import type { ApprovalLedger, ChildWaitLedger, ExecutionRunLedger, FleetLedger, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import { endExpected } from '../ledger/run-end.js';
 import { returnFleetLease } from '../guards/fleet.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, TaskCallbacks } from '../shared/ports.js';
@@ -88,7 +89,11 @@ async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<
   // The first kill stands: a run stopped because someone killed it (its parent, a cancel) says who.
   const flag = run.killed ?? { by: 'StopExecution', at, reason: why };
   const reason = `killed by ${flag.by} at ${at}${flag.reason ? `: ${flag.reason}` : ''}`;
-  const finished = await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now());
+  // Ended only while this execution still drives it, running: a stop is delivered at least once,
+  // and a copy (or the other rule that hears a child's stop) may read it running too. The one end
+  // written does the rest; a copy finds the run ended, as if it had read it so.
+  const finished = await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now(), endExpected(run));
+  if (!finished) return undefined;
   await returnFleetLease(deps.ledger, finished, deps.clock.now());
   await deps.ledger.recordGuardEvent(run.runId, { guard: 'kill', action: 'stopped', reason, at });
   // Its pending approvals wait for nothing now (their task tokens died with the execution): closed,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { failedByAccident } from '../runs/run-end.js';
 import { handedOffTo } from '../guards/history.js';
 import type { ExecutionRunLedger, FleetLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import { endExpected } from '../ledger/run-end.js';
 import { openCalls, openTurnCalls, withCounted } from '../ledger/open-turn.js';
 import { returnFleetLease } from '../guards/fleet.js';
 import type { RecoveryRecord, RunRecord } from '../records/ledger-records.js';
@@ -153,7 +154,10 @@ export function createRecoverRun(deps: RecoverDeps) {
     }
     if (verdict.action === 'ignore') return { runId: run.runId, action: 'ignored', reason: verdict.reason };
     if (verdict.action === 'give-up') {
-      const finished = await deps.ledger.finishRun(run.runId, { status: 'failed', stopReason: verdict.reason, error: { error: ErrorNames.Unrecoverable, cause: verdict.reason } }, deps.clock.now());
+      // Only the run as read is given up: a copy of the same ending (EventBridge delivers at least
+      // once, two copies may run at once) finds it given up already, and writes nothing.
+      const finished = await deps.ledger.finishRun(run.runId, { status: 'failed', stopReason: verdict.reason, error: { error: ErrorNames.Unrecoverable, cause: verdict.reason } }, deps.clock.now(), endExpected(run));
+      if (!finished) return { runId: run.runId, action: 'ignored', reason: 'the run changed while it was given up (another delivery of this ending gave it up)' };
       // A run given up spends nothing more: its fleet budget's lease goes back (guards/fleet.ts).
       await returnFleetLease(deps.ledger, finished, deps.clock.now());
       return { runId: run.runId, action: 'gave-up', reason: verdict.reason };
