@@ -45,8 +45,9 @@ export function createExecutionStopped(deps: StoppedDeps) {
     const read = runId === undefined ? undefined : await deps.ledger.getRun(runId);
     const child = named ?? resumedChild(read, detail);
     if (!child && detail.status !== 'ABORTED') return { action: 'ignored' };
-    const finished = detail.status === 'ABORTED' && read ? await kill(deps, read, detail) : undefined;
-    const run = finished ?? read;
+    const stop = detail.status === 'ABORTED' && read ? await kill(deps, read, detail) : undefined;
+    const finished = stop?.killed ? stop.run : undefined;
+    const run = stop?.run ?? read;
     if (detail.status === 'ABORTED' && run) await killTree(deps, run, detail);
     if (!child) return { runId, action: finished ? 'killed' : 'ignored' };
     const ours = run && run.parent?.runId === child.parent.runId ? run : undefined;
@@ -79,8 +80,9 @@ async function killTree(deps: StoppedDeps, run: RunRecord, detail: Detail): Prom
 /**
  * Marks `run` (as read) killed, when `detail`'s execution drives it and it is running: the run as
  * its end wrote it (its lease then given back); nothing when it was not this execution's to kill.
+ * When another delivery of this stop ended it first (`killed: false`), the run as that one wrote it.
  */
-async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<RunRecord | undefined> {
+async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<{ run: RunRecord; killed: boolean } | undefined> {
   // Only the execution that drives a running run can kill it (not an earlier one of a resume).
   if (run.executionArn !== detail.executionArn || run.status !== 'running') return undefined;
   const at = new Date(detail.stopDate ?? deps.clock.now().getTime()).toISOString();
@@ -89,11 +91,12 @@ async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<
   // The first kill stands: a run stopped because someone killed it (its parent, a cancel) says who.
   const flag = run.killed ?? { by: 'StopExecution', at, reason: why };
   const reason = `killed by ${flag.by} at ${at}${flag.reason ? `: ${flag.reason}` : ''}`;
-  // Ended only while this execution still drives it, running: a stop is delivered at least once,
-  // and a copy (or the other rule that hears a child's stop) may read it running too. The one end
-  // written does the rest; a copy finds the run ended, as if it had read it so.
+  // Ended only while the run is as read: a stop is delivered at least once, and a copy (or the
+  // other rule a child's stop reaches) may read it running too. The one end written does the rest
+  // of the kill; a copy goes on (the parent's settle and wake) from the run as that end wrote it,
+  // as a later copy would read it.
   const finished = await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now(), endExpected(run));
-  if (!finished) return undefined;
+  if (!finished) return { run: (await deps.ledger.getRun(run.runId)) ?? run, killed: false };
   await returnFleetLease(deps.ledger, finished, deps.clock.now());
   await deps.ledger.recordGuardEvent(run.runId, { guard: 'kill', action: 'stopped', reason, at });
   // Its pending approvals wait for nothing now (their task tokens died with the execution): closed,
@@ -103,5 +106,5 @@ async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<
     if (approval.runId !== run.runId) continue;
     await deps.ledger.decideApproval(approval, { status: 'expired', reason: `the run was ${reason}`, decidedBy: 'StopExecution', decidedVia: 'timeout', waitedMs: now.getTime() - Date.parse(approval.createdAt) }, now);
   }
-  return finished;
+  return { run: finished, killed: true };
 }
