@@ -81,23 +81,34 @@ async function killTree(deps: StoppedDeps, run: RunRecord, detail: Detail): Prom
  * Marks `run` (as read) killed, when `detail`'s execution drives it and it is running: the run as
  * its end wrote it (its lease then given back); nothing when it was not this execution's to kill.
  * When another delivery of this stop ended it first (`killed: false`), the run as that one wrote it.
+ *
+ * A stop is delivered at least once, and an invocation that failed is invoked again: a delivery
+ * may find this stop's end written (the same reason) by one that failed after it, or that runs
+ * beside it. The rest of the kill — the lease back, the guard event, the approvals closed — is
+ * then made sure of, each once however often it is asked for (fleet-leases.ts, protocol.ts).
  */
 async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<{ run: RunRecord; killed: boolean } | undefined> {
-  // Only the execution that drives a running run can kill it (not an earlier one of a resume).
-  if (run.executionArn !== detail.executionArn || run.status !== 'running') return undefined;
+  // Only the execution that drives the run can kill it (not an earlier one of a resume).
+  if (run.executionArn !== detail.executionArn) return undefined;
   const at = new Date(detail.stopDate ?? deps.clock.now().getTime()).toISOString();
   const why = [detail.error, detail.cause].filter(Boolean).join(': ');
-  await deps.ledger.killRun(run.runId, { by: 'StopExecution', at, reason: why });
   // The first kill stands: a run stopped because someone killed it (its parent, a cancel) says who.
   const flag = run.killed ?? { by: 'StopExecution', at, reason: why };
   const reason = `killed by ${flag.by} at ${at}${flag.reason ? `: ${flag.reason}` : ''}`;
-  // Ended only while the run is as read: a stop is delivered at least once, and a copy (or the
-  // other rule a child's stop reaches) may read it running too. The one end written does the rest
-  // of the kill; a copy goes on (the parent's settle and wake) from the run as that end wrote it,
-  // as a later copy would read it.
-  const finished = await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now(), endExpected(run));
-  if (!finished) return { run: (await deps.ledger.getRun(run.runId)) ?? run, killed: false };
-  await returnFleetLease(deps.ledger, finished, deps.clock.now());
+  const endedByThisStop = (record: RunRecord) => record.status === 'killed' && record.stopReason === reason;
+  if (run.status !== 'running' && !endedByThisStop(run)) return undefined;
+  let ended = run;
+  let killed = false;
+  if (run.status === 'running') {
+    await deps.ledger.killRun(run.runId, { by: 'StopExecution', at, reason: why });
+    // Ended only while the run is as read: a copy (or the other rule a child's stop reaches) that
+    // read it running too writes nothing, and goes on from the run as the end wrote it.
+    const finished = await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now(), endExpected(run));
+    killed = finished !== undefined;
+    ended = finished ?? (await deps.ledger.getRun(run.runId)) ?? run;
+    if (!endedByThisStop(ended)) return { run: ended, killed };
+  }
+  await returnFleetLease(deps.ledger, ended, deps.clock.now());
   await deps.ledger.recordGuardEvent(run.runId, { guard: 'kill', action: 'stopped', reason, at });
   // Its pending approvals wait for nothing now (their task tokens died with the execution): closed,
   // so that no one is asked to decide them and no list shows them as waiting.
@@ -106,5 +117,5 @@ async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<
     if (approval.runId !== run.runId) continue;
     await deps.ledger.decideApproval(approval, { status: 'expired', reason: `the run was ${reason}`, decidedBy: 'StopExecution', decidedVia: 'timeout', waitedMs: now.getTime() - Date.parse(approval.createdAt) }, now);
   }
-  return { run: finished, killed: true };
+  return { run: ended, killed };
 }

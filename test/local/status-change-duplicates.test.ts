@@ -42,9 +42,12 @@ const DUPLICATES: [string, Deliveries, number][] = [
 /**
  * The ledger's writes that must happen once per run whatever the deliveries, counted per run id
  * from outside the ledger: a run's end written (`finishRun` answering the ended run), and a fleet
- * lease given back with something in it (`returnFleetLease` answering more than nothing).
+ * lease given back with something in it (`returnFleetLease` answering more than nothing). With
+ * `failFirstLeaseReturnOf`, that run's first lease return fails (DynamoDB throttled it): the
+ * delivery that made it fails after the run's end was written.
  */
-function countingWrites() {
+function countingWrites(options: { failFirstLeaseReturnOf?: string } = {}) {
+  let failing = options.failFirstLeaseReturnOf;
   const counts = new Map<string, number>();
   const count = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
   const decorate = (ledger: Ledger): Ledger =>
@@ -60,6 +63,10 @@ function countingWrites() {
         }
         if (property === 'returnFleetLease') {
           return async (...args: Parameters<Ledger['returnFleetLease']>) => {
+            if (failing === args[0]) {
+              failing = undefined;
+              throw Object.assign(new Error('Throughput exceeds the current capacity of your table (injected)'), { name: 'ProvisionedThroughputExceededException' });
+            }
             const given = await target.returnFleetLease(...args);
             if (given > 0) count(`returnFleetLease ${args[0]}`);
             return given;
@@ -167,6 +174,32 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a parent stopped while its 
       expect({ runs: agentDay?.runs, leased: agentDay?.leased }).toEqual({ runs: 0, leased: own });
     },
   );
+});
+
+describe('a stop whose first delivery failed after the run ended, delivered again', () => {
+  it.each<LedgerKind>(['embedded', 'dynalite'])('finishes the kill: the lease given back by the second delivery, once (%s ledger)', { timeout: 60_000 }, async (kind) => {
+    // The first delivery ends the run, then its lease return is throttled and the invocation
+    // fails: Lambda invokes it again (or EventBridge's copy comes). That one reads the run killed.
+    const runId = `dup-retry-${kind}`;
+    const writes = countingWrites({ failFirstLeaseReturnOf: runId });
+    const stack = track(await treeStack(parent, unwatch, { ledger: kind, prices: notePrices, fleetBudget: { agent: { dollarsPerDay: 40 }, stack: { dollarsPerDay: 50 } }, statusChangeDeliveries: 2, decorateLedger: writes.decorate }));
+    const { executionArn } = stack.engine.startExecution({ name: `${runId}-1`, input: { runId, input: { invoice: 'inv_1' }, config: { maxTokensPerTurn: 256 } } });
+    const childId = childRunId(runId, 1, 'call_1');
+    const childArn = await until(async () => (await stack.ledger.getRun(childId))?.executionArn);
+    await stack.sfn.send(new StopExecutionCommand({ executionArn, error: 'Operator.Stop', cause: 'wrong invoice' }));
+    const childStack = stack.children.get('dup-kill-child')!;
+    await stack.engine.waitForExecution(executionArn);
+    await childStack.engine.waitForExecution(childArn);
+    for (const engine of [stack.engine, childStack.engine, stack.engine]) await settleStatusChanges(engine);
+
+    const parentRun = (await stack.ledger.getRun(runId))!;
+    expect(parentRun).toMatchObject({ status: 'killed', fleetLease: { returned: true } });
+    expect({ finishRun: writes.of('finishRun', runId), returnFleetLease: writes.of('returnFleetLease', runId) }).toEqual({ finishRun: 1, returnFleetLease: 1 });
+    expect((parentRun.guardEvents ?? []).filter((event) => event.guard === 'kill')).toHaveLength(1);
+    const own = (await stack.ledger.listConversation(runId)).turns.map(turnCounts).reduce((sum, count) => sum + count.costMicros, 0);
+    const agentDay = await stack.ledger.getFleetDay(agentCounterPk('dup-kill-parent', parentRun.fleetLease!.day));
+    expect({ runs: agentDay?.runs, leased: agentDay?.leased }).toEqual({ runs: 0, leased: own });
+  });
 });
 
 // ── a child's end wakes its parent ───────────────────────────────────────────────────────────
