@@ -152,7 +152,12 @@ export function createRecoverRun(deps: RecoverDeps) {
       const { executionArn } = await deps.starter.start(successor.split(':').pop()!, JSON.stringify({ runId: run.runId, input: run.input }), continuing(ended));
       return { runId: run.runId, action: 'recovered', reason: `execution ${ended.executionArn.split(':').pop()} ${ended.status} after handing the run off: its successor is started`, attempt: 0, executionArn };
     }
-    if (verdict.action === 'ignore') return { runId: run.runId, action: 'ignored', reason: verdict.reason };
+    if (verdict.action === 'ignore') {
+      // This ending gave the run up before, and that invocation failed after (its lease return
+      // throttled, say): Lambda invokes it again, or a copy of the ending comes. The lease goes back now, once.
+      if (givenUpOn(run, ended)) await returnFleetLease(deps.ledger, run, deps.clock.now());
+      return { runId: run.runId, action: 'ignored', reason: verdict.reason };
+    }
     if (verdict.action === 'give-up') {
       // Only the run as read is given up: a copy of the same ending (EventBridge delivers at least
       // once, two copies may run at once) finds it given up already, and writes nothing.
@@ -170,6 +175,11 @@ export function createRecoverRun(deps: RecoverDeps) {
     const { executionArn } = await deps.starter.start(recovery.executionName, JSON.stringify({ runId: run.runId, input: run.input }), continuing(ended));
     return { runId: run.runId, action: 'recovered', reason: recovery.reason, attempt: recovery.attempts, executionArn };
   };
+}
+
+/** Whether `run` was given up on `ended` (the give-up below): the execution that drove it ended so, and it failed Unrecoverable. */
+function givenUpOn(run: RunRecord, ended: EndedExecution): boolean {
+  return run.status === 'failed' && run.error?.error === ErrorNames.Unrecoverable && run.executionArn === ended.executionArn;
 }
 
 /** A run is continued on the version its ended execution ran: the one the ending names, else the one Step Functions tells. */

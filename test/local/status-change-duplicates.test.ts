@@ -8,6 +8,8 @@ import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { loadReport } from '../../lambdas/runs/report.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
 import { createExecutionStopped } from '../../lambdas/steps/execution-stopped.js';
+import { createRecoverOnStatusChange } from '../../lambdas/steps/recover-run.js';
+import { reserveInFleet } from '../../lambdas/guards/fleet.js';
 import { tracingLedger } from '../../lambdas/telemetry/tracing-ledger.js';
 import { runSpanId, type SpanRecord } from '../../lambdas/telemetry/spans.js';
 import { runRecord } from '../support/records.js';
@@ -296,5 +298,34 @@ describe('a run given up, the last failure delivered more than once', () => {
     expect(h.stack.engine.listExecutions().executions.map((execution) => execution.name).sort()).toEqual(['dup-stuck-recovery-1', 'dup-stuck-recovery-2', 'test-1']);
     // Its ends: each execution's failure (RecordFailure), then the give-up, once.
     expect(writes.of('finishRun', 'dup-stuck')).toBe(4);
+  });
+});
+
+describe('RecoverRun, a give-up whose invocation failed after it, delivered again', () => {
+  it('gives the run\'s fleet lease back on the second delivery, once', async () => {
+    // A timed-out execution (no RecordFailure returned its lease) of a run stuck past its bound:
+    // the first delivery gives it up, then its lease return is throttled and the invocation fails.
+    const now = new Date('2026-12-07T10:00:00.000Z');
+    const executionArn = 'arn:aws:states:us-east-1:000000000000:execution:agent:stuck-recovery-2';
+    const ledger = EmbeddedLedger.open();
+    const recovery = { attempts: 2, withoutProgress: 2, atSteps: 2, key: 'arn:earlier@2026-12-07T09:00:00.000Z', reason: 'execution stuck-recovery-1 TIMED_OUT', executionName: 'stuck-recovery-2', at: '2026-12-07T09:00:01.000Z' };
+    await ledger.createRun(runRecord({ runId: 'stuck', agent: 'refunds', executionArn, steps: 2, recovery }));
+    await reserveInFleet(ledger, { run: (await ledger.getRun('stuck'))!, turn: 3, reservation: { tokens: 1_000, micros: 600_000 }, now, budget: { agent: { dollarsPerDay: 5 } } });
+    const writes = countingWrites({ failFirstLeaseReturnOf: 'stuck' });
+    const started: string[] = [];
+    const recover = createRecoverOnStatusChange({ ledger: writes.decorate(ledger), starter: { start: async (name) => (started.push(name), { executionArn: `arn:${name}` }) }, clock: { now: () => now }, policy: { maxWithoutProgress: 2 } });
+    const timedOut = { 'detail-type': 'Step Functions Execution Status Change', source: 'aws.states', detail: { executionArn, status: 'TIMED_OUT', input: JSON.stringify({ runId: 'stuck' }), stopDate: now.getTime() } };
+
+    await expect(recover(structuredClone(timedOut))).rejects.toMatchObject({ name: 'ProvisionedThroughputExceededException' });
+    const givenUp = (await ledger.getRun('stuck'))!;
+    expect({ status: givenUp.status, error: givenUp.error?.error, returned: givenUp.fleetLease?.returned }).toEqual({ status: 'failed', error: 'Agent.Unrecoverable', returned: undefined });
+    expect(await recover(structuredClone(timedOut))).toMatchObject({ action: 'ignored' });
+
+    const run = (await ledger.getRun('stuck'))!;
+    expect(run.fleetLease).toMatchObject({ returned: true });
+    // The day's counter holds no run, and what the run spent or holds (its call's reservation), no more.
+    expect(await ledger.getFleetDay(agentCounterPk('refunds', run.fleetLease!.day))).toMatchObject({ runs: 0, leased: run.costMicros + (run.reservedMicros ?? 0) });
+    // Given up once, and never recovered.
+    expect({ finishRun: writes.of('finishRun', 'stuck'), started }).toEqual({ finishRun: 1, started: [] });
   });
 });
