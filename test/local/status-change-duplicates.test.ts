@@ -30,8 +30,9 @@ import { delegating, heldCall, lookingChild, notePrices, treeStack, treeTestClea
  * here the handlers that hear them (ExecutionStopped, RecoverRun, a parent's wake by its child's
  * end) are held to the same end as with one delivery: a kill recorded once, its call in flight
  * spent once, every fleet lease given back once, one recovery of a failed execution, a parent
- * woken once and carrying its child's spend once. Nothing de-duplicates on AWS: the ledger's
- * conditions must.
+ * woken once and carrying its child's spend once, a stuck run given up once. And a delivery that
+ * failed after the run's end (Lambda invokes it again) finishes what the first left: the lease back.
+ * Nothing de-duplicates on AWS: the ledger's conditions must.
  */
 
 type Deliveries = NonNullable<LocalStackOptions['statusChangeDeliveries']>;
