@@ -32,6 +32,11 @@ import type { FleetCounter, FleetDayRecord } from '../records/fleet.js';
  * must not push a step's key out of the run's window of counted keys (a step counted twice).
  */
 export const UNKEYED_COUNT = 'unkeyed:';
+/** How a run ends (`finishRun`). */
+export type RunEnd = { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string }; report?: RunRecord['report'] };
+/** The run as the caller of an end read it (run-end.ts `endExpected`): the condition of `finishRun`'s second form. */
+export type RunEndExpected = { readonly executionArn: string; readonly status: RunStatus; readonly error?: string };
+
 export interface AttachOptions {
   previousArn?: string;
   fingerprint?: string;
@@ -124,11 +129,9 @@ export interface RunLedger {
    * recorded since `previousKey` was read. `false` when the condition failed.
    */
   recordRecovery(runId: string, recovery: RecoveryRecord, expected: { executionArn: string; previousKey?: string }): Promise<boolean>;
-  finishRun(
-    runId: string,
-    outcome: { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string }; report?: RunRecord['report'] },
-    now: Date,
-  ): Promise<RunRecord>;
+  finishRun(runId: string, outcome: RunEnd, now: Date): Promise<RunRecord>;
+  /** Only while the run is as `expected` (run-end.ts): a copy of the same event finds it ended, writes nothing, answers `undefined`. */
+  finishRun(runId: string, outcome: RunEnd, now: Date, expected: RunEndExpected): Promise<RunRecord | undefined>;
   /**
    * The runs whose status is `running`, newest first: what the sweeper and the watchdog check.
    * A keyed query on DynamoDB (the sparse `runningRuns` index), never a scan.

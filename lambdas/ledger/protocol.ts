@@ -1,7 +1,7 @@
 import type { BreakerState } from '../records/breaker-state.js';
 import { UNKEYED_COUNT, type EffectResolutionRequest, type CallsCount, type AttachOptions, type EffectHolder, type EffectOutcome, type StepCount } from './ledger.js';
 import { approvalSkOf, extended, callSk, runKey, turnSk, type ApprovalRecord, type Counters, type EffectRecord, type ExtendableGuard, type GuardEvent, type KillFlag, type RecoveryRecord, type RunRecord, type RunStatus, type ToolCallRecord, type ToolOutcome, type TurnRecord } from '../records/ledger-records.js';
-import { addCounts, countCalls, mayCount, spendInFlight, withKeys } from './counted-steps.js';
+import { addCounts, countCalls, mayCount, withKeys } from './counted-steps.js';
 import { InvalidInputError } from '../shared/errors.js';
 import { settledChildRefusal } from '../records/child-budget.js';
 
@@ -138,26 +138,6 @@ export function attachExecution(current: Current<RunRecord>, runId: string, exec
 export function recordRecovery(current: Current<RunRecord>, recovery: RecoveryRecord, expected: { executionArn: string; previousKey?: string }): Step<boolean> {
   if (!current || current.record.executionArn !== expected.executionArn || current.record.recovery?.key !== expected.previousKey) return keep(false);
   return write({ ...current.record, recovery, updatedAt: recovery.at }, current.meta, true);
-}
-
-export type RunOutcome = { status: Exclude<RunStatus, 'running'>; stopReason?: string; error?: { error: string; cause: string }; report?: RunRecord['report'] };
-
-/** The run's end; with `calls`, its open turn's calls counted in the same write (open-turn.ts): an ended run's counters hold every step. */
-export function finishRun(current: Current<RunRecord>, runId: string, outcome: RunOutcome, now: Date, calls?: CallsCount): Step<RunRecord> {
-  if (!current) return fail(new ConditionalWriteError(`finishRun: no run ${runId}`));
-  const at = now.toISOString();
-  const record = { ...current.record } as RunRecord & Record<string, unknown>;
-  const counted = calls ? countCalls(record, current.meta.countedSteps ?? [], calls) : [];
-  const meta = withKeys(current.meta, [...counted, ...(outcome.status === 'killed' ? spendInFlight(record, current.meta.countedSteps ?? []) : [])]);
-  const next: RunRecord = {
-    ...record,
-    status: outcome.status,
-    updatedAt: at,
-    finishedAt: at,
-    ...(outcome.stopReason !== undefined && { stopReason: outcome.stopReason }),
-    ...(outcome.error !== undefined && { error: outcome.error }), ...(outcome.report !== undefined && { report: outcome.report }),
-  };
-  return write(next, meta, next);
 }
 
 /** The first kill stands; `false` when there is no such run. */

@@ -1,5 +1,5 @@
 import { LedgerIndexes, PENDING, RUNNING } from './dynamodb-item.js';
-import { checkStepWant, type DamagedRunOptions, type EffectResolving, type Ledger } from './ledger.js';
+import { checkStepWant, type DamagedRunOptions, type EffectResolving, type Ledger, type RunEnd, type RunEndExpected } from './ledger.js';
 import * as protocol from './protocol.js';
 import * as approvalProtocol from './approval-protocol.js';
 import { recordTurnSeen } from './turn-seen.js';
@@ -10,6 +10,7 @@ import { openCalls, openTurnCalls } from './open-turn.js';
 import { aggregateKey, approvalKey, blobKey, breakerKey, callKey, effectBlobKey, effectKey, GLOBAL_KILL, turnKey, type ItemsStep, type Key, type PairStep, type Step, type Stored } from './protocol.js';
 import * as pruning from './pruning.js';
 import { reserveAggregate } from './aggregates.js';
+import { finishRun } from './run-end.js';
 import { fleetKey, leaseAndReserve, leaseKeys, leaseToReturn, returnLease } from './fleet-leases.js';
 import { closeChildRun } from './child-settle.js';
 import { fleetDay } from '../records/fleet.js';
@@ -318,13 +319,12 @@ export abstract class StorageLedger implements Ledger, Pruning, EffectResolving 
   readonly attachExecution: Ledger['attachExecution'] = (runId, executionArn, now, options = {}) =>
     this.update(runKey(runId), (current) => protocol.attachExecution(current, runId, executionArn, now, options));
   readonly recordRecovery: Ledger['recordRecovery'] = (runId, recovery, expected) => this.update(runKey(runId), (current) => protocol.recordRecovery(current, recovery, expected));
-  // The open turn's calls are counted with the end (open-turn.ts): that turn's records read first, only when one is open.
-  readonly finishRun: Ledger['finishRun'] = async (runId, outcome, now) => {
+  readonly finishRun = (async (runId: string, outcome: RunEnd, now: Date, expected?: RunEndExpected) => {
     this.guard?.({ read: [runKey(runId)] });
     const run = (await this.readForUpdate(runKey(runId), false, false))?.record as RunRecord | undefined;
     const calls = run ? await openTurnCalls(this, run) : [];
-    return this.update(runKey(runId), (current) => protocol.finishRun(current, runId, outcome, now, current && openCalls(current.record as RunRecord, calls)));
-  };
+    return this.update(runKey(runId), (current) => finishRun(current, runId, outcome, now, { ...(current && { calls: openCalls(current.record as RunRecord, calls) }), ...(expected && { expected }) }));
+  }) as Ledger['finishRun'];
 
   // ── guards ──────────────────────────────────────────────────────────────────────────────
 

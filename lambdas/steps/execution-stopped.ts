@@ -1,5 +1,6 @@
 import type { AgentDefinition } from '../define.js';
 import type { ApprovalLedger, ChildWaitLedger, ExecutionRunLedger, FleetLedger, GuardLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import { endExpected } from '../ledger/run-end.js';
 import { returnFleetLease } from '../guards/fleet.js';
 import { parseOrThrow } from '../shared/validation.js';
 import type { Clock, TaskCallbacks } from '../shared/ports.js';
@@ -44,8 +45,9 @@ export function createExecutionStopped(deps: StoppedDeps) {
     const read = runId === undefined ? undefined : await deps.ledger.getRun(runId);
     const child = named ?? resumedChild(read, detail);
     if (!child && detail.status !== 'ABORTED') return { action: 'ignored' };
-    const finished = detail.status === 'ABORTED' && read ? await kill(deps, read, detail) : undefined;
-    const run = finished ?? read;
+    const stop = detail.status === 'ABORTED' && read ? await kill(deps, read, detail) : undefined;
+    const finished = stop?.killed ? stop.run : undefined;
+    const run = stop?.run ?? read;
     if (detail.status === 'ABORTED' && run) await killTree(deps, run, detail);
     if (!child) return { runId, action: finished ? 'killed' : 'ignored' };
     const ours = run && run.parent?.runId === child.parent.runId ? run : undefined;
@@ -78,18 +80,35 @@ async function killTree(deps: StoppedDeps, run: RunRecord, detail: Detail): Prom
 /**
  * Marks `run` (as read) killed, when `detail`'s execution drives it and it is running: the run as
  * its end wrote it (its lease then given back); nothing when it was not this execution's to kill.
+ * When another delivery of this stop ended it first (`killed: false`), the run as that one wrote it.
+ *
+ * A stop is delivered at least once, and an invocation that failed is invoked again: a delivery
+ * may find this stop's end written (the same reason) by one that failed after it, or that runs
+ * beside it. The rest of the kill — the lease back, the guard event, the approvals closed — is
+ * then made sure of, each once however often it is asked for (fleet-leases.ts, protocol.ts).
  */
-async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<RunRecord | undefined> {
-  // Only the execution that drives a running run can kill it (not an earlier one of a resume).
-  if (run.executionArn !== detail.executionArn || run.status !== 'running') return undefined;
+async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<{ run: RunRecord; killed: boolean } | undefined> {
+  // Only the execution that drives the run can kill it (not an earlier one of a resume).
+  if (run.executionArn !== detail.executionArn) return undefined;
   const at = new Date(detail.stopDate ?? deps.clock.now().getTime()).toISOString();
   const why = [detail.error, detail.cause].filter(Boolean).join(': ');
-  await deps.ledger.killRun(run.runId, { by: 'StopExecution', at, reason: why });
   // The first kill stands: a run stopped because someone killed it (its parent, a cancel) says who.
   const flag = run.killed ?? { by: 'StopExecution', at, reason: why };
   const reason = `killed by ${flag.by} at ${at}${flag.reason ? `: ${flag.reason}` : ''}`;
-  const finished = await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now());
-  await returnFleetLease(deps.ledger, finished, deps.clock.now());
+  const endedByThisStop = (record: RunRecord) => record.status === 'killed' && record.stopReason === reason;
+  if (run.status !== 'running' && !endedByThisStop(run)) return undefined;
+  let ended = run;
+  let killed = false;
+  if (run.status === 'running') {
+    await deps.ledger.killRun(run.runId, { by: 'StopExecution', at, reason: why });
+    // Ended only while the run is as read: a copy (or the other rule a child's stop reaches) that
+    // read it running too writes nothing, and goes on from the run as the end wrote it.
+    const finished = await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now(), endExpected(run));
+    killed = finished !== undefined;
+    ended = finished ?? (await deps.ledger.getRun(run.runId)) ?? run;
+    if (!endedByThisStop(ended)) return { run: ended, killed };
+  }
+  await returnFleetLease(deps.ledger, ended, deps.clock.now());
   await deps.ledger.recordGuardEvent(run.runId, { guard: 'kill', action: 'stopped', reason, at });
   // Its pending approvals wait for nothing now (their task tokens died with the execution): closed,
   // so that no one is asked to decide them and no list shows them as waiting.
@@ -98,5 +117,5 @@ async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<
     if (approval.runId !== run.runId) continue;
     await deps.ledger.decideApproval(approval, { status: 'expired', reason: `the run was ${reason}`, decidedBy: 'StopExecution', decidedVia: 'timeout', waitedMs: now.getTime() - Date.parse(approval.createdAt) }, now);
   }
-  return finished;
+  return { run: ended, killed };
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { failedByAccident } from '../runs/run-end.js';
 import { handedOffTo } from '../guards/history.js';
 import type { ExecutionRunLedger, FleetLedger, RunLedger, TurnLedger } from '../ledger/ledger.js';
+import { endExpected } from '../ledger/run-end.js';
 import { openCalls, openTurnCalls, withCounted } from '../ledger/open-turn.js';
 import { returnFleetLease } from '../guards/fleet.js';
 import type { RecoveryRecord, RunRecord } from '../records/ledger-records.js';
@@ -151,9 +152,17 @@ export function createRecoverRun(deps: RecoverDeps) {
       const { executionArn } = await deps.starter.start(successor.split(':').pop()!, JSON.stringify({ runId: run.runId, input: run.input }), continuing(ended));
       return { runId: run.runId, action: 'recovered', reason: `execution ${ended.executionArn.split(':').pop()} ${ended.status} after handing the run off: its successor is started`, attempt: 0, executionArn };
     }
-    if (verdict.action === 'ignore') return { runId: run.runId, action: 'ignored', reason: verdict.reason };
+    if (verdict.action === 'ignore') {
+      // This ending gave the run up before, and that invocation failed after (its lease return
+      // throttled, say): Lambda invokes it again, or a copy of the ending comes. The lease goes back now, once.
+      if (givenUpOn(run, ended)) await returnFleetLease(deps.ledger, run, deps.clock.now());
+      return { runId: run.runId, action: 'ignored', reason: verdict.reason };
+    }
     if (verdict.action === 'give-up') {
-      const finished = await deps.ledger.finishRun(run.runId, { status: 'failed', stopReason: verdict.reason, error: { error: ErrorNames.Unrecoverable, cause: verdict.reason } }, deps.clock.now());
+      // Only the run as read is given up: a copy of the same ending (EventBridge delivers at least
+      // once, two copies may run at once) finds it given up already, and writes nothing.
+      const finished = await deps.ledger.finishRun(run.runId, { status: 'failed', stopReason: verdict.reason, error: { error: ErrorNames.Unrecoverable, cause: verdict.reason } }, deps.clock.now(), endExpected(run));
+      if (!finished) return { runId: run.runId, action: 'ignored', reason: 'the run changed while it was given up (another delivery of this ending gave it up)' };
       // A run given up spends nothing more: its fleet budget's lease goes back (guards/fleet.ts).
       await returnFleetLease(deps.ledger, finished, deps.clock.now());
       return { runId: run.runId, action: 'gave-up', reason: verdict.reason };
@@ -166,6 +175,11 @@ export function createRecoverRun(deps: RecoverDeps) {
     const { executionArn } = await deps.starter.start(recovery.executionName, JSON.stringify({ runId: run.runId, input: run.input }), continuing(ended));
     return { runId: run.runId, action: 'recovered', reason: recovery.reason, attempt: recovery.attempts, executionArn };
   };
+}
+
+/** Whether `run` was given up on `ended` (the give-up below): the execution that drove it ended so, and it failed Unrecoverable. */
+function givenUpOn(run: RunRecord, ended: EndedExecution): boolean {
+  return run.status === 'failed' && run.error?.error === ErrorNames.Unrecoverable && run.executionArn === ended.executionArn;
 }
 
 /** A run is continued on the version its ended execution ran: the one the ending names, else the one Step Functions tells. */

@@ -1,4 +1,4 @@
-import type { ApprovalLedger, GuardLedger, Ledger, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
+import type { ApprovalLedger, GuardLedger, Ledger, RunEnd, RunEndExpected, RunLedger, ToolCallLedger, TurnLedger } from '../ledger/ledger.js';
 import type { Clock } from '../shared/ports.js';
 import { callMeasurements, turnMeasurements, type Measurement } from './metrics.js';
 import type { SpanSink } from './sink.js';
@@ -132,18 +132,19 @@ export function tracingApprovals(approvals: ApprovalLedger, options: TracingOpti
 
 export function tracingRuns(runs: RunLedger & Pick<TurnLedger, 'listConversation'>, options: TracingOptions): Pick<RunLedger, 'finishRun'> {
   const emit = exporting(options);
-  return {
-    async finishRun(runId, outcome, now) {
-      const finished = await runs.finishRun(runId, outcome, now);
-      // The budget checks are rebuilt from the whole conversation: one read per run, at its end.
-      const checks = await (options.conversationReader ?? runs).listConversation(runId).then(
-        (conversation) => budgetCheckSpans({ run: finished, ...conversation }),
-        (error: unknown) => (options.onError?.(error), []),
-      );
-      await emit([...runSpans(finished), ...checks]);
-      return finished;
-    },
+  // Both forms of finishRun (ledger.ts); an end another call wrote (`undefined`) exports nothing: that call did.
+  const finishRun = async (runId: string, outcome: RunEnd, now: Date, expected?: RunEndExpected) => {
+    const finished = expected ? await runs.finishRun(runId, outcome, now, expected) : await runs.finishRun(runId, outcome, now);
+    if (!finished) return undefined;
+    // The budget checks are rebuilt from the whole conversation: one read per run, at its end.
+    const checks = await (options.conversationReader ?? runs).listConversation(runId).then(
+      (conversation) => budgetCheckSpans({ run: finished, ...conversation }),
+      (error: unknown) => (options.onError?.(error), []),
+    );
+    await emit([...runSpans(finished), ...checks]);
+    return finished;
   };
+  return { finishRun: finishRun as RunLedger['finishRun'] };
 }
 
 /** The step keys CallModel and CallTool count by (`turn:3`, `call:3:1`). */

@@ -227,6 +227,13 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'InvalidEventPatternException',
   },
   {
+    rule: "EventBridge delivers a rule's event to its target at least once; a Lambda function invoked asynchronously may receive one event more than once",
+    doc: 'https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-troubleshooting.html',
+    file: 'local/aws/event-delivery.ts',
+    test: 'test/local/status-change-duplicates.test.ts',
+    answer: 'statusChangeDeliveries',
+  },
+  {
     rule: 'A CloudFormation template declares at most 500 resources',
     doc: 'https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html',
     file: 'local/aws/cloudformation-template.ts',

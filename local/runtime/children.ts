@@ -59,7 +59,7 @@ export async function startChildStacks<World extends DevWorld>(
         sharedLedger: parent.ledger,
         clock: parent.clock,
         ...(options.stateDir !== undefined && { stateDir: options.stateDir }),
-        ...pick(options, ['failRate', 'seed', 'retryDelayMs', 'breakerRetryDelayMs', 'leaseMs', 'crash', 'recovery', 'codeVersion', 'prices', 'retryAfterWaitMs', 'iam', 'log', 'durability', 'promptCaching', 'wrapModel']),
+        ...pick(options, ['failRate', 'seed', 'retryDelayMs', 'breakerRetryDelayMs', 'leaseMs', 'crash', 'recovery', 'codeVersion', 'prices', 'retryAfterWaitMs', 'iam', 'log', 'durability', 'promptCaching', 'wrapModel', 'statusChangeDeliveries']),
         ...childFleetBudget(options.fleetBudget),
       });
       stacks.set(name, stack);

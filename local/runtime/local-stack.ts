@@ -47,6 +47,7 @@ import { itemSizeGuard } from '../aws/dynamodb-item-size.js';
 import { startSfnEndpoint } from '../services/step-functions.js';
 import { SfnQuotas } from '../aws/sfn-api-throttling.js';
 import { routeStatusChanges, settleStatusChanges } from '../services/status-events.js';
+import { eventDeliveries } from '../aws/event-delivery.js';
 import { cachedTemplate, validatedToolSchemas } from '../template/cache.js';
 import { assertDeployable } from '../aws/cloudformation-template.js';
 import { recoverOrphans } from './watchdog.js';
@@ -88,6 +89,8 @@ function tableArnOf(template: CfnTemplateJson, iam: { readonly physical: Paramet
 export async function startLocalStack<World extends DevWorld = DevWorld>(options: LocalStackOptions<World>) {
   const { agent } = options;
   const clock = options.clock ?? systemClock;
+  // Checked before anything starts: a bad value names the option, and nothing is left running.
+  const deliveries = eventDeliveries(options.statusChangeDeliveries);
   const closers: (() => Promise<void> | void)[] = [];
   let closed: Promise<void> | undefined;
   const close = () =>
@@ -225,7 +228,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // Typed here: the parent's stack type would otherwise depend on itself (startStack is this function).
     const childStacks: ChildStacks = await startChildStacks(agent, options, { ledger: opened.ledger, clock, ...(iam && { iam }), startStack: (child) => startLocalStack(child) }, (stack) => {
       // A child's execution ending wakes its parent's wait: the rule DurableAgent's `children` adds, to this agent's ExecutionStopped.
-      routeStatusChanges(stack.engine, ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'], (event) => (closing ? Promise.resolve() : handlers[Steps.ExecutionStopped](event, 30_000)), options.log ?? (() => undefined));
+      routeStatusChanges(stack.engine, ['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED'], (event) => (closing ? Promise.resolve() : handlers[Steps.ExecutionStopped](event, 30_000)), options.log ?? (() => undefined), deliveries);
     });
     closers.push(childStacks.close);
     const handlersFor = (agent: AgentDefinition<any, any, World>, codeVersion: string) => localHandlers(agent, codeVersion, { ...wiring, ...(childStacks.as && { childrenAs: childStacks.as }) });
@@ -243,7 +246,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     routeStatusChanges(engine, ['ABORTED', 'FAILED', 'TIMED_OUT'], async (event) => {
       const steps = rules.filter((rule) => matchesEventPattern(rule.pattern, event)).flatMap((rule) => rule.steps.filter((step): step is StepName => heard.includes(step as StepName)));
       for (const step of steps) await target(step)(event);
-    }, log);
+    }, log, deliveries);
     closers.push(() => settleStatusChanges(engine)); // before the engine closes: a stop just made is recorded
 
     // The runs API as on AWS (POST /runs: the caller is who the transport proved, signed for StartRun (lambdas/runs/starter.ts);

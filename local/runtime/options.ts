@@ -99,6 +99,15 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    */
   readonly recovery?: RecoveryPolicy | false;
   /**
+   * How many times each "Execution Status Change" reaches the rules' targets (ExecutionStopped,
+   * RecoverRun; a child agent's stack likewise): on AWS EventBridge delivers an event at least once,
+   * and an asynchronously invoked function may get one event twice, even two copies at once
+   * (local/aws/event-delivery.ts). A number (1 to 3) is that many deliveries, each after the last
+   * settled; `{ times, overlapping: true }` that many at once. Tests of the handlers set it, to hold
+   * them to the same end under duplicates. @default 1 (every other test's runs stay deterministic)
+   */
+  readonly statusChangeDeliveries?: number | { readonly times: number; readonly overlapping?: boolean };
+  /**
    * The stack's clock: what the steps and the engine read. One that also arms timers (`after`)
    * runs the engine's Task timeouts and heartbeats as well: a test moving it past a Task's
    * TimeoutSeconds times the Task out with no real wait. @default the system clock, real timers

@@ -1,4 +1,5 @@
 import type { ExecutionStatus, HistoryEvent, LocalEngine } from '../engine/local-engine.js';
+import { deliverEvent, type EventDeliveries } from '../aws/event-delivery.js';
 
 /**
  * What EventBridge does on AWS for the rules on the state machine's "Execution Status Change":
@@ -20,9 +21,14 @@ export type StatusChangeTarget = (event: ReturnType<typeof executionStatusChange
 
 /** The deliveries under way, per engine: what `settleStatusChanges` waits for. */
 const underWay = new WeakMap<LocalEngine, Set<Promise<unknown>>>();
+/** The deliveries made so far, per engine, copies included: what `deliveredStatusChanges` tells. */
+const made = new WeakMap<LocalEngine, number>();
 
-/** Sends each execution ending whose status is in `rule` to `target`; errors go to `log`. */
-export function routeStatusChanges(engine: LocalEngine, rule: readonly ExecutionStatus[], target: StatusChangeTarget, log: (line: string) => void): () => void {
+/**
+ * Sends each execution ending whose status is in `rule` to `target`, as often as `deliveries` says
+ * (at least once, as EventBridge: local/aws/event-delivery.ts); errors go to `log`.
+ */
+export function routeStatusChanges(engine: LocalEngine, rule: readonly ExecutionStatus[], target: StatusChangeTarget, log: (line: string) => void, deliveries: EventDeliveries = { times: 1, overlapping: false }): () => void {
   const pending = underWay.get(engine) ?? new Set();
   underWay.set(engine, pending);
   return engine.on((event: HistoryEvent & { executionArn: string }) => {
@@ -33,7 +39,8 @@ export function routeStatusChanges(engine: LocalEngine, rule: readonly Execution
     // The ending event is recorded before the execution's status is set: report it once it is.
     const delivered = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       const execution = engine.describeExecution(event.executionArn);
-      return target(executionStatusChange(engine, execution, event.timestamp)).catch((error: unknown) =>
+      const counted: StatusChangeTarget = (copy) => (made.set(engine, (made.get(engine) ?? 0) + 1), target(copy));
+      return deliverEvent(deliveries, executionStatusChange(engine, execution, event.timestamp), counted, (error: unknown) =>
         log(`execution status change of ${execution.name}: ${error instanceof Error ? error.message : String(error)}`),
       );
     });
@@ -50,6 +57,11 @@ export function routeStatusChanges(engine: LocalEngine, rule: readonly Execution
 export async function settleStatusChanges(engine: LocalEngine): Promise<void> {
   const pending = underWay.get(engine);
   while (pending && pending.size > 0) await Promise.allSettled([...pending]);
+}
+
+/** How many status changes of `engine`'s executions were delivered to a target so far, each copy counted (`statusChangeDeliveries`). */
+export function deliveredStatusChanges(engine: LocalEngine): number {
+  return made.get(engine) ?? 0;
 }
 
 /** The EventBridge event Step Functions sends for an execution that ended. */

@@ -3,11 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { childRunId } from '../../lambdas/index.js';
 import { turnCounts } from '../../lambdas/conversation/turns.js';
 import { agentCounterPk, stackCounterPk } from '../../lambdas/records/fleet.js';
-import type { ModelClient } from '../../lambdas/records/messages.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import type { LedgerKind, LocalStack } from '../../local/runtime/local-stack.js';
 import { settleStatusChanges } from '../../local/services/status-events.js';
-import { delegating, lookingChild, notePrices, treeStack, treeTestCleanup } from '../support/tree-agents.js';
+import { delegating, heldCall, lookingChild, notePrices, treeStack, treeTestCleanup, until } from '../support/tree-agents.js';
 
 /**
  * A parent run killed while its child run (defineAgentTool) is mid-run, a model call of the child's
@@ -31,34 +30,6 @@ const SYSTEM = 'Look, and look again.';
 const child = lookingChild('kill-child', 3, SYSTEM);
 const parent = delegating('kill-parent', 'ask_child', child, { maxDollars: 1, maxTokens: 100_000 });
 
-/** The child's second model call, held: `entered` once it is sent (reserved before), answered once `open` is. */
-function heldCall() {
-  let sent!: () => void;
-  let answer!: () => void;
-  const entered = new Promise<void>((resolve) => (sent = resolve));
-  const opened = new Promise<void>((resolve) => (answer = resolve));
-  const wrap = (client: ModelClient): ModelClient => ({
-    createMessage: async (request, signal) => {
-      const turn = request.messages.filter((message) => message.role === 'assistant').length + 1;
-      if (request.system?.startsWith(SYSTEM) && turn === 2) {
-        sent();
-        await opened;
-      }
-      return client.createMessage(request, signal);
-    },
-  });
-  return { wrap, entered, open: () => answer() };
-}
-
-/** Until `probe` answers, paced by the event loop (what it waits for is written by an invocation whose execution is gone: no engine event wakes a waiter). */
-async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-}
-
 type Kill = (stack: LocalStack, runId: string, executionArn: string) => Promise<void>;
 const kills: Record<'StopExecution' | 'cancel', Kill> = {
   StopExecution: async (stack, _runId, executionArn) => {
@@ -72,7 +43,7 @@ const kills: Record<'StopExecution' | 'cancel', Kill> = {
 
 describe.each<LedgerKind>(['embedded', 'dynalite'])('a parent killed while its child run is mid-call, under a fleet budget, %s ledger', (kind) => {
   it.each(Object.keys(kills) as (keyof typeof kills)[])('killed by %s: the child stops, spends no more than its call in flight reserved, every lease back, the tree counted once', { timeout: 120_000 }, async (how) => {
-    const held = heldCall();
+    const held = heldCall(SYSTEM, 2);
     const stack = track(await treeStack(parent, unwatch, { ledger: kind, prices, wrapModel: held.wrap, fleetBudget: { agent: { dollarsPerDay: 40 }, stack: { dollarsPerDay: 50 } } }));
     const runId = `kill-${how}-${kind}`;
     const childId = childRunId(runId, 1, 'call_1');

@@ -2,6 +2,7 @@ import { afterEach } from 'vitest';
 import * as z from 'zod';
 import { defineAgent, defineAgentTool, defineTool, withDev, type AgentDefinition } from '../../lambdas/index.js';
 import type { ModelPolicy } from '../../lambdas/define.js';
+import type { ModelClient } from '../../lambdas/records/messages.js';
 import type { ChildStack } from '../../local/runtime/children.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime/local-stack.js';
 import { wakeOnEngineEvents, wakingLedger } from './agent-harness.js';
@@ -93,8 +94,9 @@ export const root = delegating('tree-root', 'ask_mid', mid, { maxDollars: 1, max
  * The stack of `agent` (its child agents' stacks beside it), with every engine of its tree waking
  * `waitFor`; `unwatch` ends that when the test is done. On the embedded ledger unless `options` say.
  */
-export async function treeStack(agent: AgentDefinition, unwatch: (() => void)[], options: Pick<LocalStackOptions, 'ledger' | 'fleetBudget' | 'prices' | 'wrapModel'> = {}): Promise<LocalStack> {
-  const started = await startLocalStack({ agent, retryDelayMs: 1, recovery: false, decorateLedger: wakingLedger, ...options });
+export async function treeStack(agent: AgentDefinition, unwatch: (() => void)[], options: Pick<LocalStackOptions, 'ledger' | 'fleetBudget' | 'prices' | 'wrapModel' | 'statusChangeDeliveries' | 'decorateLedger'> = {}): Promise<LocalStack> {
+  const { decorateLedger, ...rest } = options;
+  const started = await startLocalStack({ agent, retryDelayMs: 1, recovery: false, decorateLedger: decorateLedger ? (ledger) => decorateLedger(wakingLedger(ledger)) : wakingLedger, ...rest });
   const watch = (one: { engine: LocalStack['engine']; children: ReadonlyMap<string, ChildStack> }) => {
     unwatch.push(wakeOnEngineEvents(one.engine));
     for (const child of one.children.values()) watch(child);
@@ -119,4 +121,36 @@ export function treeTestCleanup(): { unwatch: (() => void)[]; track: <S extends 
     paid.length = 0;
   });
   return { unwatch, track: (stack) => (current = stack) };
+}
+
+/**
+ * A model call of the agent whose system prompt starts with `system`, its `turn`th, held: `entered`
+ * once it is sent (reserved before), answered once `open` is called — as a Lambda invocation
+ * outlives its execution's stop on AWS, for tests of a kill while a call is in flight.
+ */
+export function heldCall(system: string, turn: number) {
+  let sent!: () => void;
+  let answer!: () => void;
+  const entered = new Promise<void>((resolve) => (sent = resolve));
+  const opened = new Promise<void>((resolve) => (answer = resolve));
+  const wrap = (client: ModelClient): ModelClient => ({
+    createMessage: async (request, signal) => {
+      const at = request.messages.filter((message) => message.role === 'assistant').length + 1;
+      if (request.system?.startsWith(system) && at === turn) {
+        sent();
+        await opened;
+      }
+      return client.createMessage(request, signal);
+    },
+  });
+  return { wrap, entered, open: () => answer() };
+}
+
+/** Until `probe` answers, paced by the event loop (what it waits for is written by an invocation whose execution is gone: no engine event wakes a waiter). */
+export async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }

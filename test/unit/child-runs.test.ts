@@ -140,6 +140,36 @@ describe('a child run that ends after its parent (ExecutionStopped)', () => {
     expect(await ledger.getRun('p1')).toMatchObject({ status: 'killed', costMicros: 250_000, inputTokens: 3_000, outputTokens: 200 });
   });
 
+  it('wakes the parent when its child\'s stop reaches two functions at once and the one that cannot wake it ends the child first', async () => {
+    // A child's stop reaches the rule of its own agent (a function with no way to the parent's
+    // wait) and the parent's rule on the child's state machine (which wakes it). Both read the
+    // child running; the first ends it; the second finds it ended and must still settle and wake.
+    const { ledger, callTool } = await callToolSetUp();
+    await callTool({ runId: 'p1', turn: 1, call: 1, taskToken: 'token-1' });
+    await ledger.createRun(endedChild({ status: 'running' }));
+    let parentRuleRead!: () => void;
+    const read = new Promise<void>((resolve) => (parentRuleRead = resolve));
+    let childRuleEnded!: () => void;
+    const childEnded = new Promise<void>((resolve) => (childRuleEnded = resolve));
+    const childRules = new Proxy(ledger, { get: (target, property) => (property === 'finishRun' ? async (...args: Parameters<typeof ledger.finishRun>) => (await read, target.finishRun(...args).finally(childRuleEnded)) : Reflect.get(target, property)) });
+    const parentRules = new Proxy(ledger, {
+      get: (target, property) =>
+        property === 'getRun'
+          ? async (runId: string) => target.getRun(runId).finally(parentRuleRead)
+          : property === 'finishRun'
+            ? async (...args: Parameters<typeof ledger.finishRun>) => (await childEnded, target.finishRun(...args))
+            : Reflect.get(target, property),
+    });
+    const woken: string[] = [];
+    const ownRule = createExecutionStopped({ ledger: childRules, clock });
+    const parentRule = createExecutionStopped({ ledger: parentRules, clock, callbacks: { succeed: async (token) => (woken.push(token), true), fail: async () => true } });
+    const answers = await Promise.all([ownRule(ended('ABORTED')), parentRule(ended('ABORTED'))]);
+    expect(answers.map((answer) => answer.action)).toEqual(['killed', 'woke']);
+    expect(woken).toEqual(['token-1']);
+    expect(await ledger.getRun(child)).toMatchObject({ status: 'killed' });
+    expect(await ledger.getRun('p1')).toMatchObject({ costMicros: 250_000, inputTokens: 3_000, outputTokens: 200, childRunsOpen: 0 });
+  });
+
   it('settles once whichever path comes first: a parent resumed after the child\'s end records its result and counts nothing again', async () => {
     const { ledger, callTool, stopped } = await setUp('failed');
     await stopped(ended('SUCCEEDED'));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as protocol from '../../lambdas/ledger/protocol.js';
 import * as approvalProtocol from '../../lambdas/ledger/approval-protocol.js';
+import { endExpected, finishRun } from '../../lambdas/ledger/run-end.js';
 import { ConditionalWriteError, type Meta, type Step, type Stored } from '../../lambdas/ledger/protocol.js';
 import { callSk } from '../../lambdas/records/ledger-records.js';
 import { approval, at, breaker, call, guardEvent, holder, kill, recovery, releasedAt, run, turn } from '../contract/fixtures.js';
@@ -122,22 +123,37 @@ describe('runs', () => {
   });
 
   it('finishes a run, and refuses a run that does not exist', () => {
-    expect(written(protocol.finishRun(stored(run('r1')), 'r1', { status: 'succeeded' }, at(9))).answer).toMatchObject({ status: 'succeeded', finishedAt: at(9).toISOString() });
-    expect(refused(protocol.finishRun(undefined, 'r1', { status: 'succeeded' }, at(9)))).toBeInstanceOf(ConditionalWriteError);
+    expect(written(finishRun(stored(run('r1')), 'r1', { status: 'succeeded' }, at(9))).answer).toMatchObject({ status: 'succeeded', finishedAt: at(9).toISOString() });
+    expect(refused(finishRun(undefined, 'r1', { status: 'succeeded' }, at(9)))).toBeInstanceOf(ConditionalWriteError);
+  });
+
+  it('ends a run only while it is as read, when asked so: a second end decided from the same read (a copy of its event) writes nothing', () => {
+    const running = run('r1');
+    const asRead = endExpected(running);
+    const killed = written(finishRun(stored(running), 'r1', { status: 'killed' }, at(9), { expected: asRead }));
+    expect(killed.answer).toMatchObject({ status: 'killed' });
+    expect(kept(finishRun(stored(killed.write.record as never, killed.write.meta), 'r1', { status: 'killed' }, at(10), { expected: asRead }))).toBeUndefined();
+    // Another execution drives it now: not this caller's to end.
+    expect(kept(finishRun(stored(running), 'r1', { status: 'killed' }, at(9), { expected: { ...asRead, executionArn: 'arn:other' } }))).toBeUndefined();
+    // A failure by accident given up: the give-up changes its error, so a copy of it finds it changed.
+    const failed = run('r1', { status: 'failed', error: { error: 'Agent.Transient', cause: '503' } });
+    const unrecoverable = { status: 'failed' as const, error: { error: 'Agent.Unrecoverable', cause: 'stuck' } };
+    const given = written(finishRun(stored(failed), 'r1', unrecoverable, at(9), { expected: endExpected(failed) }));
+    expect(kept(finishRun(stored(given.write.record as never, given.write.meta), 'r1', unrecoverable, at(10), { expected: endExpected(failed) }))).toBeUndefined();
   });
 
   it('spends a killed run\'s model call in flight at its reservation, and counts its turn: landing after the end, it counts nothing', () => {
     // Turn 2 reserved (reserve:2), not yet recorded (no turn:2): its call is out.
     const inFlight = stored(run('r1', { costMicros: 70_000, inputTokens: 900, reservedMicros: 115_000, reservedTokens: 800 }), { countedSteps: ['reserve:1', 'turn:1', 'reserve:2'] });
-    const killed = written(protocol.finishRun(inFlight, 'r1', { status: 'killed', stopReason: 'killed by ops' }, at(9)));
+    const killed = written(finishRun(inFlight, 'r1', { status: 'killed', stopReason: 'killed by ops' }, at(9)));
     expect(killed.write.record).toMatchObject({ status: 'killed', costMicros: 185_000, inputTokens: 1_700, reservedMicros: 0, reservedTokens: 0 });
     expect(killed.write.meta.countedSteps).toEqual(['reserve:1', 'turn:1', 'reserve:2', 'turn:2']);
     const late = { stepKey: 'turn:2', deltas: { modelTurns: 1, costMicros: 60_000, inputTokens: 400, outputTokens: 300, reservedMicros: -115_000, reservedTokens: -800 } };
     expect(kept(protocol.countStep(stored(killed.write.record as never, killed.write.meta), late.stepKey, late.deltas))).toBe(false);
     // Any other end leaves the reservation open (a resume's retry of the call settles it), and a run with none in flight is as it was.
-    expect(written(protocol.finishRun(inFlight, 'r1', { status: 'stopped' }, at(9))).write).toMatchObject({ record: { costMicros: 70_000, reservedMicros: 115_000 }, meta: { countedSteps: ['reserve:1', 'turn:1', 'reserve:2'] } });
+    expect(written(finishRun(inFlight, 'r1', { status: 'stopped' }, at(9))).write).toMatchObject({ record: { costMicros: 70_000, reservedMicros: 115_000 }, meta: { countedSteps: ['reserve:1', 'turn:1', 'reserve:2'] } });
     const settled = stored(run('r1', { costMicros: 70_000 }), { countedSteps: ['reserve:1', 'turn:1'] });
-    expect(written(protocol.finishRun(settled, 'r1', { status: 'killed' }, at(9))).write).toMatchObject({ record: { costMicros: 70_000 }, meta: { countedSteps: ['reserve:1', 'turn:1'] } });
+    expect(written(finishRun(settled, 'r1', { status: 'killed' }, at(9))).write).toMatchObject({ record: { costMicros: 70_000 }, meta: { countedSteps: ['reserve:1', 'turn:1'] } });
   });
 });
 

@@ -155,7 +155,7 @@ describe('the sweeper', () => {
         },
         getRun: (runId) => ledger.getRun(runId),
         recordRecovery: (...args) => ledger.recordRecovery(...args),
-        finishRun: (...args) => ledger.finishRun(...args),
+        finishRun: ledger.finishRun.bind(ledger),
         listConversation: (...args) => ledger.listConversation(...args),
         returnFleetLease: (...args) => ledger.returnFleetLease(...args),
         listPendingApprovals: () => ledger.listPendingApprovals(),
