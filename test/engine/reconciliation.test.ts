@@ -141,4 +141,25 @@ describe('the nightly reconciliation on the synthesized state machine', () => {
     expect(Object.keys(second.states)).toEqual(['StartRun', 'StartOrResume', 'NothingToDo']);
     expect(harness.stack.world.payments.refunds()).toHaveLength(paid);
   });
+
+  it('starts one run for a schedule event delivered twice at once (EventBridge delivers at least once): the other execution leaves it to the first', async () => {
+    // The schedule's target is the state machine itself: each delivery a StartExecution of its own,
+    // the event as input, a name EventBridge makes up. Both at once, as two copies of one event may come.
+    harness = await startHarness(expiringApprovals());
+    const event = { ...scheduledEvent, time: '2026-11-29T02:00:00Z' };
+    const [first, second] = await Promise.all([harness.run(event, 'schedule-copy-1'), harness.run(event, 'schedule-copy-2')]);
+    expect([first.status, second.status]).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    // One execution drove the day; the other found it driven by a live execution and ended at once.
+    const drove = [first, second].filter((finished) => finished.states['CallModel'] !== undefined);
+    const left = [first, second].filter((finished) => finished.states['CallModel'] === undefined);
+    expect(drove).toHaveLength(1);
+    expect(left).toHaveLength(1);
+    expect(Object.keys(left[0]!.states)).toEqual(['StartRun', 'StartOrResume', 'NothingToDo']);
+    const run = (await harness.stack.ledger.getRun('refunds-2026-11-28'))!;
+    expect(run).toMatchObject({ status: 'succeeded', executionArn: drove[0]!.executionArn });
+    expect(run.executions).toEqual([drove[0]!.executionArn]);
+    // Every refund of the day paid once.
+    expect(duplicatePayments(harness.stack)).toEqual([]);
+    expect(harness.stack.world.payments.refunds()).toHaveLength(plainRefunds);
+  });
 });
