@@ -128,9 +128,35 @@ export type RecoverResult =
   | { runId: string; action: 'ignored' | 'gave-up'; reason: string }
   | { runId: string; action: 'recovered'; reason: string; attempt: number; executionArn: string };
 
+/**
+ * How many times RecoverRun decides again, in one invocation, when the run changed between its read
+ * and its recovery's conditional write. A copy of the same ending (EventBridge delivers at least
+ * once; two copies may run at once) that lost the write reads what the other wrote and answers
+ * from it — ignored, or the same recovery started again by its name — instead of failing the
+ * invocation (a function error, an alarm) over a benign duplicate. Past this many it throws, and
+ * Lambda invokes it again.
+ */
+const DECISIONS_PER_INVOCATION = 3;
+
 export function createRecoverRun(deps: RecoverDeps) {
-  const policy = deps.policy ?? RECOVERY;
+  const decide = decideRecovery(deps);
   return async (ended: EndedExecution): Promise<RecoverResult> => {
+    for (let decided = 1; ; decided++) {
+      const result = await decide(ended);
+      if (result !== CHANGED) return result;
+      // Someone else recovered or resumed the run since it was read: decide again from what they wrote.
+      if (decided >= DECISIONS_PER_INVOCATION) throw new TransientError(`run ${ended.runId} changed while recovering it, ${decided} times; try again`);
+    }
+  };
+}
+
+/** The run changed between RecoverRun's read and its recovery's write: decide again. */
+const CHANGED = Symbol('changed');
+
+/** One decision on `ended`'s run, from one read of it: CHANGED when its recovery's write found it changed since. */
+function decideRecovery(deps: RecoverDeps) {
+  const policy = deps.policy ?? RECOVERY;
+  return async (ended: EndedExecution): Promise<RecoverResult | typeof CHANGED> => {
     let run;
     try {
       run = await deps.ledger.getRun(ended.runId);
@@ -168,10 +194,7 @@ export function createRecoverRun(deps: RecoverDeps) {
       return { runId: run.runId, action: 'gave-up', reason: verdict.reason };
     }
     const { recovery } = verdict;
-    if (!verdict.recorded && !(await deps.ledger.recordRecovery(run.runId, recovery, { executionArn: ended.executionArn, previousKey: run.recovery?.key }))) {
-      // Someone else recovered or resumed the run since it was read: decide again from what they wrote.
-      throw new TransientError(`run ${run.runId} changed while recovering it; try again`);
-    }
+    if (!verdict.recorded && !(await deps.ledger.recordRecovery(run.runId, recovery, { executionArn: ended.executionArn, previousKey: run.recovery?.key }))) return CHANGED;
     const { executionArn } = await deps.starter.start(recovery.executionName, JSON.stringify({ runId: run.runId, input: run.input }), continuing(ended));
     return { runId: run.runId, action: 'recovered', reason: recovery.reason, attempt: recovery.attempts, executionArn };
   };

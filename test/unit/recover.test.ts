@@ -190,6 +190,38 @@ describe('the recovery handler', () => {
     });
   });
 
+  it('decides again from a fresh read when its recovery finds the run changed, and fails the invocation (for Lambda to retry) after three', async () => {
+    const input = JSON.stringify({ runId: 'r1', input: run.input });
+    const failed = { ...event, detail: { ...event.detail, executionArn: run.executionArn, input } };
+    let reads = 0;
+    const started: string[] = [];
+    // The run changes under every write: each conditional recordRecovery fails, as when another copy of the ending won each time.
+    const changing = createRecoverOnStatusChange({
+      ledger: { getRun: async () => (reads++, run), recordRecovery: async () => false, listConversation: async () => ({ turns: [], calls: [] }) } as never,
+      starter: { start: async (name: string) => (started.push(name), { executionArn: `arn:${name}` }) },
+      clock: { now: () => now },
+    });
+    await expect(changing(failed)).rejects.toMatchObject({ name: 'Agent.Transient', message: 'run r1 changed while recovering it, 3 times; try again' });
+    expect(reads).toBe(3);
+    expect(started).toEqual([]);
+
+    // Another copy of the ending recorded the same recovery first: the second decision reads it and starts that recovery again, by its name.
+    reads = 0;
+    let written: RunRecord['recovery'];
+    const settling = createRecoverOnStatusChange({
+      ledger: {
+        getRun: async () => (reads++, written ? { ...run, recovery: written } : run),
+        recordRecovery: async (_runId: string, recovery: RunRecord['recovery']) => ((written = recovery), false),
+        listConversation: async () => ({ turns: [], calls: [] }),
+      } as never,
+      starter: { start: async (name: string) => (started.push(name), { executionArn: `arn:${name}` }) },
+      clock: { now: () => now },
+    });
+    expect(await settling(failed)).toMatchObject({ action: 'recovered', executionArn: 'arn:r1-recovery-1' });
+    expect(reads).toBe(2);
+    expect(started).toEqual(['r1-recovery-1']);
+  });
+
   it('refuses an event of the wrong shape with a message naming the field, without retrying it', async () => {
     const error = await handler({ ...event, detail: { ...event.detail, executionArn: 42 } }).catch((caught: unknown) => caught as Error);
     expect(error).toMatchObject({ name: 'Agent.InvalidInput', message: expect.stringMatching(/^invalid execution status change: detail\.executionArn: /) });
