@@ -130,7 +130,7 @@ export type RecoverResult =
 
 export function createRecoverRun(deps: RecoverDeps) {
   const policy = deps.policy ?? RECOVERY;
-  return async (ended: EndedExecution): Promise<RecoverResult> => {
+  const recover = async (ended: EndedExecution, decidedAgain = false): Promise<RecoverResult> => {
     let run;
     try {
       run = await deps.ledger.getRun(ended.runId);
@@ -169,12 +169,18 @@ export function createRecoverRun(deps: RecoverDeps) {
     }
     const { recovery } = verdict;
     if (!verdict.recorded && !(await deps.ledger.recordRecovery(run.runId, recovery, { executionArn: ended.executionArn, previousKey: run.recovery?.key }))) {
-      // Someone else recovered or resumed the run since it was read: decide again from what they wrote.
+      // Someone else recovered or resumed the run since it was read: decide again from what they
+      // wrote, once. Most often a copy of this very ending (EventBridge delivers at least once, two
+      // copies may run at once; two sweeps may overlap): deciding again finds its recovery recorded
+      // and starts the same named execution (idempotent), or finds the run driven by it. A benign
+      // copy is no failure (the sweeper counts a failure in RunsNeedingAttention, its alarm).
+      if (!decidedAgain) return recover(ended, true);
       throw new TransientError(`run ${run.runId} changed while recovering it; try again`);
     }
     const { executionArn } = await deps.starter.start(recovery.executionName, JSON.stringify({ runId: run.runId, input: run.input }), continuing(ended));
     return { runId: run.runId, action: 'recovered', reason: recovery.reason, attempt: recovery.attempts, executionArn };
   };
+  return (ended: EndedExecution): Promise<RecoverResult> => recover(ended);
 }
 
 /** Whether `run` was given up on `ended` (the give-up below): the execution that drove it ended so, and it failed Unrecoverable. */
