@@ -133,8 +133,9 @@ export type RecoverResult =
  * and its recovery's conditional write. A copy of the same ending (EventBridge delivers at least
  * once; two copies may run at once) that lost the write reads what the other wrote and answers
  * from it — ignored, or the same recovery started again by its name — instead of failing the
- * invocation (a function error, an alarm) over a benign duplicate. Past this many it throws, and
- * Lambda invokes it again.
+ * invocation (a function error) over a benign duplicate; so does the sweeper's (two sweeps may
+ * overlap), which would count the failure in RunsNeedingAttention, its alarm. Past this many it
+ * throws, and Lambda invokes it again.
  */
 const DECISIONS_PER_INVOCATION = 3;
 

@@ -335,3 +335,23 @@ describe('RecoverRun, a give-up whose invocation failed after it, delivered agai
     expect({ finishRun: writes.of('finishRun', 'stuck'), started }).toEqual({ finishRun: 1, started: [] });
   });
 });
+
+describe('RecoverRun, one failure delivered twice at once', () => {
+  it('recovers the run once, and neither copy fails: the one that lost the race decides again and starts the recorded execution, by name', async () => {
+    // Both copies read the run before either records its recovery; before, the loser threw
+    // Agent.Transient: a function error (Lambda invoked it again), for what is only a duplicate.
+    const now = new Date('2026-12-07T10:00:00.000Z');
+    const executionArn = 'arn:aws:states:us-east-1:000000000000:execution:agent:failed-1';
+    const ledger = EmbeddedLedger.open();
+    await ledger.createRun(runRecord({ runId: 'failed', agent: 'refunds', executionArn, steps: 2 }));
+    const started: string[] = [];
+    const recover = createRecoverOnStatusChange({ ledger, starter: { start: async (name) => (started.push(name), { executionArn: `arn:${name}` }) }, clock: { now: () => now } });
+    const failed = { 'detail-type': 'Step Functions Execution Status Change', source: 'aws.states', detail: { executionArn, status: 'FAILED', error: 'Agent.Transient', input: JSON.stringify({ runId: 'failed' }), stopDate: now.getTime() } };
+
+    const answers = await Promise.all([recover(structuredClone(failed)), recover(structuredClone(failed))]);
+    expect(answers).toEqual([0, 1].map(() => expect.objectContaining({ action: 'recovered', attempt: 1, executionArn: 'arn:failed-recovery-1' })));
+    // Started by name twice: StartExecution answers the second with the first (idempotent).
+    expect(started).toEqual(['failed-recovery-1', 'failed-recovery-1']);
+    expect((await ledger.getRun('failed'))!.recovery).toMatchObject({ attempts: 1, executionName: 'failed-recovery-1' });
+  });
+});
