@@ -22,6 +22,7 @@ import { flakyModel as outage } from '../support/flaky-model.js';
 import { duplicatePayments, startHarness } from '../support/refund-harness.js';
 import { waitFor } from '../support/agent-harness.js';
 import { delegating, heldCall, lookingChild, notePrices, treeStack, treeTestCleanup, until } from '../support/tree-agents.js';
+import { countingWrites } from '../support/counting-writes.js';
 
 /**
  * EventBridge delivers a rule's event to its target at least once, and Lambda may hand an
@@ -41,45 +42,6 @@ const DUPLICATES: [string, Deliveries, number][] = [
   ['twice at once', { times: 2, overlapping: true }, 2],
   ['three times at once', { times: 3, overlapping: true }, 3],
 ];
-
-/**
- * The ledger's writes that must happen once per run whatever the deliveries, counted per run id
- * from outside the ledger: a run's end written (`finishRun` answering the ended run), and a fleet
- * lease given back with something in it (`returnFleetLease` answering more than nothing). With
- * `failFirstLeaseReturnOf`, that run's first lease return fails (DynamoDB throttled it): the
- * delivery that made it fails after the run's end was written.
- */
-function countingWrites(options: { failFirstLeaseReturnOf?: string } = {}) {
-  let failing = options.failFirstLeaseReturnOf;
-  const counts = new Map<string, number>();
-  const count = (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
-  const decorate = (ledger: Ledger): Ledger =>
-    new Proxy(ledger, {
-      get: (target, property, receiver) => {
-        const value: unknown = Reflect.get(target, property, receiver);
-        if (property === 'finishRun') {
-          return async (...args: Parameters<Ledger['finishRun']>) => {
-            const finished = await target.finishRun(...args);
-            if (finished) count(`finishRun ${args[0]}`);
-            return finished;
-          };
-        }
-        if (property === 'returnFleetLease') {
-          return async (...args: Parameters<Ledger['returnFleetLease']>) => {
-            if (failing === args[0]) {
-              failing = undefined;
-              throw Object.assign(new Error('Throughput exceeds the current capacity of your table (injected)'), { name: 'ProvisionedThroughputExceededException' });
-            }
-            const given = await target.returnFleetLease(...args);
-            if (given > 0) count(`returnFleetLease ${args[0]}`);
-            return given;
-          };
-        }
-        return value;
-      },
-    });
-  return { decorate, of: (write: string, runId: string) => counts.get(`${write} ${runId}`) ?? 0 };
-}
 
 describe('statusChangeDeliveries', () => {
   it.each<[string, unknown]>([
