@@ -135,6 +135,10 @@ export class DynamoDbLedger extends StorageLedger {
     try {
       await this.client.send(new PutItemCommand({ TableName: this.tableName, Item: attributes(item), ...(expected === 'any' ? {} : ifUnchanged(expected)) }));
     } catch (error) {
+      if (error instanceof ConditionalCheckFailedException && (await this.landedEarlier(key, item, error))) {
+        this.remember(item);
+        return true;
+      }
       // A put that meets a transaction in progress on its item (a sibling call's record and the
       // run's count) is refused as TransactionConflictException, unwritten: as a failed condition,
       // read again — once the transaction has had a moment to finish (`conflictWait`).
@@ -145,6 +149,30 @@ export class DynamoDbLedger extends StorageLedger {
     }
     this.remember(item);
     return true;
+  }
+
+  /**
+   * Whether a put refused on its condition was refused because of itself: an attempt of the same
+   * request that committed but whose answer was lost (DynamoDB's 500 InternalServerError, "the
+   * operation may or may not have succeeded", or a reset connection:
+   * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html), which
+   * the SDK retried by itself; the retry then meets that write and fails the condition.
+   *
+   *   PutItem IF #seal = :read ─► committed, answer lost ─► SDK retry ─► ConditionalCheckFailed
+   *                                                                         └─ GetItem: the seal this put wrote? it landed
+   *
+   * Only after the SDK retried (`$metadata.attempts` > 1): a first attempt refused was refused by
+   * another writer. The item found is then the one this put wrote, to the byte (the seal covers its
+   * key and every attribute): the update is done, as its answer would have said. Without this the
+   * ledger would read its own write back as another writer's and run the rule again on it (a call
+   * completed "not in flight", a step counted on a run that already counts it). TransactWriteItems
+   * needs none of it: its retries carry the same ClientRequestToken, which DynamoDB answers as the
+   * first. The embedded ledger writes in this process: it has no answer to lose.
+   */
+  private async landedEarlier(key: Key, item: Item, error: ConditionalCheckFailedException): Promise<boolean> {
+    if ((error.$metadata?.attempts ?? 1) <= 1) return false;
+    const result = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: keyAttributes(key), ConsistentRead: true }));
+    return result.Item !== undefined && fromAttributes(result.Item)['seal'] === item['seal'];
   }
 
   /**
