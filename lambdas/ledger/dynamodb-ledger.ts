@@ -135,7 +135,7 @@ export class DynamoDbLedger extends StorageLedger {
     try {
       await this.client.send(new PutItemCommand({ TableName: this.tableName, Item: attributes(item), ...(expected === 'any' ? {} : ifUnchanged(expected)) }));
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException && (await this.landedEarlier(key, item, error))) {
+      if (error instanceof ConditionalCheckFailedException && (await this.landedEarlier(key, item['seal'], error))) {
         this.remember(item);
         return true;
       }
@@ -168,11 +168,14 @@ export class DynamoDbLedger extends StorageLedger {
    * completed "not in flight", a step counted on a run that already counts it). TransactWriteItems
    * needs none of it: its retries carry the same ClientRequestToken, which DynamoDB answers as the
    * first. The embedded ledger writes in this process: it has no answer to lose.
+   *
+   * `seal` is the seal the write left: a put's item's, or undefined for a conditional delete (its
+   * item gone is what it did: `deleteIfUnchanged`).
    */
-  private async landedEarlier(key: Key, item: Item, error: ConditionalCheckFailedException): Promise<boolean> {
+  private async landedEarlier(key: Key, seal: unknown, error: ConditionalCheckFailedException): Promise<boolean> {
     if ((error.$metadata?.attempts ?? 1) <= 1) return false;
     const result = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: keyAttributes(key), ConsistentRead: true }));
-    return result.Item !== undefined && fromAttributes(result.Item)['seal'] === item['seal'];
+    return (result.Item && fromAttributes(result.Item)['seal']) === seal;
   }
 
   /**
@@ -452,7 +455,8 @@ export class DynamoDbLedger extends StorageLedger {
       await this.client.send(new DeleteItemCommand({ TableName: this.tableName, Key: keyAttributes(key), ...ifSeal(seal) }));
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return false;
+      // A delete that landed, whose answer was lost and that the SDK retried, finds its item gone (`landedEarlier`).
+      if (!(await this.landedEarlier(key, undefined, error))) return false;
     }
     this.basis.delete(id(key));
     return true;

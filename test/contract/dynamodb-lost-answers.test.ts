@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DynamoDbLedger } from '../../lambdas/ledger/dynamodb-ledger.js';
-import { ephemeralSealer } from '../../lambdas/ledger/seal.js';
+import { ephemeralSealer, hmacSealer } from '../../lambdas/ledger/seal.js';
 import { ensureTable, startDynamo, type LocalDynamo } from '../../local/services/dynamodb.js';
 import { ledgerTableFromTemplate } from '../../local/template/synthesize.js';
 import { cachedTemplate } from '../../local/template/cache.js';
 import { at, call, run, turn } from './fixtures.js';
+import { sixRuns } from './spec/prune.js';
 
 // The DynamoDB ledger's single-item updates (a conditional PutItem each) when DynamoDB loses the
 // answer of one after it committed (a 500 InternalServerError: local/aws/dynamodb-lost-answers.ts)
@@ -54,5 +55,30 @@ describe('a DynamoDB ledger update whose answer was lost after it committed', ()
     expect(lost.counts.lostWrites).toEqual([`PutItem RUN#r1|${sk}`]);
     expect(lost.answers).toEqual(delivered.answers);
     expect(lost.records).toEqual(delivered.records);
+  });
+});
+
+describe("a prune's conditional DeleteItem whose answer was lost after it deleted", () => {
+  async function pruned(lost: boolean) {
+    // Only the first DeleteItem that succeeds (a run record's, IF its seal is the one read) loses its answer.
+    dynamo = await startDynamo({ lostAnswers: { every: 1_000, first: lost ? 1 : 1_000, operations: ['DeleteItem'] } });
+    await ensureTable(dynamo.client, ledgerTableFromTemplate(await cachedTemplate('agent'), 'ledger'));
+    // One key for both: a prune record's digest covers the seals of what it pruned.
+    const ledger = new DynamoDbLedger(dynamo.client, 'ledger', hmacSealer(Buffer.alloc(32, 7)));
+    await sixRuns(ledger);
+    const records = await ledger.prune(at(25), at(100));
+    const left = await Promise.all(['old', 'long'].map((runId) => ledger.getRun(runId)));
+    return { records, left, problems: await ledger.verifyPrunes(), counts: { ...dynamo.lostAnswers! } };
+  }
+
+  it('prunes the run as if answered: the SDK retried, and the ledger found the item gone', async () => {
+    const delivered = await pruned(false);
+    await dynamo!.close();
+    const lost = await pruned(true);
+    expect(lost.counts).toMatchObject({ lost: 1, retried: 1, lostWrites: [expect.stringMatching(/^DeleteItem RUN#\S+\|RUN$/)] });
+    expect(delivered.records[0]?.runIds.length).toBeGreaterThan(0);
+    expect(lost.records).toEqual(delivered.records);
+    expect(lost.left).toEqual([undefined, undefined]);
+    expect(lost.problems).toEqual([]);
   });
 });
