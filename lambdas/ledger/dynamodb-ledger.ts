@@ -29,6 +29,8 @@ import { handedKey, type EngineVersions } from './handed-versions.js';
 import { newestRuns, StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { newestRunsOf } from './dynamodb-runs-by-agent.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
+import { landedEarlier } from './lost-answers.js';
+import { cloneItem } from './clone-item.js';
 import { DYNAMODB_BATCH_WRITE_MAX_ITEMS } from '../shared/limits.js';
 
 /** The partition prefix of the business-key effects (protocol.ts `effectKey`). */
@@ -135,7 +137,8 @@ export class DynamoDbLedger extends StorageLedger {
     try {
       await this.client.send(new PutItemCommand({ TableName: this.tableName, Item: attributes(item), ...(expected === 'any' ? {} : ifUnchanged(expected)) }));
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException && (await this.landedEarlier(key, item['seal'], error))) {
+      // Refused on its own write, which landed but whose answer was lost (lost-answers.ts): written.
+      if (error instanceof ConditionalCheckFailedException && (await landedEarlier(error, item['seal'], () => this.sealAt(key)))) {
         this.remember(item);
         return true;
       }
@@ -151,31 +154,12 @@ export class DynamoDbLedger extends StorageLedger {
     return true;
   }
 
-  /**
-   * Whether a put refused on its condition was refused because of itself: an attempt of the same
-   * request that committed but whose answer was lost (DynamoDB's 500 InternalServerError, "the
-   * operation may or may not have succeeded", or a reset connection:
-   * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html), which
-   * the SDK retried by itself; the retry then meets that write and fails the condition.
-   *
-   *   PutItem IF #seal = :read ─► committed, answer lost ─► SDK retry ─► ConditionalCheckFailed
-   *                                                                         └─ GetItem: the seal this put wrote? it landed
-   *
-   * Only after the SDK retried (`$metadata.attempts` > 1): a first attempt refused was refused by
-   * another writer. The item found is then the one this put wrote, to the byte (the seal covers its
-   * key and every attribute): the update is done, as its answer would have said. Without this the
-   * ledger would read its own write back as another writer's and run the rule again on it (a call
-   * completed "not in flight", a step counted on a run that already counts it). TransactWriteItems
-   * needs none of it: its retries carry the same ClientRequestToken, which DynamoDB answers as the
-   * first. The embedded ledger writes in this process: it has no answer to lose.
-   *
-   * `seal` is the seal the write left: a put's item's, or undefined for a conditional delete (its
-   * item gone is what it did: `deleteIfUnchanged`).
-   */
-  private async landedEarlier(key: Key, seal: unknown, error: ConditionalCheckFailedException): Promise<boolean> {
-    if ((error.$metadata?.attempts ?? 1) <= 1) return false;
+  /** The seal of the item at `key` now (undefined when there is none): what `landedEarlier` compares with the one a write left. */
+  private async sealAt(key: Key): Promise<unknown> {
+    // The read a failed condition makes anyway (storage-ledger.ts `update`), authorized as one.
+    this.guarded({ read: [key] });
     const result = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: keyAttributes(key), ConsistentRead: true }));
-    return (result.Item && fromAttributes(result.Item)['seal']) === seal;
+    return result.Item && fromAttributes(result.Item)['seal'];
   }
 
   /**
@@ -455,8 +439,8 @@ export class DynamoDbLedger extends StorageLedger {
       await this.client.send(new DeleteItemCommand({ TableName: this.tableName, Key: keyAttributes(key), ...ifSeal(seal) }));
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // A delete that landed, whose answer was lost and that the SDK retried, finds its item gone (`landedEarlier`).
-      if (!(await this.landedEarlier(key, undefined, error))) return false;
+      // A delete that landed, whose answer was lost and that the SDK retried, finds its item gone (lost-answers.ts).
+      if (!(await landedEarlier(error, undefined, () => this.sealAt(key)))) return false;
     }
     this.basis.delete(id(key));
     return true;
@@ -573,28 +557,6 @@ const fromAttributes = (item: Record<string, AttributeValue>): Item => unmarshal
 /** A key's attributes: two strings, as the table's schema has them (infra/ledger-table.ts). */
 const keyAttributes = (key: Key): Record<string, AttributeValue> => ({ pk: { S: key.pk }, sk: { S: key.sk } });
 
-/**
- * A deep copy of an item as the SDK unmarshalls it (maps, lists, strings, numbers, booleans, null,
- * string and number sets), 5× cheaper than `structuredClone`, which serializes the whole graph:
- * the basis is copied at every read and write of a step. Anything else (a binary attribute's
- * Uint8Array) goes to `structuredClone`.
- */
-export function cloneItem<T>(value: T): T {
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map(cloneItem) as T;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  if (prototype === Object.prototype || prototype === null) {
-    const copy: Record<string, unknown> = {};
-    // defineProperty: a `__proto__` key (a model's tool input may have one) stays an own key, as it came.
-    for (const [key, entry] of Object.entries(value)) {
-      if (key === '__proto__') Object.defineProperty(copy, key, { value: cloneItem(entry), enumerable: true, writable: true, configurable: true });
-      else copy[key] = cloneItem(entry);
-    }
-    return copy as T;
-  }
-  if (value instanceof Set) return new Set([...(value as Set<unknown>)].map(cloneItem)) as T;
-  return structuredClone(value);
-}
 /** An item a read found absent (the basis of a put conditional on its absence). */
 const ABSENT = Symbol('absent');
 const id = (key: Key) => `${key.pk}|${key.sk}`;
