@@ -1,6 +1,6 @@
 /**
  * A DynamoDB write that committed but whose answer was lost: DynamoDB may answer 500
- * InternalServerError, after which "the operation may or may not have succeeded", or the connection
+ * InternalServerError (a server error, to retry) whether or not the write was applied, or the connection
  * may drop (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html).
  * The SDK retries both by itself, with the same request, and the retry of a conditional write meets
  * the write that landed:

@@ -1,9 +1,9 @@
 /**
  * A DynamoDB write that committed and whose answer was lost: DynamoDB may answer a request with
- * HTTP 500 `InternalServerError`, and then "the operation may or may not have succeeded"
+ * HTTP 500 `InternalServerError` (a server error: retry it), whether or not the write was applied
  * ("Error handling with DynamoDB", https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html);
  * a connection reset after the commit loses the answer the same way. The SDKs retry both by
- * themselves (the JavaScript SDK's retry strategy takes any 500, 502, 503, 504 and any ECONNRESET,
+ * themselves (the JavaScript SDK's retry strategy takes any 500, 502, 503, 504 and any ECONNRESET, ECONNREFUSED,
  * EPIPE, ETIMEDOUT as transient: @smithy/service-error-classification `isTransientError`), with the
  * same request: a conditional PutItem's retry then meets the write that landed and fails its
  * condition (`ConditionalCheckFailedException`), a TransactWriteItems' retry carries the same
