@@ -37,7 +37,7 @@ async function sampleRun(runId: string, lostAnswers?: DynamoDbLostAnswers) {
     status: finished.status,
     output: JSON.parse(finished.output ?? 'null') as unknown,
     // A failed execution's error and cause, as the state machine ended it.
-    failure: finished.status === 'SUCCEEDED' ? undefined : JSON.stringify(finished),
+    failure: finished.status === 'SUCCEEDED' ? undefined : { error: finished.error, cause: finished.cause },
     verified: (await verifyRun(stack.ledger, runId)).problems,
     duplicates: duplicatePayments(stack),
     refunds: stack.world.payments.refunds().length,
