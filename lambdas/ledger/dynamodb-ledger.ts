@@ -29,6 +29,8 @@ import { handedKey, type EngineVersions } from './handed-versions.js';
 import { newestRuns, StorageLedger, type ItemWrite } from './storage-ledger.js';
 import { newestRunsOf } from './dynamodb-runs-by-agent.js';
 import { LedgerIntegrityError } from '../shared/errors.js';
+import { landedEarlier } from './lost-answers.js';
+import { cloneItem } from './clone-item.js';
 import { DYNAMODB_BATCH_WRITE_MAX_ITEMS } from '../shared/limits.js';
 
 /** The partition prefix of the business-key effects (protocol.ts `effectKey`). */
@@ -135,6 +137,11 @@ export class DynamoDbLedger extends StorageLedger {
     try {
       await this.client.send(new PutItemCommand({ TableName: this.tableName, Item: attributes(item), ...(expected === 'any' ? {} : ifUnchanged(expected)) }));
     } catch (error) {
+      // Refused on its own write, which landed but whose answer was lost (lost-answers.ts): written.
+      if (error instanceof ConditionalCheckFailedException && (await landedEarlier(error, item['seal'], () => this.sealAt(key)))) {
+        this.remember(item);
+        return true;
+      }
       // A put that meets a transaction in progress on its item (a sibling call's record and the
       // run's count) is refused as TransactionConflictException, unwritten: as a failed condition,
       // read again — once the transaction has had a moment to finish (`conflictWait`).
@@ -145,6 +152,14 @@ export class DynamoDbLedger extends StorageLedger {
     }
     this.remember(item);
     return true;
+  }
+
+  /** The seal of the item at `key` now (undefined when there is none): what `landedEarlier` compares with the one a write left. */
+  private async sealAt(key: Key): Promise<unknown> {
+    // The read a failed condition makes anyway (storage-ledger.ts `update`), authorized as one.
+    this.guarded({ read: [key] });
+    const result = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: keyAttributes(key), ConsistentRead: true }));
+    return result.Item && fromAttributes(result.Item)['seal'];
   }
 
   /**
@@ -424,7 +439,8 @@ export class DynamoDbLedger extends StorageLedger {
       await this.client.send(new DeleteItemCommand({ TableName: this.tableName, Key: keyAttributes(key), ...ifSeal(seal) }));
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return false;
+      // A delete that landed, whose answer was lost and that the SDK retried, finds its item gone (lost-answers.ts).
+      if (!(await landedEarlier(error, undefined, () => this.sealAt(key)))) return false;
     }
     this.basis.delete(id(key));
     return true;
@@ -541,28 +557,6 @@ const fromAttributes = (item: Record<string, AttributeValue>): Item => unmarshal
 /** A key's attributes: two strings, as the table's schema has them (infra/ledger-table.ts). */
 const keyAttributes = (key: Key): Record<string, AttributeValue> => ({ pk: { S: key.pk }, sk: { S: key.sk } });
 
-/**
- * A deep copy of an item as the SDK unmarshalls it (maps, lists, strings, numbers, booleans, null,
- * string and number sets), 5× cheaper than `structuredClone`, which serializes the whole graph:
- * the basis is copied at every read and write of a step. Anything else (a binary attribute's
- * Uint8Array) goes to `structuredClone`.
- */
-export function cloneItem<T>(value: T): T {
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map(cloneItem) as T;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  if (prototype === Object.prototype || prototype === null) {
-    const copy: Record<string, unknown> = {};
-    // defineProperty: a `__proto__` key (a model's tool input may have one) stays an own key, as it came.
-    for (const [key, entry] of Object.entries(value)) {
-      if (key === '__proto__') Object.defineProperty(copy, key, { value: cloneItem(entry), enumerable: true, writable: true, configurable: true });
-      else copy[key] = cloneItem(entry);
-    }
-    return copy as T;
-  }
-  if (value instanceof Set) return new Set([...(value as Set<unknown>)].map(cloneItem)) as T;
-  return structuredClone(value);
-}
 /** An item a read found absent (the basis of a put conditional on its absence). */
 const ABSENT = Symbol('absent');
 const id = (key: Key) => `${key.pk}|${key.sk}`;

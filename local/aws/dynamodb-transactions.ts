@@ -27,6 +27,14 @@ import { replyDynamo } from './dynamodb-reply.js';
  * a TransactWriteItems with one of its items is cancelled with `TransactionCanceledException`,
  * `TransactionConflict` the reason of that item's action. Neither waits for the other: the caller
  * decides (the ledger reads again and retries, as the guide advises for conflicts).
+ *
+ * A transaction is idempotent by its `ClientRequestToken`, which the SDK fills in once for a call
+ * and sends again with each of its retries (API_TransactWriteItems.html, ClientRequestToken): a
+ * request with the token of one that succeeded less than 10 minutes ago answers success and
+ * changes nothing; with the token of one still in progress it is refused with
+ * `TransactionInProgressException`; with the token but other parameters, with
+ * `IdempotentParameterMismatchException`. So a transaction that committed and whose answer was
+ * lost (local/aws/dynamodb-lost-answers.ts) is not applied twice by the SDK's retry.
  */
 
 const require = createRequire(import.meta.url);
@@ -56,6 +64,20 @@ function itemsInFlight(store: object): Set<string> {
   let items = inFlight.get(store);
   if (!items) inFlight.set(store, (items = new Set()));
   return items;
+}
+/** Each store's transactions by their ClientRequestToken: the request, and when it succeeded (absent while in progress). */
+const byToken = new WeakMap<object, Map<string, { text: string; succeededAt?: number }>>();
+/** How long a token holds after the request that used it completed. */
+const TOKEN_WINDOW_MS = 10 * 60_000;
+function tokensOf(store: object): Map<string, { text: string; succeededAt?: number }> {
+  let tokens = byToken.get(store);
+  if (!tokens) byToken.set(store, (tokens = new Map()));
+  // In order of first use: those past the window are forgotten (a token in progress is kept).
+  for (const [token, { succeededAt }] of tokens) {
+    if (succeededAt !== undefined && Date.now() - succeededAt > TOKEN_WINDOW_MS) tokens.delete(token);
+    else if (succeededAt !== undefined) break;
+  }
+  return tokens;
 }
 const itemId = (tableName: string, key: string) => `${tableName}\u0000${key}`;
 
@@ -104,12 +126,23 @@ export async function serveTransaction(store: any, request: IncomingMessage, res
   const reply = (status: number, body: unknown) => replyDynamo(response, status, body);
   const invalid = (message: string) => reply(400, { __type: 'com.amazon.coral.validate#ValidationException', message });
   const text = await bodyText(request);
-  let body: { TransactItems?: unknown };
+  let body: { TransactItems?: unknown; ClientRequestToken?: unknown };
   try {
     body = JSON.parse(text) as typeof body;
   } catch {
     return void invalid('the request body is not JSON');
   }
+  const token = typeof body.ClientRequestToken === 'string' ? body.ClientRequestToken : undefined;
+  const tokens = tokensOf(store);
+  const known = token === undefined ? undefined : tokens.get(token);
+  if (known && known.text !== text) {
+    return void reply(400, { __type: 'com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException', message: 'A request with the same client token was received with different parameters' });
+  }
+  if (known && known.succeededAt === undefined) {
+    return void reply(400, { __type: 'com.amazonaws.dynamodb.v20120810#TransactionInProgressException', message: 'The transaction with the given request token is already in progress' });
+  }
+  // The same request again (an SDK retry of one whose answer was lost): it succeeded once, and is not applied again.
+  if (known) return void reply(200, {});
   const items = body.TransactItems;
   if (!Array.isArray(items) || items.length < 1 || items.length > DYNAMODB_TRANSACTION_MAX_ACTIONS) {
     return void invalid(`1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and ${DYNAMODB_TRANSACTION_MAX_ACTIONS}`);
@@ -151,6 +184,7 @@ export async function serveTransaction(store: any, request: IncomingMessage, res
   const busy = itemsInFlight(store);
   if (ids.some((id) => busy.has(id))) return void cancelled(ids.map((id) => (busy.has(id) ? CONFLICT : NONE)));
   for (const id of ids) busy.add(id);
+  if (token !== undefined) tokens.set(token, { text });
   const tables = [...new Set(actions.map((action) => action.input.TableName as string))].sort();
   const outcome = await lockAll(store, tables, actions, async () => {
     await options.latency?.();
@@ -165,7 +199,10 @@ export async function serveTransaction(store: any, request: IncomingMessage, res
     return {};
   }).finally(() => {
     for (const id of ids) busy.delete(id);
+    if (token !== undefined) tokens.delete(token);
   });
+  // Only a success holds its token: a cancelled (or failed) transaction is decided again when it is sent again.
+  if (token !== undefined && !outcome.reasons) tokens.set(token, { text, succeededAt: Date.now() });
   if (outcome.reasons) return void cancelled(outcome.reasons);
   reply(200, {});
 }

@@ -199,6 +199,20 @@ export const AWS_RULES: readonly AwsRule[] = [
     answer: 'TransactionConflictException',
   },
   {
+    rule: 'A TransactWriteItems sent again with its ClientRequestToken within 10 minutes of its success succeeds without being applied again; with other parameters it is refused',
+    doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html',
+    file: 'local/aws/dynamodb-transactions.ts',
+    test: 'test/local/dynamo-lost-answers.test.ts',
+    answer: 'IdempotentParameterMismatchException',
+  },
+  {
+    rule: 'A DynamoDB write may commit and still be answered 500 InternalServerError, or lose its answer with the connection (off by default: the local stack option dynamoDbLostAnswers); the SDK retries it',
+    doc: 'https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html',
+    file: 'local/aws/dynamodb-lost-answers.ts',
+    test: 'test/local/dynamo-lost-answers.test.ts',
+    answer: 'InternalServerError',
+  },
+  {
     rule: "SNS refuses a Publish whose Subject is not one printable ASCII line under 100 characters, or whose Message is empty or over 256 KB",
     doc: 'https://docs.aws.amazon.com/sns/latest/api/API_Publish.html',
     file: 'local/aws/notification-requests.ts',

@@ -7,6 +7,7 @@ import { localLedgerSealer } from '../state/approval-keys.js';
 import type { CfnTemplateJson } from '../template/asl.js';
 import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../state/ledger-files.js';
 import { ledgerTableFromTemplate } from '../template/synthesize.js';
+import type { DynamoDbLostAnswers, LostAnswerCounts } from '../aws/dynamodb-lost-answers.js';
 
 /**
  * The engine's ledger, and the endpoint other processes reach it by: the embedded ledger served
@@ -20,6 +21,7 @@ export async function openLocalLedger(
     sealer,
     memory = {},
     fsync = false,
+    lostAnswers,
   }: {
     kind: LedgerKind;
     stateDir: string | undefined;
@@ -28,10 +30,14 @@ export async function openLocalLedger(
     memory?: Pick<EmbeddedLedgerOptions, 'retainFinishedRuns' | 'retainEffects' | 'listedFinishedRuns'> | undefined;
     /** fdatasync the log and its head before a write is acknowledged (`durability: 'sync'`). */
     fsync?: boolean;
+    /** DynamoDB answers lost after their writes committed (local/aws/dynamodb-lost-answers.ts): the DynamoDB ledger only. */
+    lostAnswers?: DynamoDbLostAnswers | undefined;
   },
   closers: (() => Promise<void> | void)[],
-): Promise<{ ledger: StorageLedger; endpoint: { ledger: string } | { dynamodb: string } }> {
+): Promise<{ ledger: StorageLedger; endpoint: { ledger: string } | { dynamodb: string }; lostAnswers?: LostAnswerCounts }> {
   if (kind === 'embedded') {
+    // The embedded ledger writes in this process: it has no answer to lose.
+    if (lostAnswers) throw new RangeError("dynamoDbLostAnswers needs ledger: 'dynalite' (the embedded ledger has no DynamoDB answer to lose)");
     const embedded = EmbeddedLedger.open({ dir: stateDir, ...(sealer && { sealer }), ...memory, fsync });
     closers.push(() => embedded.close());
     const served = await serveLedger(embedded);
@@ -40,8 +46,8 @@ export async function openLocalLedger(
   }
   // Loaded only for this ledger: the emulator and the DynamoDB SDK are ~40 MB an embedded run does not need.
   const [{ ensureTable, startDynamo }, { DynamoDbLedger }] = await Promise.all([import('../services/dynamodb.js'), import('../../lambdas/ledger/dynamodb-ledger.js')]);
-  const dynamo = await startDynamo({ path: stateDir && join(stateDir, LEDGER_PATHS.dynalite) });
+  const dynamo = await startDynamo({ path: stateDir && join(stateDir, LEDGER_PATHS.dynalite), ...(lostAnswers && { lostAnswers }) });
   closers.push(dynamo.close);
   await ensureTable(dynamo.client, ledgerTableFromTemplate(template as never, LEDGER_TABLE));
-  return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE, sealer ?? localLedgerSealer(stateDir)), endpoint: { dynamodb: dynamo.endpoint } };
+  return { ledger: new DynamoDbLedger(dynamo.client, LEDGER_TABLE, sealer ?? localLedgerSealer(stateDir)), endpoint: { dynamodb: dynamo.endpoint }, ...(dynamo.lostAnswers && { lostAnswers: dynamo.lostAnswers }) };
 }

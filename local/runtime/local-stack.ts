@@ -32,6 +32,7 @@ import { LEDGER_PATHS, LEDGER_TABLE, type LedgerKind } from '../state/ledger-fil
 import { deadlineTimers, localApprovalPolicy, localApprovalSetup, templatePeople } from './approvals.js';
 import { localHandlers } from './handlers.js';
 import { openLocalLedger } from './ledger.js';
+import { checkLostAnswers } from '../aws/dynamodb-lost-answers.js';
 import { recordedRuns } from './recorded-runs.js';
 import type { LocalStackOptions } from './options.js';
 import { assertToolsFitTemplate, bindTasks, localEngine, type LocalHandlers } from './tasks.js';
@@ -91,6 +92,10 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
   const clock = options.clock ?? systemClock;
   // Checked before anything starts: a bad value names the option, and nothing is left running.
   const deliveries = eventDeliveries(options.statusChangeDeliveries);
+  if (options.dynamoDbLostAnswers) {
+    checkLostAnswers(options.dynamoDbLostAnswers);
+    if ((options.ledger ?? 'embedded') !== 'dynalite' || options.sharedLedger) throw new RangeError("dynamoDbLostAnswers needs ledger: 'dynalite' and a ledger of the stack's own (the embedded ledger has no DynamoDB answer to lose)");
+  }
   const closers: (() => Promise<void> | void)[] = [];
   let closed: Promise<void> | undefined;
   const close = () =>
@@ -116,7 +121,7 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
     // The agent's own state machine: the template's one, or in a stack of several agents the one it names for this agent.
     const machine = agentStateMachineOf(template.Resources ?? {}, agent.name);
     assertToolsFitTemplate(agent, template, machine);
-    const opened = options.sharedLedger ? { ledger: options.sharedLedger, endpoint: {} } : await openLocalLedger({ kind: options.ledger ?? 'embedded', stateDir: options.stateDir, template, sealer: options.sealer, memory: options.ledgerMemory, fsync: options.durability === 'sync' }, closers);
+    const opened = options.sharedLedger ? { ledger: options.sharedLedger, endpoint: {} } : await openLocalLedger({ kind: options.ledger ?? 'embedded', stateDir: options.stateDir, template, sealer: options.sealer, memory: options.ledgerMemory, fsync: options.durability === 'sync', lostAnswers: options.dynamoDbLostAnswers }, closers);
     if (sink) closers.push(() => sink.shutdown());
     // Tracing wraps the ledger first (lambdas/telemetry/): the spans of the records as written.
     const traced = sink ? tracingLedger(opened.ledger, { sink, clock, tools: agent.tools, onError: (error) => options.log?.(`span export failed: ${String(error)}`) }) : opened.ledger;
@@ -339,6 +344,8 @@ export async function startLocalStack<World extends DevWorld = DevWorld>(options
       /** Stops the child runs' executions as the runs API's role does (a killed parent's children): what the console's kill uses. Absent without child agents. */
       childRuns: childStacks.as?.(Steps.RunsApi),
       ledgerKind: options.ledger ?? 'embedded',
+      /** What the twin's DynamoDB did with `dynamoDbLostAnswers` (local/aws/dynamodb-lost-answers.ts): requests, commits, answers lost, retries. */
+      dynamoDbLostAnswers: 'lostAnswers' in opened ? opened.lostAnswers : undefined,
       endpoints: { ...opened.endpoint, sfn: endpoint.url, approvals: approvalApi.url, runs: approvalApi.runsUrl, approvalPage: pageUrl, model: model.url, s3: s3.endpoint, ...world.endpoints },
       /** The fingerprint of the code this stack starts runs on, for a run's model (what StartRun binds a run to). */
       fingerprintOf: codeFingerprint(agent, codeVersion, deploymentPrices(agent.prices, options.prices)),

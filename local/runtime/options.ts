@@ -17,6 +17,7 @@ import type { TwinIam } from '../aws/iam/index.js';
 import type { Timers } from '../engine/timers.js';
 import type { CrashPoints } from './crash.js';
 import type { LedgerKind } from '../state/ledger-files.js';
+import type { DynamoDbLostAnswers } from '../aws/dynamodb-lost-answers.js';
 import type { PriceOverrides } from '../../lambdas/models/prices.js';
 import type { BudgetCaps } from '../../lambdas/records/ledger-records.js';
 import type { LocalFleetBudget } from './fleet-budget.js';
@@ -49,6 +50,13 @@ export interface LocalStackOptions<World extends DevWorld = DevWorld> {
    * state directory). @default 'embedded'
    */
   readonly ledger?: LedgerKind;
+  /**
+   * With `ledger: 'dynalite'`: the answers of chosen DynamoDB writes that committed are lost — a
+   * 500 InternalServerError after the commit, or a cut connection — as DynamoDB may lose them; the
+   * SDK retries them (local/aws/dynamodb-lost-answers.ts). The stack's `dynamoDbLostAnswers` counts
+   * what the twin did. @default none: every answer is delivered
+   */
+  readonly dynamoDbLostAnswers?: DynamoDbLostAnswers;
   /** Transient failures injected into model and provider requests. @default 0 */
   readonly failRate?: number;
   /** Seed of the injected failures. @default 1 */

@@ -11,12 +11,15 @@ import { sharingTableDescriptions } from './dynalite-tables.js';
 import { enforceKeySizes } from '../aws/dynamodb-key-size.js';
 import { BATCH_GET_ITEM, serveBatchGet } from '../aws/dynamodb-batch-get.js';
 import { replyDynamo } from '../aws/dynamodb-reply.js';
+import { losingAnswers, type DynamoDbLostAnswers, type LostAnswerCounts } from '../aws/dynamodb-lost-answers.js';
 import { credentialChecker, credentialedUrl, MISSING_CREDENTIAL, newLoopbackCredential } from './loopback-credential.js';
 
 export interface LocalDynamo {
   readonly endpoint: string;
   /** A client made as the ledger's are (LEDGER_CLIENT_CONFIG), which lib-dynamodb's document client refuses: give it one of its own on `endpoint`. */
   readonly client: DynamoDBClient;
+  /** What the twin did with `lostAnswers` (local/aws/dynamodb-lost-answers.ts); absent without it. */
+  readonly lostAnswers?: LostAnswerCounts;
   close(): Promise<void>;
 }
 
@@ -25,9 +28,11 @@ export interface LocalDynamo {
  * survive a restart). Only one process may open a path: the engine owns it. Like the engine's other
  * loopback endpoints it serves only requests that carry its credential (local/services/loopback-credential.ts):
  * `endpoint` includes it. `transactions.latency` holds each transaction in flight a while (tests of
- * what meets one: local/aws/dynamodb-transactions.ts); @default none.
+ * what meets one: local/aws/dynamodb-transactions.ts); @default none. `lostAnswers` answers
+ * chosen committed writes 500 or cuts them (local/aws/dynamodb-lost-answers.ts); @default none.
  */
-export async function startDynamo(options: { path?: string; port?: number; transactions?: TransactionOptions } = {}): Promise<LocalDynamo> {
+export async function startDynamo(options: { path?: string; port?: number; transactions?: TransactionOptions; lostAnswers?: DynamoDbLostAnswers } = {}): Promise<LocalDynamo> {
+  const losing = options.lostAnswers && losingAnswers(options.lostAnswers);
   // dynalite measures a key by its UTF-16 length and not an index's at all: DynamoDB's bytes (local/aws/dynamodb-key-size.ts).
   enforceKeySizes();
   // dynalite has no transactions: TransactWriteItems is served on its store (local/aws/dynamodb-transactions.ts).
@@ -44,21 +49,22 @@ export async function startDynamo(options: { path?: string; port?: number; trans
       return replyDynamo(response, 400, { __type: 'com.amazon.coral.service#UnrecognizedClientException', message: `The security token included in the request is invalid: ${MISSING_CREDENTIAL}` });
     }
     request.url = rest;
-    const failed = (error: unknown) => {
-      replyDynamo(response, 500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: String(error) });
-    };
     const target = String(request.headers['x-amz-target']);
-    if (target === TRANSACT_WRITE_ITEMS) return void serveTransaction(store, request, response, options.transactions).catch(failed);
+    if (losing?.counted(target)) return void losing.serve(request, response, (request, response) => dispatch(target, request, response)).catch(failed(response));
+    dispatch(target, request, response);
+  });
+  const dispatch = (target: string, request: IncomingMessage, response: ServerResponse) => {
+    if (target === TRANSACT_WRITE_ITEMS) return void serveTransaction(store, request, response, options.transactions).catch(failed(response));
     // dynalite's partial results are not DynamoDB's (16 MB, 1 MB a partition): served on its store (local/aws/dynamodb-batch-get.ts).
-    if (target === BATCH_GET_ITEM) return void serveBatchGet(store, request, response).catch(failed);
+    if (target === BATCH_GET_ITEM) return void serveBatchGet(store, request, response).catch(failed(response));
     // A write of an item a transaction holds is rejected (local/aws/dynamodb-transactions.ts): while one
     // is in flight, a write's body is read, checked and handed on to dynalite; while none is, the
     // write goes to dynalite as it came, unread here. It is checked as it arrives: one that meets a
     // transaction begun while its body streams in is not rejected but ordered with it by dynalite's
     // item lock, as if the two had not overlapped.
-    if (ITEM_WRITES.has(target) && transactionsInFlight(store as object)) return void rejectingConflicts(store, request, response, serve!).catch(failed);
+    if (ITEM_WRITES.has(target) && transactionsInFlight(store as object)) return void rejectingConflicts(store, request, response, serve!).catch(failed(response));
     serve!(request, response);
-  });
+  };
   limitConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -69,12 +75,17 @@ export async function startDynamo(options: { path?: string; port?: number; trans
   return {
     endpoint,
     client,
+    ...(losing && { lostAnswers: losing.counts }),
     close: async () => {
       client.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
+
+const failed = (response: ServerResponse) => (error: unknown) => {
+  replyDynamo(response, 500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: String(error) });
+};
 
 /** Serves a PutItem, UpdateItem or DeleteItem: TransactionConflictException when a transaction holds its item, dynalite's answer otherwise. */
 async function rejectingConflicts(store: unknown, request: IncomingMessage, response: ServerResponse, serve: RequestListener): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cloneItem } from '../../lambdas/ledger/dynamodb-ledger.js';
+import { cloneItem } from '../../lambdas/ledger/clone-item.js';
 
 // The DynamoDB ledger keeps a copy of every item it read or wrote as the basis of its next
 // conditional put, and hands callers another: a caller that changes a record must not change it.
