@@ -30,14 +30,12 @@ export async function openLocalLedger(
     memory?: Pick<EmbeddedLedgerOptions, 'retainFinishedRuns' | 'retainEffects' | 'listedFinishedRuns'> | undefined;
     /** fdatasync the log and its head before a write is acknowledged (`durability: 'sync'`). */
     fsync?: boolean;
-    /** DynamoDB answers lost after their writes committed (local/aws/dynamodb-lost-answers.ts): the DynamoDB ledger only. */
+    /** DynamoDB answers lost after their writes committed (local/aws/dynamodb-lost-answers.ts): the DynamoDB ledger only (the local stack refuses it with any other ledger, before it starts). */
     lostAnswers?: DynamoDbLostAnswers | undefined;
   },
   closers: (() => Promise<void> | void)[],
 ): Promise<{ ledger: StorageLedger; endpoint: { ledger: string } | { dynamodb: string }; lostAnswers?: LostAnswerCounts }> {
   if (kind === 'embedded') {
-    // The embedded ledger writes in this process: it has no answer to lose.
-    if (lostAnswers) throw new RangeError("dynamoDbLostAnswers needs ledger: 'dynalite' (the embedded ledger has no DynamoDB answer to lose)");
     const embedded = EmbeddedLedger.open({ dir: stateDir, ...(sealer && { sealer }), ...memory, fsync });
     closers.push(() => embedded.close());
     const served = await serveLedger(embedded);

@@ -2,11 +2,10 @@ import { StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { describe, expect, it } from 'vitest';
 import { childRunId } from '../../lambdas/index.js';
 import { turnCounts } from '../../lambdas/conversation/turns.js';
-import { agentCounterPk, stackCounterPk } from '../../lambdas/records/fleet.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import type { LedgerKind, LocalStack } from '../../local/runtime/local-stack.js';
 import { settleStatusChanges } from '../../local/services/status-events.js';
-import { delegating, heldCall, lookingChild, notePrices, treeStack, treeTestCleanup, until } from '../support/tree-agents.js';
+import { delegating, expectKilledTreeCounted, heldCall, lookingChild, notePrices, treeStack, treeTestCleanup, until } from '../support/tree-agents.js';
 
 /**
  * A parent run killed while its child run (defineAgentTool) is mid-run, a model call of the child's
@@ -69,22 +68,13 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a parent killed while its c
     // Nothing after the kill beyond the call in flight: no third call; that one, landing after the
     // kill's end, is in the trace and spent at what it reserved (its real cost is within it).
     expect(await stack.ledger.getTurn(childId, 3)).toBeUndefined();
-    const childSpend = childRun.costMicros + (childRun.reservedMicros ?? 0);
-    expect({ costMicros: childRun.costMicros, reservedMicros: childRun.reservedMicros ?? 0 }).toEqual({ costMicros: atKill.costMicros + atKill.reservedMicros!, reservedMicros: 0 });
+    // The call in flight spent at what it reserved; the parent carries its own spend and its child's,
+    // no reservation of either left open; every lease back; the counters of the day the parent leased
+    // on hold no run and what was spent: the stack's the tree's (the child's dollars once), the
+    // parent's agent's its own.
+    const { childSpend } = await expectKilledTreeCounted(stack, parentRun, childRun, atKill);
     const traced = (await stack.ledger.listConversation(childId)).turns.map(turnCounts);
     expect(traced).toHaveLength(2);
     expect(traced.reduce((sum, count) => sum + count.costMicros, 0)).toBeLessThanOrEqual(childSpend);
-
-    // The parent carries its own spend and its child's, no reservation of either left open.
-    const own = (await stack.ledger.listConversation(runId)).turns.map(turnCounts).reduce((sum, count) => sum + count.costMicros, 0);
-    expect({ costMicros: parentRun.costMicros, reservedMicros: parentRun.reservedMicros ?? 0, childRunsOpen: parentRun.childRunsOpen ?? 0 }).toEqual({ costMicros: own + childSpend, reservedMicros: 0, childRunsOpen: 0 });
-
-    // Every lease back; the counters of the day the parent leased on hold no run and what was spent: the
-    // stack's the tree's (the child's dollars once), the parent's agent's its own.
-    expect([parentRun.fleetLease?.returned, childRun.fleetLease?.returned]).toEqual([true, true]);
-    const day = parentRun.fleetLease!.day;
-    const [stackDay, agentDay] = await Promise.all([stack.ledger.getFleetDay(stackCounterPk('Savepoint', day)), stack.ledger.getFleetDay(agentCounterPk('kill-parent', day))]);
-    expect({ runs: stackDay?.runs, leased: stackDay?.leased }).toEqual({ runs: 0, leased: own + childSpend });
-    expect({ runs: agentDay?.runs, leased: agentDay?.leased }).toEqual({ runs: 0, leased: own });
   });
 });

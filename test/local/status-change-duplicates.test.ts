@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { childRunId } from '../../lambdas/index.js';
 import { turnCounts } from '../../lambdas/conversation/turns.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import { agentCounterPk, stackCounterPk } from '../../lambdas/records/fleet.js';
+import { agentCounterPk } from '../../lambdas/records/fleet.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { loadReport } from '../../lambdas/runs/report.js';
 import { EmbeddedLedger } from '../../lambdas/ledger/embedded-ledger.js';
@@ -21,7 +21,7 @@ import { counterAgent } from '../support/counter-agent.js';
 import { flakyModel as outage } from '../support/flaky-model.js';
 import { duplicatePayments, startHarness } from '../support/refund-harness.js';
 import { waitFor } from '../support/agent-harness.js';
-import { delegating, heldCall, lookingChild, notePrices, treeStack, treeTestCleanup, until } from '../support/tree-agents.js';
+import { delegating, expectKilledTreeCounted, heldCall, lookingChild, notePrices, treeStack, treeTestCleanup, until } from '../support/tree-agents.js';
 import { countingWrites } from '../support/counting-writes.js';
 
 /**
@@ -124,19 +124,11 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a parent stopped while its 
       expect({ finishRun: writes.of('finishRun', runId), returnFleetLease: writes.of('returnFleetLease', runId) }).toEqual({ finishRun: 1, returnFleetLease: 1 });
       expect([parentRun, childRun].map((run) => (run.guardEvents ?? []).filter((event) => event.guard === 'kill').length)).toEqual([1, 1]);
 
-      // The call in flight spent once, at what it reserved; nothing after it.
+      // Nothing after the call in flight.
       expect(await stack.ledger.getTurn(childId, 3)).toBeUndefined();
-      const childSpend = childRun.costMicros + (childRun.reservedMicros ?? 0);
-      expect({ costMicros: childRun.costMicros, reservedMicros: childRun.reservedMicros ?? 0 }).toEqual({ costMicros: atKill.costMicros + atKill.reservedMicros!, reservedMicros: 0 });
-      // The parent carries its own spend and its child's once, no reservation left open.
-      const own = (await stack.ledger.listConversation(runId)).turns.map(turnCounts).reduce((sum, count) => sum + count.costMicros, 0);
-      expect({ costMicros: parentRun.costMicros, reservedMicros: parentRun.reservedMicros ?? 0, childRunsOpen: parentRun.childRunsOpen ?? 0 }).toEqual({ costMicros: own + childSpend, reservedMicros: 0, childRunsOpen: 0 });
-      // The day's counters: no run held, what the tree spent, the child's dollars once.
-      expect([parentRun.fleetLease?.returned, childRun.fleetLease?.returned]).toEqual([true, true]);
-      const day = parentRun.fleetLease!.day;
-      const [stackDay, agentDay] = await Promise.all([stack.ledger.getFleetDay(stackCounterPk('Savepoint', day)), stack.ledger.getFleetDay(agentCounterPk('dup-kill-parent', day))]);
-      expect({ runs: stackDay?.runs, leased: stackDay?.leased }).toEqual({ runs: 0, leased: own + childSpend });
-      expect({ runs: agentDay?.runs, leased: agentDay?.leased }).toEqual({ runs: 0, leased: own });
+      // The call in flight spent once, at what it reserved; the parent carrying its own spend and its
+      // child's once; the day's counters: no run held, what the tree spent, the child's dollars once.
+      await expectKilledTreeCounted(stack, parentRun, childRun, atKill);
     },
   );
 });

@@ -1,8 +1,11 @@
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import * as z from 'zod';
 import { defineAgent, defineAgentTool, defineTool, withDev, type AgentDefinition } from '../../lambdas/index.js';
 import type { ModelPolicy } from '../../lambdas/define.js';
 import type { ModelClient } from '../../lambdas/records/messages.js';
+import type { RunRecord } from '../../lambdas/records/ledger-records.js';
+import { turnCounts } from '../../lambdas/conversation/turns.js';
+import { agentCounterPk, stackCounterPk } from '../../lambdas/records/fleet.js';
 import type { ChildStack } from '../../local/runtime/children.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime/local-stack.js';
 import { wakeOnEngineEvents, wakingLedger } from './agent-harness.js';
@@ -153,4 +156,24 @@ export async function until<T>(probe: () => Promise<T | undefined>): Promise<T> 
     if (value !== undefined) return value;
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
+}
+
+/**
+ * A parent killed with its child's model call in flight, held to its spend counted once: the child's
+ * call spent at what it reserved (`atKill`: the child as read at the kill), none left open; the
+ * parent carrying its own spend and its child's; every lease back; the day's counters of the stack
+ * (named Savepoint) and of the parent's agent holding no run and what was spent, the child's dollars
+ * once. Answers the child's spend and the parent's own.
+ */
+export async function expectKilledTreeCounted(stack: LocalStack, parentRun: RunRecord, childRun: RunRecord, atKill: RunRecord): Promise<{ childSpend: number; own: number }> {
+  const childSpend = childRun.costMicros + (childRun.reservedMicros ?? 0);
+  expect({ costMicros: childRun.costMicros, reservedMicros: childRun.reservedMicros ?? 0 }).toEqual({ costMicros: atKill.costMicros + atKill.reservedMicros!, reservedMicros: 0 });
+  const own = (await stack.ledger.listConversation(parentRun.runId)).turns.map(turnCounts).reduce((sum, count) => sum + count.costMicros, 0);
+  expect({ costMicros: parentRun.costMicros, reservedMicros: parentRun.reservedMicros ?? 0, childRunsOpen: parentRun.childRunsOpen ?? 0 }).toEqual({ costMicros: own + childSpend, reservedMicros: 0, childRunsOpen: 0 });
+  expect([parentRun.fleetLease?.returned, childRun.fleetLease?.returned]).toEqual([true, true]);
+  const day = parentRun.fleetLease!.day;
+  const [stackDay, agentDay] = await Promise.all([stack.ledger.getFleetDay(stackCounterPk('Savepoint', day)), stack.ledger.getFleetDay(agentCounterPk(parentRun.agent!, day))]);
+  expect({ runs: stackDay?.runs, leased: stackDay?.leased }).toEqual({ runs: 0, leased: own + childSpend });
+  expect({ runs: agentDay?.runs, leased: agentDay?.leased }).toEqual({ runs: 0, leased: own });
+  return { childSpend, own };
 }
