@@ -4,8 +4,7 @@ import { childRunId } from '../../lambdas/index.js';
 import { turnCounts } from '../../lambdas/conversation/turns.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import type { LedgerKind, LocalStack } from '../../local/runtime/local-stack.js';
-import { settleStatusChanges } from '../../local/services/status-events.js';
-import { delegating, expectKilledTreeCounted, heldCall, lookingChild, notePrices, treeStack, treeTestCleanup, until } from '../support/tree-agents.js';
+import { delegating, expectKilledTreeCounted, heldCall, killCourseRun, lookingChild, notePrices, treeStack, treeTestCleanup, until } from '../support/tree-agents.js';
 
 /**
  * A parent run killed while its child run (defineAgentTool) is mid-run, a model call of the child's
@@ -54,10 +53,7 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a parent killed while its c
 
     await kills[how](stack, runId, executionArn);
     // The kill's course run: both executions over, every status change of either delivered.
-    const childStack = stack.children.get('kill-child')!;
-    await childStack.engine.waitForExecution(atKill.executionArn);
-    await stack.engine.waitForExecution(executionArn);
-    for (const engine of [stack.engine, childStack.engine, stack.engine]) await settleStatusChanges(engine);
+    await killCourseRun(stack, 'kill-child', executionArn, atKill.executionArn);
     // Only now does the call in flight answer (its invocation outlived its execution): its turn lands.
     held.open();
     await until(() => stack.ledger.getTurn(childId, 2));

@@ -21,7 +21,7 @@ import { counterAgent } from '../support/counter-agent.js';
 import { flakyModel as outage } from '../support/flaky-model.js';
 import { duplicatePayments, startHarness } from '../support/refund-harness.js';
 import { waitFor } from '../support/agent-harness.js';
-import { delegating, expectKilledTreeCounted, heldCall, lookingChild, notePrices, treeStack, treeTestCleanup, until } from '../support/tree-agents.js';
+import { delegating, expectKilledTreeCounted, heldCall, killCourseRun, lookingChild, notePrices, treeStack, treeTestCleanup, until } from '../support/tree-agents.js';
 import { countingWrites } from '../support/counting-writes.js';
 
 /**
@@ -103,10 +103,8 @@ describe.each<LedgerKind>(['embedded', 'dynalite'])('a parent stopped while its 
       expect({ status: atKill.status, turns: atKill.modelTurns, reserved: (atKill.reservedMicros ?? 0) > 0 }).toEqual({ status: 'running', turns: 1, reserved: true });
 
       await stack.sfn.send(new StopExecutionCommand({ executionArn, error: 'Operator.Stop', cause: 'wrong invoice' }));
+      await killCourseRun(stack, 'dup-kill-child', executionArn, atKill.executionArn);
       const childStack = stack.children.get('dup-kill-child')!;
-      await childStack.engine.waitForExecution(atKill.executionArn);
-      await stack.engine.waitForExecution(executionArn);
-      for (const engine of [stack.engine, childStack.engine, stack.engine]) await settleStatusChanges(engine);
       held.open();
       await until(() => stack.ledger.getTurn(childId, 2));
 
@@ -144,10 +142,7 @@ describe('a stop whose first delivery failed after the run ended, delivered agai
     const childId = childRunId(runId, 1, 'call_1');
     const childArn = await until(async () => (await stack.ledger.getRun(childId))?.executionArn);
     await stack.sfn.send(new StopExecutionCommand({ executionArn, error: 'Operator.Stop', cause: 'wrong invoice' }));
-    const childStack = stack.children.get('dup-kill-child')!;
-    await stack.engine.waitForExecution(executionArn);
-    await childStack.engine.waitForExecution(childArn);
-    for (const engine of [stack.engine, childStack.engine, stack.engine]) await settleStatusChanges(engine);
+    await killCourseRun(stack, 'dup-kill-child', executionArn, childArn);
 
     const parentRun = (await stack.ledger.getRun(runId))!;
     expect(parentRun).toMatchObject({ status: 'killed', fleetLease: { returned: true } });

@@ -9,6 +9,7 @@ import { agentCounterPk, stackCounterPk } from '../../lambdas/records/fleet.js';
 import type { ChildStack } from '../../local/runtime/children.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../local/runtime/local-stack.js';
 import { wakeOnEngineEvents, wakingLedger } from './agent-harness.js';
+import { settleStatusChanges } from '../../local/services/status-events.js';
 
 /**
  * A tree of agents for tests of child runs (defineAgentTool): `root` runs `mid` as its tool
@@ -176,4 +177,16 @@ export async function expectKilledTreeCounted(stack: LocalStack, parentRun: RunR
   expect({ runs: stackDay?.runs, leased: stackDay?.leased }).toEqual({ runs: 0, leased: own + childSpend });
   expect({ runs: agentDay?.runs, leased: agentDay?.leased }).toEqual({ runs: 0, leased: own });
   return { childSpend, own };
+}
+
+/**
+ * Until a kill of a parent and its child (an agent of `childAgent`) has run its course: both
+ * executions over, and every status change of either delivered to its handlers (the parent's
+ * again last: the child's end reaches the parent's rule too).
+ */
+export async function killCourseRun(stack: LocalStack, childAgent: string, parentArn: string, childArn: string): Promise<void> {
+  const childStack = stack.children.get(childAgent)!;
+  await childStack.engine.waitForExecution(childArn);
+  await stack.engine.waitForExecution(parentArn);
+  for (const engine of [stack.engine, childStack.engine, stack.engine]) await settleStatusChanges(engine);
 }
