@@ -20,7 +20,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   reject: ['savepoint reject apv_menVlycVcPko2IdJz5KR5w --reason "the amount does not match the order"'],
   kill: ['savepoint kill refunds-2026-11-28 --reason "wrong day"', 'savepoint kill --all --reason "the payments provider is down"', 'savepoint kill --all --lift'],
   migrate: ['savepoint migrate refunds-2026-11-28 --to 2 --stack Agents'],
-  replay: ['savepoint replay refunds-2026-11-28', 'savepoint replay refunds-2026-11-28 --json'],
+  replay: ['savepoint replay refunds-2026-11-28', 'savepoint replay refunds-2026-11-28 --json', 'savepoint replay --all --agent ./agent.ts'],
   fork: ['savepoint fork refunds-2026-11-28 --at 12 --effects dry', `savepoint fork refunds-2026-11-28 --at 12 --result '1={"status":"refunded"}' --yes`],
   runs: ['savepoint runs --status running', 'savepoint runs --since 2026-11-01 --limit 20 --json'],
   batch: ['savepoint batch --agent refund-reconciler --items days.json --concurrency 5 --batch-id november', 'savepoint batch --agent refund-reconciler --manifest s3://acme-batches/days.csv --key date'],

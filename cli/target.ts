@@ -125,7 +125,7 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
  * `replay` reads a run and writes nothing, and loads none of the client, approval API or key
  * modules a client needs (issue 38: a replay's process start).
  */
-export async function withLedgerOnly<T>(command: string, agentSpec: string | undefined, runId: string, use: (target: Pick<Target, 'ledger' | 'engine' | 'parts'>) => Promise<T>): Promise<T> {
+export async function withLedgerOnly<T>(command: string, agentSpec: string | undefined, runId: string | undefined, use: (target: Pick<Target, 'ledger' | 'engine' | 'parts'>) => Promise<T>): Promise<T> {
   if (deployed().stack) return withClient(command, agentSpec, runId, ({ ledger, engine }) => use({ ledger, ...(engine && { engine }) }));
   return withLedger(command, ({ ledger, engine, parts }) => use({ ledger, ...(engine && { engine }), ...(parts && { parts }) }));
 }

@@ -1,35 +1,77 @@
 import type { Command } from 'commander';
 import type { ReplayResult } from '../../local/replay/index.js';
-import { UsageError } from '../errors.js';
+import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import type { EngineFile } from '../state.js';
+import { parseOptions, UsageError } from '../errors.js';
 import { counted } from '../../lambdas/shared/text.js';
-import { out, printJson } from '../program.js';
+import { err, out, printJson } from '../program.js';
 import { agentFor, noRunError, withLedgerOnly } from '../target.js';
 import { sizeHeapForReplay } from '../replay-heap.js';
 
 /** `savepoint replay <runId>`: re-executes a finished run on this code from its ledger, with no live call. */
 export function registerReplayCommand(program: Command): void {
   program
-    .command('replay <runId>')
-    .description('re-executes a finished or stopped run on this code with no live call (every model turn, tool result, approval and time answered from the ledger): prints identical, or the first divergence; exit 1 when it diverges')
-    .option('--agent <name|path>', 'the code to replay on (default: the agent named in the run)')
+    .command('replay [runId]')
+    .description('re-executes a finished or stopped run (or, with --all, every one) on this code with no live call (every model turn, tool result, approval and time answered from the ledger): prints identical, or the first divergence; exit 1 when any diverges')
+    .option('--agent <name|path>', 'the code to replay on (default: the agent named in the run; with --all, only the runs of this agent)')
+    .option('--all', "every finished or stopped run in the ledger, one after another: a check that a change replays the recorded runs before it is deployed; exit 1 when any diverges or cannot be replayed here", false)
+    .option('--since <YYYY-MM-DD>', 'with --all, only the runs created on or after this day')
     .option('--json', 'print JSON', false)
-    .action((runId: string, options: { agent?: string; json: boolean }) =>
-      withLedgerOnly('replay', options.agent, runId, async ({ ledger, engine, parts }) => {
-        const run = await ledger.getRun(runId);
-        if (!run) throw await noRunError(runId, { ledger, parts });
+    .action((runId: string | undefined, options: { agent?: string; all: boolean; since?: string; json: boolean }) => {
+      if (Boolean(runId) === options.all) throw new UsageError('replay takes a run id, or --all');
+      if (options.since !== undefined && !options.all) throw new UsageError('--since: only with --all');
+      return withLedgerOnly('replay', options.agent, runId, async ({ ledger, engine, parts }) => {
+        // Loaded when a replay runs: the engine it runs on is no part of every other command's start.
+        if (options.all) return replayEveryRun(ledger, engine ?? null, options);
+        const run = await ledger.getRun(runId!);
+        if (!run) throw await noRunError(runId!, { ledger, parts });
         // A run still running has no end to compare with: bad input (exit 2), not a divergence (exit 1).
         if (run.status === 'running') throw new UsageError(`runId: run ${runId} is still running; replay a finished or stopped run`);
         sizeHeapForReplay(run.steps);
         const agent = await agentFor(options.agent, run.agent, engine ?? null);
         if (!agent) throw new UsageError(`replay needs the agent's code: name it with --agent (the run is of agent ${run.agent})`);
-        // Loaded when a replay runs: the engine it runs on is no part of every other command's start.
         const { replayRun } = await import('../../local/replay/index.js');
-        const result = await replayRun({ agent, source: ledger, runId });
+        const result = await replayRun({ agent, source: ledger, runId: run.runId });
         if (options.json) printJson(result);
         else out(formatReplay(result));
         if (!result.identical) process.exitCode = 1;
-      }),
-    );
+      });
+    });
+}
+
+/**
+ * `replay --all` (cli/replay-all.ts): each run's line as its replay ends (progress on a long check),
+ * then the summary; with --json, one document at the end.
+ */
+async function replayEveryRun(ledger: Ledger, engine: EngineFile | null, options: { agent?: string; since?: string; json: boolean }): Promise<void> {
+  const [{ replayAll, replayAllSummary }, { replayRun }, { CalendarDate }, { z }] = await Promise.all([
+    import('../replay-all.js'),
+    import('../../local/replay/index.js'),
+    import('../../lambdas/shared/dates.js'),
+    import('zod'),
+  ]);
+  const { since } = parseOptions(z.object({ since: CalendarDate.optional() }), { since: options.since });
+  const agent = options.agent === undefined ? undefined : await agentFor(options.agent, undefined, engine);
+  const result = await replayAll({
+    ledger,
+    ...(agent && { agent }),
+    ...(since && { since }),
+    agentNamed: (name) => agentFor(undefined, name, engine),
+    replay: (code, runId) => replayRun({ agent: code, source: ledger, runId }),
+    onListed: (runs) => {
+      // The young generation as the longest run's replay wants it (the flag holds for the process).
+      sizeHeapForReplay(Math.max(0, ...runs.map((run) => run.steps)));
+      if (!options.json && runs.length > 1) err(`savepoint: replaying ${counted(runs.length, 'run')}…`);
+    },
+    onRun: (outcome) => {
+      if (options.json) return;
+      out('result' in outcome ? formatReplay(outcome.result) : `${outcome.notReplayed.runId}: not replayed: ${outcome.notReplayed.why}`);
+    },
+  });
+  for (const { runId, error } of result.damaged) err(`savepoint: run ${runId} is not replayed: ${error} (savepoint verify ${runId})`);
+  if (options.json) printJson(result);
+  else out(replayAllSummary(result));
+  if (!result.ok) process.exitCode = 1;
 }
 
 export function formatReplay(result: ReplayResult): string {

@@ -19,7 +19,7 @@ describe('savepoint replay and fork, through the CLI', () => {
   const day = join(root, 'day.json');
   writeFileSync(day, JSON.stringify(smallDay));
 
-  it('replays a run identically, names a changed system prompt, and forks it without paying again', async () => {
+  it('replays a run identically, names a changed system prompt, forks it without paying again, and replays them all at once (--all)', async () => {
     expect((await cli('run', '--agent', 'refund-reconciler', '--world-data', day, '--approve', 'approve', '--run-id', 'day1')).code).toBe(0);
     const paid = refunds();
     expect(paid).toBeGreaterThan(0);
@@ -95,5 +95,22 @@ describe('savepoint replay and fork, through the CLI', () => {
 
     const verified = await cli('verify', '--all');
     expect(verified.stdout).toMatch(/4 of 4 runs verify/);
+
+    // Every run at once, on this code (the forks included): one line each, as each ends, then the check's.
+    const all = await cli('replay', '--all');
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stderr).toBe('savepoint: replaying 4 runs…\n');
+    expect(all.stdout.split('\n').map((line) => line.split(':')[0])).toEqual(['day1-reuse', 'day1-edited', 'day1-fork-4', 'day1', '4 of 4 runs replayed identical', '']);
+    expect(all.stdout).toMatch(/^day1: identical \(\d+ model turns, \d+ tool calls and 2 approvals answered from the ledger; 0 live calls;/m);
+    // On the changed prompt, every run of its agent diverges at its first turn of its own: exit 1, each named in --json.
+    const onChanged = await cli('replay', '--all', '--agent', agent, '--json');
+    expect(onChanged.code, onChanged.stderr).toBe(1);
+    const checked = JSON.parse(onChanged.stdout) as { agent: string; runs: { runId: string; identical: boolean; divergence?: { why: string } }[]; identical: number; diverged: number; ok: boolean };
+    expect(checked).toMatchObject({ agent: 'refund-reconciler', identical: 0, diverged: 4, ok: false });
+    expect(checked.runs.map((run) => run.divergence?.why)).toEqual(Array(4).fill('the system prompt changed'));
+    // Only the runs of a day on (--since), and bad input refused before anything is read (exit 2).
+    expect(await cli('replay', '--all', '--since', '2999-01-01')).toMatchObject({ code: 0, stdout: 'no runs to replay\n' });
+    expect(await cli('replay', 'day1', '--all')).toMatchObject({ code: 2, stdout: '', stderr: 'savepoint: replay takes a run id, or --all\n' });
+    expect(await cli('replay', '--all', '--since', 'yesterday')).toMatchObject({ code: 2, stdout: '', stderr: expect.stringMatching(/^savepoint: invalid options: --since: expected a date YYYY-MM-DD/) });
   });
 });

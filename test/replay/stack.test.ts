@@ -85,4 +85,16 @@ describe('replay and fork on a deployed stack', () => {
     expect(JSON.parse(replayed.stdout)).toMatchObject({ runId: 'day1', identical: true, live: { model: 0, tools: 0 } });
     expect(harness.stack.model.requestCount()).toBe(served);
   });
+
+  it("replays every ended run of the stack's agent here (--all: a keyed query of its runs), identically and with no live call", async () => {
+    const served = harness.stack.model.requestCount();
+    const replayed = await savepoint('replay', '--all', '--agent', 'refund-reconciler', '--json');
+    expect(replayed.code, replayed.stdout + replayed.stderr).toBe(0);
+    const checked = JSON.parse(replayed.stdout) as { runs: { runId: string; identical: boolean; live: { model: number; tools: number } }[]; ok: boolean; notReplayed: unknown[] };
+    expect(checked).toMatchObject({ agent: 'refund-reconciler', ok: true, notReplayed: [], running: [], damaged: [] });
+    // day1, and the forks the tests before this one started, when they ran first.
+    expect(checked.runs.map((run) => run.runId)).toContain('day1');
+    for (const run of checked.runs) expect(run).toMatchObject({ identical: true, live: { model: 0, tools: 0 } });
+    expect(harness.stack.model.requestCount()).toBe(served);
+  });
 });
