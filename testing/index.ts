@@ -44,6 +44,7 @@ import type { Ledger } from '../lambdas/ledger/ledger.js';
 // The longest a Lambda function runs: past it, every invocation of a dead engine has timed out.
 import { LAMBDA_MAX_TIMEOUT_MS } from '../lambdas/shared/limits.js';
 import type { ApprovalRecord } from '../lambdas/records/ledger-records.js';
+import type { Divergence, ReplayResult } from '../local/replay/index.js';
 import type { Clock, Timers } from '../lambdas/shared/ports.js';
 import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Boundary } from '../local/runtime/crash.js';
 // The local engine (and aws-local-stepfunctions, an optional peer) loads when an environment opens:
@@ -55,7 +56,7 @@ import { executionFailure } from '../local/runtime/agent-errors.js';
 import { SAVEPOINT_CODE } from '../local/runtime/agents.js';
 
 export { CrashPoint, TOOL_CALL_BOUNDARIES };
-export type { ApprovalRecord, ChildRunFigure, RunReport };
+export type { ApprovalRecord, ChildRunFigure, Divergence, ReplayResult, RunReport };
 
 /**
  * A clock a test moves by hand (Temporal's time skipping): what the harness reads for deadlines,
@@ -205,6 +206,12 @@ export interface TestRunOptions {
   readonly config?: Record<string, unknown>;
 }
 
+/** What `TestEnvironment.replay` replays a run on. */
+export interface TestReplayOptions {
+  /** The code to replay on: a changed version of the agent, to see whether it replays the run as recorded. @default the environment's agent */
+  readonly agent?: AgentDefinition<any, any, any>;
+}
+
 /** A local engine for one agent in a test (`createTestEnvironment`): run it, decide its approvals, move its clock. */
 export interface TestEnvironment<World extends DevWorld = DevWorld> {
   /** The agent it runs. */
@@ -240,6 +247,21 @@ export interface TestEnvironment<World extends DevWorld = DevWorld> {
   /** Moves the clock forward and runs what fell due (approvals past their deadline expire). */
   skip(ms: number): Promise<void>;
   /**
+   * Replays a finished or stopped run of this environment on the agent's code with no live call,
+   * as `savepoint replay` does: every model turn, tool result, approval and time answered from the
+   * ledger, and what the agent's code decides compared as it happens (each request to the model,
+   * each tool call, each approval asked for, the outcome, the report). `identical`, or the first
+   * divergence: a prompt or a tool's arguments built from something else than the run's input and
+   * answers (the time of day, a random id) diverges, and such a run would not replay or resume as it
+   * ran. Rejects, saying why, for a run that is not there or is still running.
+   * @example
+   * ```ts
+   * const run = await env.run({ inbox: 'team' });
+   * expect((await env.replay(run.runId)).identical).toBe(true);
+   * ```
+   */
+  replay(runId: string, options?: TestReplayOptions): Promise<ReplayResult>;
+  /**
    * Stops the engine and closes the ledger and the world: call it at the end of each test. Calls
    * after the first wait for it and close nothing again. The environment's other calls reject after
    * it, saying it is closed — a run's `result()` too, so await each run's result before close.
@@ -267,6 +289,7 @@ export async function createTestEnvironment<World extends DevWorld = DevWorld>(o
 const ENVIRONMENT_OPTIONS: Record<keyof TestEnvironmentOptions, true> = { agent: true, world: true, clock: true, approve: true, stateDir: true, failRate: true, seed: true, toolSecrets: true };
 const CRASH_MATRIX_OPTIONS: Record<keyof CrashMatrixOptions, true> = { agent: true, clock: true, approve: true, failRate: true, seed: true, toolSecrets: true, input: true, tools: true, boundaries: true, kill: true, check: true };
 const RUN_OPTIONS: Record<keyof TestRunOptions, true> = { runId: true, config: true };
+const REPLAY_OPTIONS: Record<keyof TestReplayOptions, true> = { agent: true };
 
 /** Refuses options that are no object, or that name an option `caller` does not take, naming them and the ones it takes. */
 function assertKnownOptions(caller: string, options: unknown, known: Record<string, true>): void {
@@ -474,6 +497,15 @@ async function open<World extends DevWorld>(
       assertOpen('skip');
       clock.advance(ms);
       await started.expireApprovals();
+    },
+    replay: async (runId, replayOptions = {}) => {
+      assertOpen('replay');
+      assertKnownOptions('replay', replayOptions, REPLAY_OPTIONS);
+      const problem = replayOptions.agent === undefined ? undefined : notAnAgent(replayOptions.agent);
+      if (problem) throw new TypeError(`replay: agent: ${problem}`);
+      // Loaded when a test replays: the replay's modules are no part of an environment's start.
+      const { replayRun } = await import('../local/replay/index.js');
+      return replayRun({ agent: replayOptions.agent ?? options.agent, source: started.ledger, runId });
     },
     // Once, however often it is called (in the test's `finally` and its `afterEach`).
     close: () =>

@@ -21,12 +21,15 @@ import { approvalOf, callOf, type Recording } from './recording.js';
 
 /** Where a replay first did something other than the recorded run did. */
 export interface Divergence {
+  /** The model turn (from 1) where it diverged. */
   turn: number;
   /** The tool call of the turn, when it diverged there. */
   call?: number;
   /** What was compared: `model request`, `tool call`, `approval`, `guards`, `report`, `outcome`. */
   what: string;
+  /** The part of the recorded run's text where it first differs from the replay's. */
   recorded: string;
+  /** The same part of what the replay produced. */
   produced: string;
   /** Why, in words: `the system prompt changed`, `the arguments changed`. */
   why: string;

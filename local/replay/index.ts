@@ -42,9 +42,13 @@ export interface ReplayOptions {
   readonly log?: (line: string) => void;
 }
 
+/** What a replay found (`savepoint replay`, `TestEnvironment.replay`): identical, or where it first diverged. */
 export interface ReplayResult {
+  /** The run replayed. */
   runId: string;
+  /** Whether the replay did all the recorded run did, with no live call. */
   identical: boolean;
+  /** Where it first did otherwise; none when identical. */
   divergence?: Divergence;
   /** Turns and tool calls the replay answered from the recording (not a fork's copied turns: its StartRun copies them). */
   answered: { turns: number; toolCalls: number; approvals: number };
@@ -59,6 +63,7 @@ export interface ReplayResult {
   wallMs: number;
   /** Of `wallMs`, reading the recording and setting up what the steps run on (an in-memory ledger; no engine). */
   setupMs: number;
+  /** The recorded run's wall time, from its start to its end. */
   recordedWallMs: number;
 }
 
