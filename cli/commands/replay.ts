@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { ReplayResult } from '../../local/replay/index.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
-import type { EngineFile } from '../state.js';
+import type { AgentDir, EngineFile } from '../state.js';
 import { parseOptions, UsageError } from '../errors.js';
 import { counted } from '../../lambdas/shared/text.js';
 import { err, out, printJson } from '../program.js';
@@ -17,12 +17,13 @@ export function registerReplayCommand(program: Command): void {
     .option('--all', "every finished or stopped run in the ledger, one after another: a check that a change replays the recorded runs before it is deployed; exit 1 when any diverges or cannot be replayed here", false)
     .option('--since <YYYY-MM-DD>', 'with --all, only the runs created on or after this day')
     .option('--json', 'print JSON', false)
-    .action((runId: string | undefined, options: { agent?: string; all: boolean; since?: string; json: boolean }) => {
-      if (Boolean(runId) === options.all) throw new UsageError('replay takes a run id, or --all');
+    .action(async (runId: string | undefined, options: { agent?: string; all: boolean; since?: string; json: boolean }) => {
+      if ((runId !== undefined) === options.all) throw new UsageError('replay takes a run id, or --all');
       if (options.since !== undefined && !options.all) throw new UsageError('--since: only with --all');
+      // Refused before the ledger is opened.
+      const since = options.since === undefined ? undefined : await sinceDay(options.since);
       return withLedgerOnly('replay', options.agent, runId, async ({ ledger, engine, parts }) => {
-        // Loaded when a replay runs: the engine it runs on is no part of every other command's start.
-        if (options.all) return replayEveryRun(ledger, engine ?? null, options);
+        if (options.all) return replayEveryRun({ ledger, engine: engine ?? null, parts }, { ...options, since });
         const run = await ledger.getRun(runId!);
         if (!run) throw await noRunError(runId!, { ledger, parts });
         // A run still running has no end to compare with: bad input (exit 2), not a divergence (exit 1).
@@ -30,6 +31,7 @@ export function registerReplayCommand(program: Command): void {
         sizeHeapForReplay(run.steps);
         const agent = await agentFor(options.agent, run.agent, engine ?? null);
         if (!agent) throw new UsageError(`replay needs the agent's code: name it with --agent (the run is of agent ${run.agent})`);
+        // Loaded when a replay runs: the engine it runs on is no part of every other command's start.
         const { replayRun } = await import('../../local/replay/index.js');
         const result = await replayRun({ agent, source: ledger, runId: run.runId });
         if (options.json) printJson(result);
@@ -39,24 +41,28 @@ export function registerReplayCommand(program: Command): void {
     });
 }
 
+/** `--since`: a `YYYY-MM-DD` day that exists, or a UsageError naming it (zod loads only for it). */
+async function sinceDay(value: string): Promise<string> {
+  const [{ CalendarDate }, { z }] = await Promise.all([import('../../lambdas/shared/dates.js'), import('zod')]);
+  return parseOptions(z.object({ since: CalendarDate }), { since: value }).since;
+}
+
 /**
  * `replay --all` (cli/replay-all.ts): each run's line as its replay ends (progress on a long check),
- * then the summary; with --json, one document at the end.
+ * then the summary; with --json, one document at the end. A run is replayed on `--agent`, else on
+ * its own agent's code: the module of the engine that runs that agent (`serve` may run several),
+ * else the one found by its name.
  */
-async function replayEveryRun(ledger: Ledger, engine: EngineFile | null, options: { agent?: string; since?: string; json: boolean }): Promise<void> {
-  const [{ replayAll, replayAllSummary }, { replayRun }, { CalendarDate }, { z }] = await Promise.all([
-    import('../replay-all.js'),
-    import('../../local/replay/index.js'),
-    import('../../lambdas/shared/dates.js'),
-    import('zod'),
-  ]);
-  const { since } = parseOptions(z.object({ since: CalendarDate.optional() }), { since: options.since });
+async function replayEveryRun(opened: { ledger: Ledger; engine: EngineFile | null; parts?: AgentDir[] }, options: { agent?: string; since?: string; json: boolean }): Promise<void> {
+  const [{ replayAll, replayAllSummary }, { replayRun }] = await Promise.all([import('../replay-all.js'), import('../../local/replay/index.js')]);
+  const { ledger, engine, parts } = opened;
+  const engineOf = (name: string) => [engine, ...(parts ?? []).map((part) => part.engine)].find((running) => running?.agent?.name === name) ?? null;
   const agent = options.agent === undefined ? undefined : await agentFor(options.agent, undefined, engine);
   const result = await replayAll({
     ledger,
     ...(agent && { agent }),
-    ...(since && { since }),
-    agentNamed: (name) => agentFor(undefined, name, engine),
+    ...(options.since && { since: options.since }),
+    agentNamed: (name) => agentFor(undefined, name, engineOf(name)),
     replay: (code, runId) => replayRun({ agent: code, source: ledger, runId }),
     onListed: (runs) => {
       // The young generation as the longest run's replay wants it (the flag holds for the process).

@@ -58,7 +58,18 @@ export function wallClockEnd(run: Pick<RunRecord, 'createdAt' | 'approvalWaitMs'
   return new Date(Date.parse(run.createdAt) + (run.approvalWaitMs ?? 0) + run.config.maxWallSeconds * 1000);
 }
 
+const ALL_RUNS = ' (all runs)';
 const killReason = (flag: KillFlag, scope: string) => `killed${scope} by ${flag.by} at ${flag.at}${flag.reason ? `: ${flag.reason}` : ''}`;
+
+/**
+ * The kill flag of all runs that stopped a run, from the reason the run recorded (`budgetTrip`'s):
+ * the run's own record keeps no copy of the global flag (replay sets it again: local/replay).
+ * Undefined for any other reason.
+ */
+export function globalKillOf(stopReason: string): KillFlag | undefined {
+  const match = /^killed \(all runs\) by (\S+) at (\S+?)(?:: ([\s\S]*))?$/.exec(stopReason);
+  return match ? { by: match[1]!, at: match[2]!, reason: match[3] ?? '' } : undefined;
+}
 
 /** The order the caps are checked in: the measured budgets (the wall clock) first, then the counted ones, each in its row's order. */
 const TRIP_ORDER = [...GUARDS.filter((row) => !('counted' in row)), ...COUNTED_GUARDS];
@@ -70,7 +81,7 @@ const TRIP_ORDER = [...GUARDS.filter((row) => !('counted' in row)), ...COUNTED_G
  */
 export function budgetTrip(run: RunRecord, now: Date, globalKill?: KillFlag): GuardTrip | undefined {
   if (run.killed) return { guard: 'kill', reason: killReason(run.killed, '') };
-  if (globalKill) return { guard: 'kill', reason: killReason(globalKill, ' (all runs)') };
+  if (globalKill) return { guard: 'kill', reason: killReason(globalKill, ALL_RUNS) };
   // The fleet budget refused a call of the run (guards/fleet.ts), which recorded it: the run stops.
   const fleet = run.guardEvents?.find((event) => event.guard === 'fleet' && event.action === 'stopped');
   if (fleet) return { guard: 'fleet', reason: fleet.reason };

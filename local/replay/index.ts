@@ -17,6 +17,7 @@ import { differingPart, meteredTools, recordedDecision, recordedModel, recordedT
 import { agentLoop } from './loop.js';
 import { approvalOf, loadRecording, recordedClock, startConfig, type Recording } from './recording.js';
 import { counted } from '../../lambdas/shared/text.js';
+import { globalKillOf } from '../../lambdas/guards/budgets.js';
 
 export type { Divergence } from './answers.js';
 export { loadRecording, type Recording } from './recording.js';
@@ -104,7 +105,8 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   // decision to take it from (loop.ts `toolCall`), and each call reads; made and sealed every
   // turn, it would be read by nothing.
   const store = EmbeddedLedger.open({ sharedReads: true, handsState: false });
-  const ledger = passingLedger(store, recording, clock, asked);
+  const kill = recordedKill(recording, clock, asked, () => store);
+  const ledger = passingLedger(store, recording, clock, asked, kill);
   // One view per function: what each caches of the ledger (conversation/turns.ts) is its own, as
   // each Lambda function's is. An object of its own over the ledger, its methods found on it.
   const views = new Map<StepName, Ledger>();
@@ -320,10 +322,48 @@ async function parentWritesAfter(source: Ledger, lineage: NonNullable<RunRecord[
   return resolveResults(source, calls.filter((call) => call.turn >= lineage.turn && call.status === 'completed' && call.effect === 'write'));
 }
 
-/** The replay's ledger, telling the recorded clock which recorded moment each write reproduces. */
-function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<typeof recordedClock>, asked: Set<string>): Ledger {
-  const after = <T>(result: Promise<T>, key: string) => result.then((value) => (clock.passed(key), value));
+/** The kill of a killed run, made again in the replay once it is due (recordedKill). */
+interface RecordedKill {
+  /** Kills the run in the replay's ledger if the replay has reached the kill's moment and has not killed it yet. */
+  whenDue(): Promise<void>;
+}
+
+/**
+ * A kill is a person's (`savepoint kill`, StopExecution), as a decision is: a run that was killed is
+ * killed again in the replay where the recorded run noticed it, after the last thing it recorded.
+ * The kill is due once every moment the recording holds has been reproduced (its start, each turn
+ * and call) and every approval it asked for has been asked again (a call's approval asked while the
+ * run was killed has no call of its own to reproduce); the next step then stops the run as the
+ * recorded run's did, for the same reason. Not by the kill's recorded time: a test's clock, or two
+ * writes in one millisecond, cannot order it. The run's own kill flag, or the flag of all runs its
+ * stop reason names (the run keeps no copy of that one).
+ */
+function recordedKill(recording: Recording, clock: ReturnType<typeof recordedClock>, asked: ReadonlySet<string>, ledger: () => Ledger): RecordedKill | undefined {
+  const { run } = recording;
+  if (run.status !== 'killed') return undefined;
+  const flag = run.killed ?? (run.stopReason === undefined ? undefined : globalKillOf(run.stopReason));
+  if (!flag) return undefined;
+  const askedFor = recording.approvals.map(approvalSkOf);
+  let done = false;
+  return {
+    async whenDue() {
+      if (done || !clock.allPassed() || !askedFor.every((key) => asked.has(key))) return;
+      done = true;
+      if (run.killed) await ledger().killRun(run.runId, run.killed);
+      else await ledger().setGlobalKill(flag);
+    },
+  };
+}
+
+/** The replay's ledger, telling the recorded clock which recorded moment each write reproduces, and the recorded kill when it may be due. */
+function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<typeof recordedClock>, asked: Set<string>, kill: RecordedKill | undefined): Ledger {
   const target = ledger;
+  const after = <T>(result: Promise<T>, key: string) =>
+    result.then(async (value) => {
+      clock.passed(key);
+      await kill?.whenDue();
+      return value;
+    });
   // Only the replayed run's writes reproduce its moments (a fork's stand-in parent's do not).
   const passing: Partial<Ledger> = {
     createRun: (run) => (run.runId === recording.run.runId ? after(target.createRun(run), 'run') : target.createRun(run)),

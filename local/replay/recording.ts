@@ -100,6 +100,8 @@ export interface RecordedClock extends Clock {
    * or `decided:` and its key): it reads that moment's recorded time. For a key not recorded, this clock.
    */
   at(key: string): Clock;
+  /** Whether every recorded moment has been reproduced. */
+  allPassed(): boolean;
 }
 
 /**
@@ -186,6 +188,7 @@ export function recordedClock(recording: Recording): RecordedClock {
       const at = approvalMoments.get(key);
       return at === undefined ? clock : { now: () => new Date(at), after: unarmed };
     },
+    allPassed: () => next >= moments.length,
   };
   return clock;
 }

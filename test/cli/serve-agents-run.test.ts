@@ -47,6 +47,13 @@ describe("a serve of several agents: the second agent's run", () => {
       }
       const replied = (await client.get('replies'))!.report.summary as { replied: number };
       expect(replied.replied).toBeGreaterThan(0);
+      // Every run of the state directory replayed while serve runs the agents: each on its own agent's
+      // code (the engine that runs it), not the state directory's first agent's.
+      const replayed = await savepoint([...dir, 'replay', '--all', '--json']);
+      expect(replayed.code, replayed.stderr + replayed.stdout).toBe(0);
+      const checked = JSON.parse(replayed.stdout) as { runs: { runId: string; identical: boolean }[]; ok: boolean };
+      expect(checked).toMatchObject({ diverged: 0, notReplayed: [], ok: true });
+      expect(checked.runs.map((one) => one.runId).sort()).toEqual(['killed-1', 'replies']);
       serving.child.kill('SIGTERM');
       expect(await serving.exited).toBe(0);
 
