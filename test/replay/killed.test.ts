@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { defineAgent, defineTool, withDev, type ModelPolicy } from '../../lambdas/index.js';
-import { globalKillOf } from '../../lambdas/guards/budgets.js';
-import { budgetTrip } from '../../lambdas/guards/budgets.js';
+import { budgetTrip, globalKillOf } from '../../lambdas/guards/budgets.js';
 import type { RunRecord } from '../../lambdas/records/ledger-records.js';
 import { createTestEnvironment, type TestEnvironment } from '../../testing/index.js';
+import { leaf, paid } from '../support/tree-agents.js';
 
 /**
  * The replay of a killed run. A kill is a person's, as a decision is: the replay kills the run
@@ -14,32 +14,14 @@ import { createTestEnvironment, type TestEnvironment } from '../../testing/index
  * waited for an approval. Found by `savepoint replay --all` on a state directory whose runs
  * included one killed by `savepoint kill --all` (test/cli/serve-agents-run.test.ts).
  */
+/** Looks the invoice up, then pays it (the tree's leaf's payment, which waits for a person), then ends. */
 const policy: ModelPolicy = (request) => {
   const turns = request.messages.filter((message) => message.role === 'assistant').length;
-  if (turns < 2) return { content: [{ type: 'tool_use', id: `c${turns}`, name: 'pay', input: { invoice: `inv_${turns}` } }], stop_reason: 'tool_use' };
-  return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
+  if (turns > 1) return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
+  return { content: [{ type: 'tool_use', id: `c${turns}`, name: turns === 0 ? 'look' : 'pay', input: { invoice: 'inv_1' } }], stop_reason: 'tool_use' };
 };
-const agent = withDev(
-  defineAgent({
-    name: 'killed-replay',
-    model: 'sim:savepoint-sim-1',
-    system: 'Pay the invoices.',
-    input: z.object({}).strict(),
-    prompt: () => 'Pay inv_0 and inv_1.',
-    tools: [
-      defineTool({
-        name: 'pay',
-        description: 'Pays an invoice.',
-        input: z.object({ invoice: z.string() }).strict(),
-        effect: 'write',
-        idempotencyKeys: true,
-        needsApproval: (args) => (args.invoice === 'inv_1' ? { summary: `pay ${args.invoice}` } : undefined),
-        execute: async (args) => ({ paid: args.invoice }),
-      }),
-    ],
-  }),
-  { policy },
-);
+const look = defineTool({ name: 'look', description: 'Looks an invoice up.', input: z.object({ invoice: z.string() }).strict(), effect: 'read', execute: async (args) => ({ due: args.invoice }) });
+const agent = withDev(defineAgent({ name: 'killed-replay', model: 'sim:savepoint-sim-1', system: 'Pay the invoice.', input: z.object({ invoice: z.string() }).strict(), prompt: (input) => `Look ${input.invoice} up, then pay it.`, tools: [look, leaf.tools[0]!] }), { policy });
 
 let env: TestEnvironment | undefined;
 afterEach(async () => {
@@ -51,20 +33,21 @@ describe('replay of a killed run', () => {
   it('is identical for a run the switch of all runs killed before its first step', async () => {
     env = await createTestEnvironment({ agent, approve: 'approve' });
     await env.ledger.setGlobalKill({ by: 'ops@example.com', at: env.clock.now().toISOString(), reason: 'provider incident: stop everything' });
-    const run = await env.run({});
+    const run = await env.run({ invoice: 'inv_1' });
     expect(run.status).toBe('killed');
     const replayed = await env.replay(run.runId);
     expect(replayed, JSON.stringify(replayed.divergence)).toMatchObject({ identical: true, answered: { turns: 0, toolCalls: 0 } });
   });
 
-  it('is identical for a run killed by its own flag while it waited for an approval: the approval asked and decided again, the payment it held refused', async () => {
+  it('is identical for a run killed by its own flag after a call, while its payment waited for an approval: the approval asked and decided again, the payment refused', async () => {
     env = await createTestEnvironment({ agent });
-    const started = env.start({});
+    const started = env.start({ invoice: 'inv_1' });
     const approval = await env.nextApproval();
     await env.ledger.killRun(started.runId, { by: 'ops@example.com', at: env.clock.now().toISOString(), reason: 'wrong invoices' });
     await env.decide(approval.approvalId, 'approve');
     const run = await started.result();
     expect(run.status).toBe('killed');
+    expect(paid).not.toContain('inv_1');
     const replayed = await env.replay(run.runId);
     expect(replayed, JSON.stringify(replayed.divergence)).toMatchObject({ identical: true, answered: { turns: 2, toolCalls: 1, approvals: 1 }, live: { model: 0, tools: 0 } });
     // Another version of the agent still diverges where it differs, before the kill.
