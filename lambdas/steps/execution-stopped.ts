@@ -25,6 +25,9 @@ type StoppedDeps = {
 };
 type Detail = ExecutionStatusChange['detail'];
 
+/** Who a stop's kill is by when nobody killed the run before it, and who closes its pending approvals (replay reproduces the stop from them). */
+export const STOP_EXECUTION = 'StopExecution';
+
 /**
  * `StopExecution` is a kill: the execution is gone without reaching Finalize, so the run record is
  * marked killed here — by StopExecution, when, and why — and is never resumed. It also hears the
@@ -74,7 +77,7 @@ function resumedChild(run: RunRecord | undefined, detail: Detail): { runId: stri
 async function killTree(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<void> {
   const agent = deps.agentOf?.(run.agent);
   if (!agent || run.status !== 'killed' || run.executionArn !== detail.executionArn) return;
-  await killChildren({ ledger: deps.ledger, ...(deps.children && { children: deps.children }), now: deps.clock.now() }, agent, run, run.killed ?? { by: 'StopExecution', at: run.finishedAt ?? '', reason: '' });
+  await killChildren({ ledger: deps.ledger, ...(deps.children && { children: deps.children }), now: deps.clock.now() }, agent, run, run.killed ?? { by: STOP_EXECUTION, at: run.finishedAt ?? '', reason: '' });
 }
 
 /**
@@ -93,14 +96,14 @@ async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<
   const at = new Date(detail.stopDate ?? deps.clock.now().getTime()).toISOString();
   const why = [detail.error, detail.cause].filter(Boolean).join(': ');
   // The first kill stands: a run stopped because someone killed it (its parent, a cancel) says who.
-  const flag = run.killed ?? { by: 'StopExecution', at, reason: why };
+  const flag = run.killed ?? { by: STOP_EXECUTION, at, reason: why };
   const reason = `killed by ${flag.by} at ${at}${flag.reason ? `: ${flag.reason}` : ''}`;
   const endedByThisStop = (record: RunRecord) => record.status === 'killed' && record.stopReason === reason;
   if (run.status !== 'running' && !endedByThisStop(run)) return undefined;
   let ended = run;
   let killed = false;
   if (run.status === 'running') {
-    await deps.ledger.killRun(run.runId, { by: 'StopExecution', at, reason: why });
+    await deps.ledger.killRun(run.runId, { by: STOP_EXECUTION, at, reason: why });
     // Ended only while the run is as read: a copy (or the other rule a child's stop reaches) that
     // read it running too writes nothing, and goes on from the run as the end wrote it.
     const finished = await deps.ledger.finishRun(run.runId, { status: 'killed', stopReason: reason }, deps.clock.now(), endExpected(run));
@@ -115,7 +118,7 @@ async function kill(deps: StoppedDeps, run: RunRecord, detail: Detail): Promise<
   const now = deps.clock.now();
   for (const approval of await deps.ledger.listPendingApprovals()) {
     if (approval.runId !== run.runId) continue;
-    await deps.ledger.decideApproval(approval, { status: 'expired', reason: `the run was ${reason}`, decidedBy: 'StopExecution', decidedVia: 'timeout', waitedMs: now.getTime() - Date.parse(approval.createdAt) }, now);
+    await deps.ledger.decideApproval(approval, { status: 'expired', reason: `the run was ${reason}`, decidedBy: STOP_EXECUTION, decidedVia: 'timeout', waitedMs: now.getTime() - Date.parse(approval.createdAt) }, now);
   }
   return { run: ended, killed };
 }

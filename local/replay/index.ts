@@ -18,6 +18,7 @@ import { agentLoop } from './loop.js';
 import { approvalOf, loadRecording, recordedClock, startConfig, type Recording } from './recording.js';
 import { counted } from '../../lambdas/shared/text.js';
 import { globalKillOf } from '../../lambdas/guards/budgets.js';
+import { STOP_EXECUTION } from '../../lambdas/steps/execution-stopped.js';
 
 export type { Divergence } from './answers.js';
 export { loadRecording, type Recording } from './recording.js';
@@ -169,6 +170,11 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     }
     const decision = recordedDecision(recorded);
     if (decision === undefined) return outside({ ...at, recorded: 'no decision', produced: 'a decision is needed', why: 'the recorded run ended before this approval was decided' });
+    // Closed by the stop of the execution that waited for it, not by a person: the stop reproduced.
+    if (recorded.decidedBy === STOP_EXECUTION) {
+      approvals += 1;
+      return stopExecution();
+    }
     // Decided at its recorded turn: after what happened before it (other calls of its turn, other
     // decisions), so that their times are the recorded ones; and at its own recorded time (a
     // budget extension's decision has no turn's moment to wait for).
@@ -182,6 +188,27 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     const result = await decideApproval(key)(recorded.approvalId, decision, { caller: { id: recorded.decidedBy ?? 'replay', via: 'cli' } });
     if (!result.ok) throw new Error(`replay: the approval callback refused the recorded decision (${result.status}: ${result.message})`);
   };
+  /**
+   * A StopExecution of the replay's execution, as the recorded run's was stopped while it waited
+   * (`savepoint kill` of a waiting run, a cancel, the console): the kill made again first
+   * (recordedKill), then the execution stopped (nothing more runs) and its end handled by the same
+   * step that handled the recorded one's (ExecutionStopped: the run killed for the same reason, its
+   * approvals closed), at the recorded time of the kill.
+   */
+  const stopExecution = () =>
+    (stopping ??= (async () => {
+      await kill?.whenDue();
+      const replayed = await ledger.getRun(recording.run.runId);
+      loop.stop();
+      if (!replayed?.executionArn || !startedWith) return;
+      const stopDate = Date.parse(recording.run.killed?.at ?? recording.run.finishedAt ?? recording.run.updatedAt);
+      const change = { 'detail-type': 'Step Functions Execution Status Change', source: 'aws.states', detail: { executionArn: replayed.executionArn, status: 'ABORTED', stopDate, input: startedWith } };
+      await stepsOf(Steps.ExecutionStopped)[Steps.ExecutionStopped](change);
+    })());
+  /** The stop's handling (stopExecution), which the end is compared after. */
+  let stopping: Promise<void> | undefined;
+  /** The run request the replay's execution started with (its input, as a status change carries it). */
+  let startedWith: string | undefined;
   const setupMs = Math.round(nowMs() - started);
   try {
     const { run } = recording;
@@ -199,8 +226,10 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
       ...(run.startedBy && { startedBy: run.startedBy }),
       ...(lineage && { fork: { from: lineage.runId, at: lineage.turn, effects: lineage.effects } }),
     };
+    startedWith = JSON.stringify(request);
     await loop.run(`replay-${run.runId}`.slice(0, 80), request);
     await loop.settled();
+    await stopping;
     const replayed = await ledger.getRun(run.runId);
     const lastTurn = recording.turns.at(-1)?.turn ?? 0;
     const liveTool = metered.first();

@@ -21,6 +21,13 @@ async function runWaitingForApproval(name: string) {
   return { stateDir, output, exited, runId: /savepoint: run (\S+) /.exec(output())![1]! };
 }
 
+/** A killed run replays identically: the kill reproduced where the recorded run was killed (local/replay `recordedKill`). */
+async function expectReplayedIdentically(stateDir: string, runId: string): Promise<void> {
+  const replayed = await savepoint(['--state-dir', stateDir, 'replay', runId]);
+  expect(replayed.code, replayed.stdout + replayed.stderr).toBe(0);
+  expect(replayed.stdout).toMatch(new RegExp(`^${runId}: identical \\(`));
+}
+
 describe('savepoint kill <runId>', () => {
   it('exits 0 when it kills a run waiting on an approval, and the run ends killed', async () => {
     const { stateDir, runId, output, exited } = await runWaitingForApproval('kill');
@@ -44,6 +51,7 @@ describe('savepoint kill <runId>', () => {
     expect(await exited).toBe(3);
     // Recorded as the local user in the one form the approval API, the console and the CLI share.
     expect(output()).toContain(`: killed — killed by ${localUser()} at `);
+    await expectReplayedIdentically(stateDir, runId);
   });
 
   it('exits 0 when it kills a run the engine is driving (the engine that ends with it is not asked again)', async () => {
@@ -95,6 +103,7 @@ describe('savepoint kill --all', () => {
     expect(kill).toMatchObject({ code: 0, stdout: `global kill switch on: every run stops before its next step; 1 run waiting for a person stopped now (${runId})\n` });
     expect(await exited).toBe(3);
     expect(output()).toContain(`: killed — killed by ${localUser()} at `);
+    await expectReplayedIdentically(stateDir, runId);
   });
 });
 

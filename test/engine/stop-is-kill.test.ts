@@ -1,6 +1,7 @@
 import { SFNClient, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterEach, expect, it } from 'vitest';
 import { localAwsConfig } from '../../local/services/aws-config.js';
+import { replayRun } from '../../local/replay/index.js';
 import { waitFor } from '../support/agent-harness.js';
 import { sampleDay, startHarness, type Harness } from '../support/refund-harness.js';
 
@@ -31,4 +32,7 @@ it('a StopExecution on the Step Functions endpoint kills the run: recorded, its 
   // The watchdog resumes runs left running; a killed one is not among them.
   expect(await h.stack.recoverOrphans()).toEqual([]);
   expect((await h.stack.ledger.getRun('stopped'))!.status).toBe('killed');
+  // Replayed, the stop is reproduced as the person's act it was, where the run was stopped: identical.
+  const replayed = await replayRun({ agent: h.stack.agent, source: h.stack.ledger, runId: 'stopped' });
+  expect(replayed, JSON.stringify(replayed.divergence)).toMatchObject({ identical: true, live: { model: 0, tools: 0 } });
 });
