@@ -70,6 +70,7 @@ describe('savepoint kill <runId>', () => {
     expect(kill).toMatchObject({ code: 0, stdout: `run ${runId}: killed; it stops before its next step\n` });
     expect(await exited).toBe(3);
     expect(output()).toContain(`: killed — killed by ${localUser()} at `);
+    await expectReplayedIdentically(stateDir, runId);
   });
 
   it('refuses a reason longer than 500 characters with exit 2, naming --reason, and kills nothing', async () => {
