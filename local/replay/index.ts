@@ -122,7 +122,16 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     const { turn = 0, call = 0, extension } = payload as { turn?: number; call?: number; extension?: ApprovalRecord['budget'] };
     return momentSteps(Steps.RequestApproval, `asked:${approvalSkOf({ turn, call, budget: extension })}`)[Steps.RequestApproval](payload, signal);
   };
-  const loop = agentLoop({ steps: (step) => (step === Steps.RequestApproval ? requestApproval : stepsOf(step)[step]), definition: { hash: recording.run.definitionHash ?? 'replay' } });
+  // In a killed run, a tool call of a recorded turn that the recording lacks, and that asked for no
+  // approval, is one the kill refused (a write's claim, once the flag changed since its turn): the
+  // kill is made before it runs. (One that asked was refused after its decision: recordedKill.)
+  const recordedCalls = new Set([...recording.calls, ...recording.approvals.filter((approval) => !approval.budget)].map((call) => `${call.turn}:${call.call}`));
+  const callTool = async (payload: unknown, signal?: AbortSignal) => {
+    const { turn, call } = payload as { turn?: number; call?: number };
+    if (kill && !recordedCalls.has(`${turn}:${call}`)) await kill.now();
+    return stepsOf(Steps.CallTool)[Steps.CallTool](payload, signal);
+  };
+  const loop = agentLoop({ steps: (step) => (step === Steps.RequestApproval ? requestApproval : step === Steps.CallTool && kill ? callTool : stepsOf(step)[step]), definition: { hash: recording.run.definitionHash ?? 'replay' } });
   // Each function its own steps, as each Lambda function has its own clients.
   const built = new Map<StepName, AgentSteps>();
   const stepsOf = (step: keyof AgentSteps): AgentSteps => {
@@ -355,6 +364,8 @@ async function parentWritesAfter(source: Ledger, lineage: NonNullable<RunRecord[
 interface RecordedKill {
   /** Kills the run in the replay's ledger if the replay has reached the kill's moment and has not killed it yet. */
   whenDue(): Promise<void>;
+  /** Kills the run now, if it has not killed it yet: a call the recording lacks is one the kill refused. */
+  now(): Promise<void>;
 }
 
 /**
@@ -374,13 +385,17 @@ function recordedKill(recording: Recording, clock: ReturnType<typeof recordedClo
   if (!flag) return undefined;
   const askedFor = recording.approvals.map(approvalSkOf);
   let done = false;
+  const now = async () => {
+    if (done) return;
+    done = true;
+    if (run.killed) await ledger().killRun(run.runId, run.killed);
+    else await ledger().setGlobalKill(flag);
+  };
   return {
     async whenDue() {
-      if (done || !clock.allPassed() || !askedFor.every((key) => asked.has(key))) return;
-      done = true;
-      if (run.killed) await ledger().killRun(run.runId, run.killed);
-      else await ledger().setGlobalKill(flag);
+      if (clock.allPassed() && askedFor.every((key) => asked.has(key))) await now();
     },
+    now,
   };
 }
 

@@ -62,3 +62,32 @@ describe('replay of a killed run', () => {
     expect(globalKillOf('budget exceeded: steps 3 / 3')).toBeUndefined();
   });
 });
+
+describe('replay of a run killed in the middle of a turn', () => {
+  it('is identical when the kill lands while a read of the turn runs beside its write, which the kill refused', async () => {
+    let killing: TestEnvironment | undefined;
+    const twoAtOnce: ModelPolicy = (request) =>
+      request.messages.some((message) => message.role === 'assistant')
+        ? { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' }
+        : { content: [{ type: 'tool_use', id: 'c1', name: 'look', input: { invoice: 'inv_1' } }, { type: 'tool_use', id: 'c2', name: 'settle', input: { invoice: 'inv_1' } }], stop_reason: 'tool_use' };
+    const killingLook = defineTool({
+      name: 'look',
+      description: 'Looks an invoice up.',
+      input: z.object({ invoice: z.string() }).strict(),
+      effect: 'read',
+      execute: async (args, { runId }) => {
+        await killing!.ledger.killRun(runId, { by: 'ops@example.com', at: killing!.clock.now().toISOString(), reason: 'mid-turn' });
+        return { due: args.invoice };
+      },
+    });
+    const settle = defineTool({ name: 'settle', description: 'Settles an invoice.', input: z.object({ invoice: z.string() }).strict(), effect: 'write', idempotencyKeys: true, execute: async (args) => ({ settled: args.invoice }) });
+    const midTurn = withDev(defineAgent({ name: 'killed-mid-turn', model: 'sim:savepoint-sim-1', system: 'Settle.', input: z.object({}).strict(), prompt: () => 'Settle inv_1.', tools: [killingLook, settle] }), { policy: twoAtOnce });
+    env = killing = await createTestEnvironment({ agent: midTurn });
+    const run = await env.run({});
+    expect(run.status).toBe('killed');
+    // The read ran and killed the run; the write beside it was refused (its claim after the kill): not recorded.
+    expect(run.report.tools).toMatchObject({ look: { ok: 1 }, settle: { calls: 0 } });
+    const replayed = await env.replay(run.runId);
+    expect(replayed, JSON.stringify(replayed.divergence)).toMatchObject({ identical: true, answered: { turns: 1, toolCalls: 1 }, live: { model: 0, tools: 0 } });
+  });
+});
