@@ -106,7 +106,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   // decision to take it from (loop.ts `toolCall`), and each call reads; made and sealed every
   // turn, it would be read by nothing.
   const store = EmbeddedLedger.open({ sharedReads: true, handsState: false });
-  const kill = recordedKill(recording, clock, asked, () => store);
+  const kill = recordedKill(recording, clock, asked, store);
   const ledger = passingLedger(store, recording, clock, asked, kill);
   // One view per function: what each caches of the ledger (conversation/turns.ts) is its own, as
   // each Lambda function's is. An object of its own over the ledger, its methods found on it.
@@ -375,10 +375,11 @@ interface RecordedKill {
  * and call) and every approval it asked for has been asked again (a call's approval asked while the
  * run was killed has no call of its own to reproduce); the next step then stops the run as the
  * recorded run's did, for the same reason. Not by the kill's recorded time: a test's clock, or two
- * writes in one millisecond, cannot order it. The run's own kill flag, or the flag of all runs its
- * stop reason names (the run keeps no copy of that one).
+ * writes in one millisecond, cannot order it. Made at once (`now`) before a call the recording
+ * lacks, which the kill refused. The run's own kill flag, or the flag of all runs its stop reason
+ * names (the run keeps no copy of that one).
  */
-function recordedKill(recording: Recording, clock: ReturnType<typeof recordedClock>, asked: ReadonlySet<string>, ledger: () => Ledger): RecordedKill | undefined {
+function recordedKill(recording: Recording, clock: ReturnType<typeof recordedClock>, asked: ReadonlySet<string>, ledger: Ledger): RecordedKill | undefined {
   const { run } = recording;
   if (run.status !== 'killed') return undefined;
   const flag = run.killed ?? (run.stopReason === undefined ? undefined : globalKillOf(run.stopReason));
@@ -388,8 +389,8 @@ function recordedKill(recording: Recording, clock: ReturnType<typeof recordedClo
   const now = async () => {
     if (done) return;
     done = true;
-    if (run.killed) await ledger().killRun(run.runId, run.killed);
-    else await ledger().setGlobalKill(flag);
+    if (run.killed) await ledger.killRun(run.runId, run.killed);
+    else await ledger.setGlobalKill(flag);
   };
   return {
     async whenDue() {
@@ -402,12 +403,15 @@ function recordedKill(recording: Recording, clock: ReturnType<typeof recordedClo
 /** The replay's ledger, telling the recorded clock which recorded moment each write reproduces, and the recorded kill when it may be due. */
 function passingLedger(ledger: Ledger, recording: Recording, clock: ReturnType<typeof recordedClock>, asked: Set<string>, kill: RecordedKill | undefined): Ledger {
   const target = ledger;
-  const after = <T>(result: Promise<T>, key: string) =>
-    result.then(async (value) => {
-      clock.passed(key);
-      await kill?.whenDue();
-      return value;
-    });
+  // The recorded kill looked at after each moment only in a run that was killed: no other replay waits a tick more a write.
+  const after = kill
+    ? <T>(result: Promise<T>, key: string) =>
+        result.then(async (value) => {
+          clock.passed(key);
+          await kill.whenDue();
+          return value;
+        })
+    : <T>(result: Promise<T>, key: string) => result.then((value) => (clock.passed(key), value));
   // Only the replayed run's writes reproduce its moments (a fork's stand-in parent's do not).
   const passing: Partial<Ledger> = {
     createRun: (run) => (run.runId === recording.run.runId ? after(target.createRun(run), 'run') : target.createRun(run)),
