@@ -84,18 +84,24 @@ export async function replayAll(deps: ReplayAllDeps): Promise<ReplayAllResult> {
 
 async function replayOne(deps: ReplayAllDeps, run: RunRecord, agents: Map<string, Promise<AgentDefinition<any, any, any> | undefined>>): Promise<ReplayOutcome> {
   const notReplayed = (why: string): ReplayOutcome => ({ notReplayed: { runId: run.runId, agent: run.agent, why } });
+  // One run that cannot be replayed (its agent's code does not load, its records changed meanwhile,
+  // pruned) does not end the check of the others.
+  const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
   let agent = deps.agent;
   if (!agent) {
     // Each agent's code loaded once, for all its runs.
     if (!agents.has(run.agent)) agents.set(run.agent, deps.agentNamed(run.agent));
-    agent = await agents.get(run.agent)!;
+    try {
+      agent = await agents.get(run.agent)!;
+    } catch (error) {
+      return notReplayed(`the code of agent ${run.agent} does not load: ${message(error)}`);
+    }
   }
   if (!agent) return notReplayed(`no code for agent ${run.agent} here: replay its runs with --agent <its module>`);
   try {
     return { result: await deps.replay(agent, run.runId) };
   } catch (error) {
-    // One run that cannot be replayed (its records changed meanwhile, pruned) does not end the check of the others.
-    return notReplayed(error instanceof Error ? error.message : String(error));
+    return notReplayed(message(error));
   }
 }
 

@@ -73,11 +73,14 @@ describe('replay --all (cli/replay-all.ts)', () => {
     expect(none.ok).toBe(true);
   });
 
-  it('fails the check for a run whose code is not here, a replay that throws, and a damaged record, and goes on with the others', async () => {
-    const ledger = listing([run('x1', 'gone', 'succeeded', '2026-11-30T03:00:00Z'), run('d2', 'refunds', 'succeeded', '2026-11-30T02:00:00Z'), run('d1', 'refunds', 'stopped', '2026-11-30T01:00:00Z')], ['d0']);
+  it('fails the check for a run whose code is not here or does not load, a replay that throws, and a damaged record, and goes on with the others', async () => {
+    const ledger = listing([run('x1', 'gone', 'succeeded', '2026-11-30T03:00:00Z'), run('b1', 'broken', 'succeeded', '2026-11-30T02:30:00Z'), run('d2', 'refunds', 'succeeded', '2026-11-30T02:00:00Z'), run('d1', 'refunds', 'stopped', '2026-11-30T01:00:00Z')], ['d0']);
     const result = await replayAll({
       ledger,
-      agentNamed: async (name) => (name === 'gone' ? undefined : agentOf(name)),
+      agentNamed: async (name) => {
+        if (name === 'broken') throw new SyntaxError("Unexpected token '}'");
+        return name === 'gone' ? undefined : agentOf(name);
+      },
       replay: async (_agent, runId) => {
         if (runId === 'd2') throw new Error('runId: no run d2 in the ledger');
         return replayed(runId, true);
@@ -85,11 +88,12 @@ describe('replay --all (cli/replay-all.ts)', () => {
     });
     expect(result.notReplayed).toEqual([
       { runId: 'x1', agent: 'gone', why: 'no code for agent gone here: replay its runs with --agent <its module>' },
+      { runId: 'b1', agent: 'broken', why: "the code of agent broken does not load: Unexpected token '}'" },
       { runId: 'd2', agent: 'refunds', why: 'runId: no run d2 in the ledger' },
     ]);
     expect(result.damaged).toEqual([{ runId: 'd0', error: expect.stringContaining('its seal does not verify') }]);
     expect(result).toMatchObject({ identical: 1, diverged: 0, ok: false });
-    expect(replayAllSummary(result)).toBe('1 of 3 runs replayed identical; 2 not replayed; 1 damaged run left out');
+    expect(replayAllSummary(result)).toBe('1 of 4 runs replayed identical; 3 not replayed; 1 damaged run left out');
   });
 
   it('says when more runs than it reads were left out, unless --since leaves them out anyway', async () => {
