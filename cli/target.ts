@@ -105,7 +105,7 @@ export async function withClient<T>(command: string, agentSpec: string | undefin
   return withLedger(command, async (opened) => {
     const run = runId ? await opened.ledger.getRun(runId) : undefined;
     // The engine that runs the run's agent, when serve runs several (its module is the run's agent).
-    const runEngine = opened.parts?.find((part) => run && part.engine?.agent?.name === run.agent)?.engine ?? opened.engine;
+    const runEngine = engineRunning(run?.agent, opened) ?? opened.engine;
     const agent = await agentFor(agentSpec, run?.agent, runEngine ?? null);
     const decide = opened.engine ? approvalApiDecider(opened.engine.endpoints.approvals) : undefined;
     // The running engine's Step Functions API, for what starts executions (`migrate`): the run's own state machine.
@@ -290,6 +290,12 @@ export async function servingEngine(dir: string): Promise<{ client: RunsClient; 
   if (!engine || !runs) return undefined;
   const { runsClient } = await import('../client/index.js');
   return { client: runsClient({ base: runs.replace(/\/runs$/, '') }), engine };
+}
+
+/** Of the engines a command has open (the state directory's, and each agent's when serve runs several), the one that runs `agent`. */
+export function engineRunning(agent: string | undefined, opened: { engine?: EngineFile | null; parts?: readonly AgentDir[] }): EngineFile | undefined {
+  if (agent === undefined) return undefined;
+  return [opened.engine, ...(opened.parts ?? []).map((part) => part.engine)].find((engine) => engine?.agent?.name === agent) ?? undefined;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { AgentDir, EngineFile } from '../state.js';
 import { parseOptions, UsageError } from '../errors.js';
 import { counted } from '../../lambdas/shared/text.js';
 import { err, out, printJson } from '../program.js';
-import { agentFor, noRunError, withLedgerOnly } from '../target.js';
+import { agentFor, engineRunning, noRunError, withLedgerOnly } from '../target.js';
 import { sizeHeapForReplay } from '../replay-heap.js';
 
 /** `savepoint replay <runId>`: re-executes a finished run on this code from its ledger, with no live call. */
@@ -55,14 +55,13 @@ async function sinceDay(value: string): Promise<string> {
  */
 async function replayEveryRun(opened: { ledger: Ledger; engine: EngineFile | null; parts?: AgentDir[] }, options: { agent?: string; since?: string; json: boolean }): Promise<void> {
   const [{ replayAll, replayAllSummary }, { replayRun }] = await Promise.all([import('../replay-all.js'), import('../../local/replay/index.js')]);
-  const { ledger, engine, parts } = opened;
-  const engineOf = (name: string) => [engine, ...(parts ?? []).map((part) => part.engine)].find((running) => running?.agent?.name === name) ?? null;
+  const { ledger, engine } = opened;
   const agent = options.agent === undefined ? undefined : await agentFor(options.agent, undefined, engine);
   const result = await replayAll({
     ledger,
     ...(agent && { agent }),
     ...(options.since && { since: options.since }),
-    agentNamed: (name) => agentFor(undefined, name, engineOf(name)),
+    agentNamed: (name) => agentFor(undefined, name, engineRunning(name, opened) ?? null),
     replay: (code, runId) => replayRun({ agent: code, source: ledger, runId }),
     onListed: (runs) => {
       // The young generation as the longest run's replay wants it (the flag holds for the process).
