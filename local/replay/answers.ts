@@ -4,7 +4,7 @@ import type { AgentDefinition, ToolDefinition } from '../../lambdas/define.js';
 import type { ApprovalRecord, ToolCallRecord, TurnRecord } from '../../lambdas/records/ledger-records.js';
 import { parseModelSpec } from '../../lambdas/models/spec.js';
 import { requestShape, shapeChanges } from '../../lambdas/runs/request-shape.js';
-import { InvalidInputError, MalformedResponseError, TerminalError } from '../../lambdas/shared/errors.js';
+import { ErrorNames, InvalidInputError, MalformedResponseError, TerminalError } from '../../lambdas/shared/errors.js';
 import { deepFreeze } from '../../lambdas/shared/plain-copy.js';
 import { clip } from '../../lambdas/shared/text.js';
 import { conversation, withNotes } from '../../lambdas/steps/call-model.js';
@@ -71,6 +71,16 @@ export function differingPart(recorded: string, produced: string, max = 240): { 
 }
 
 /**
+ * What the replay does where a run that **failed** stopped: the step the recorded run's execution
+ * failed in (a model call after its last turn; in a run given up, a call of its last turn that left
+ * no record) asks for what the recording cannot hold — the provider's refusal, an outage that
+ * outlasted every retry and recovery — and the replay fails there as the recorded run did: its
+ * execution stopped and its failure recorded (index.ts `failExecution`), then the step that asked
+ * cut off with nothing recorded (it rejects with the wall clock's AttemptCut).
+ */
+export type FailedHere = (step: 'model' | 'tool') => Promise<never>;
+
+/**
  * Answers the n-th model call with recorded turn n, after a fork's `copied` turns (calls come one at a time, in turn order:
  * counting them finds the turn even after a compaction). `calls` counts the turns it answered (a
  * fork's copied ones are not: its StartRun copied them); `reached` the recorded turns the replay
@@ -79,7 +89,7 @@ export function differingPart(recorded: string, produced: string, max = 240): { 
  * results, with the turn's recorded notes; the system prompt and tools against the digests on the
  * run record; the model and `max_tokens`.
  */
-export function recordedModel(recording: Recording, agent: AgentDefinition, judge: Referee, copied = 0): { client: ModelClient; calls: () => number; reached: () => number } {
+export function recordedModel(recording: Recording, agent: AgentDefinition, judge: Referee, copied = 0, failedHere?: FailedHere): { client: ModelClient; calls: () => number; reached: () => number } {
   // A fork's first `copied` turns are not asked for: its StartRun copies them.
   let answered = copied;
   const shapeOf = shapeChangesOnce(recording, agent);
@@ -90,6 +100,7 @@ export function recordedModel(recording: Recording, agent: AgentDefinition, judg
       const recorded = recording.turns[answered];
       const turn = recorded?.turn ?? (recording.turns.at(-1)?.turn ?? 0) + 1;
       if (!recorded) {
+        if (failedHere) return failedHere('model');
         judge.diverged({ turn, what: 'model request', recorded: `the run ended after turn ${turn - 1} (${recording.run.status}${recording.run.stopReason ? `: ${recording.run.stopReason}` : ''})`, produced: 'another model call', why: 'this code calls the model where the recorded run had stopped' });
       }
       compareRequest(recording, recorded, request, { agent, judge, shapeChangesOf: shapeOf, expectedOf, compared });
@@ -317,14 +328,17 @@ export function meteredTools<A extends AgentDefinition>(agent: A): { agent: A; l
  * recorded one (name, arguments, idempotency key) and returns the recorded result, or throws the
  * error the recorded outcome came from. No `deps`: no provider client is even built.
  */
-export function recordedTools<A extends AgentDefinition>(agent: A, recording: Recording, judge: Referee, askedFor: (turn: number, call: number) => boolean): A & { toolCalls: () => number } {
+export function recordedTools<A extends AgentDefinition>(agent: A, recording: Recording, judge: Referee, askedFor: (turn: number, call: number) => boolean, failedHere?: FailedHere): A & { toolCalls: () => number } {
   let answered = 0;
+  const lastTurn = recording.turns.at(-1)?.turn;
   const answer = (tool: ToolDefinition): ToolDefinition['execute'] => async (args, context) => {
     const recorded = callOf(recording, context.turn, context.call);
     const at = { turn: context.turn, call: context.call, what: 'tool call' };
     // Each call's arguments written once; the texts of a divergence only when there is one.
     const sent = JSON.stringify(args);
     const produced = () => clip(`${tool.name} ${sent}`, 240, 240);
+    // A call of the last recorded turn that left no record, in a run given up there: the call that failed.
+    if (!recorded && failedHere && context.turn === lastTurn && recording.run.error?.error === ErrorNames.Unrecoverable) return failedHere('tool');
     if (!recorded) return judge.diverged({ ...at, recorded: 'no such call', produced: produced(), why: `this code makes a tool call the recorded run did not make` });
     const recordedArgs = JSON.stringify(recorded.args);
     const recordedText = () => clip(`${recorded.name} ${recordedArgs}`, 240, 240);

@@ -13,12 +13,15 @@ import type { Clock } from '../../lambdas/shared/ports.js';
 import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps, type AgentSteps } from '../../lambdas/wiring/create-steps.js';
 import { LOCAL_BREAKER } from '../runtime/local-breaker.js';
-import { differingPart, meteredTools, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type Referee } from './answers.js';
+import { differingPart, meteredTools, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type FailedHere, type Referee } from './answers.js';
 import { agentLoop } from './loop.js';
 import { approvalOf, loadRecording, recordedClock, startConfig, type Recording } from './recording.js';
 import { counted } from '../../lambdas/shared/text.js';
 import { globalKillOf } from '../../lambdas/guards/budgets.js';
 import { STOP_EXECUTION } from '../../lambdas/steps/execution-stopped.js';
+import { ErrorNames } from '../../lambdas/shared/errors.js';
+import { AttemptCut } from '../../lambdas/tools/attempt.js';
+import { endExpected } from '../../lambdas/ledger/run-end.js';
 
 export type { Divergence } from './answers.js';
 export { loadRecording, type Recording } from './recording.js';
@@ -90,12 +93,15 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
   const asked = new Set<string>();
   // The agent's own tool code, counted beneath the recorded answers: a call that reaches it is live.
   const metered = meteredTools(options.agent);
-  const agent = recordedTools(metered.agent, recording, judge, (turn, call) => asked.has(approvalSkOf({ turn, call })));
+  // Where a failed run's execution failed, the replay's fails (failExecution, below).
+  const failure = recording.run.status === 'failed' ? recording.run.error : undefined;
+  const failedHere: FailedHere | undefined = failure && ((step) => failExecution(failure, step));
+  const agent = recordedTools(metered.agent, recording, judge, (turn, call) => asked.has(approvalSkOf({ turn, call })), failedHere);
   // A fork's turns before its fork point were copied, not made by it: the replay copies them the
   // same way (its StartRun, from a stand-in parent made of them) and answers only its own.
   const lineage = recording.run.forkedFrom;
   const copied = lineage ? recording.turns.filter((turn) => turn.turn < lineage.turn).length : 0;
-  const model = recordedModel(recording, agent, judge, copied);
+  const model = recordedModel(recording, agent, judge, copied, failedHere);
   // This code's fingerprint, made once: every function's steps check the run against it.
   const fingerprint = codeFingerprint(agent, CODE_VERSION, deploymentPrices(agent.prices));
   const models = singleModel(model.client);
@@ -205,7 +211,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
    * approvals closed), at the recorded time of the kill.
    */
   const stopExecution = () =>
-    (stopping ??= (async () => {
+    (ending ??= (async () => {
       await kill?.whenDue();
       const replayed = await ledger.getRun(recording.run.runId);
       loop.stop();
@@ -214,8 +220,36 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
       const change = { 'detail-type': 'Step Functions Execution Status Change', source: 'aws.states', detail: { executionArn: replayed.executionArn, status: 'ABORTED', stopDate, input: startedWith } };
       await stepsOf(Steps.ExecutionStopped)[Steps.ExecutionStopped](change);
     })());
-  /** The stop's handling (stopExecution), which the end is compared after. */
-  let stopping: Promise<void> | undefined;
+  /**
+   * The failure of a run that failed, made again where its execution failed (answers.ts
+   * FailedHere): the provider's refusal, or an outage that outlasted the retries, is outside the
+   * harness as a model's answer is. The replay's execution is stopped there (nothing more runs) and
+   * ends as the recorded one did: a model call's failure caught into RecordFailure (the Finalize
+   * step, with the recorded error as the Catch passes it; a tool call's has no Catch: its execution
+   * just failed); then a run given up by recovery after executions that failed there without
+   * progress (RecoverRun: Agent.Unrecoverable) is given up again with the recorded reason, which the
+   * replay's one execution cannot count its way to. The step that asked is then cut off with
+   * nothing recorded, as a call the wall clock cuts off is.
+   */
+  const failExecution = async (error: NonNullable<RunRecord['error']>, step: 'model' | 'tool'): Promise<never> => {
+    await (ending ??= (async () => {
+      let replayed = await ledger.getRun(recording.run.runId);
+      loop.stop();
+      if (!replayed?.executionArn) return;
+      if (step === 'model') {
+        const failure = { Error: error.error, Cause: JSON.stringify({ errorType: error.error, errorMessage: error.cause }) };
+        await stepsOf(Steps.Finalize)[Steps.Finalize]({ executionArn: replayed.executionArn, runId: replayed.runId, failure });
+        replayed = (await ledger.getRun(replayed.runId)) ?? replayed;
+      }
+      if (error.error === ErrorNames.Unrecoverable) {
+        const at = new Date(recording.run.finishedAt ?? recording.run.updatedAt);
+        await ledger.finishRun(replayed.runId, { status: 'failed', stopReason: recording.run.stopReason ?? error.cause, error }, at, endExpected(replayed));
+      }
+    })());
+    throw new AttemptCut({ kind: 'wallClock', message: 'the replay stopped where the recorded run failed' });
+  };
+  /** The recorded end made again from outside (stopExecution, failExecution), which the end is compared after. */
+  let ending: Promise<void> | undefined;
   /** The run request the replay's execution started with (its input, as a status change carries it). */
   let startedWith: string | undefined;
   const setupMs = Math.round(nowMs() - started);
@@ -238,7 +272,7 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
     startedWith = JSON.stringify(request);
     await loop.run(`replay-${run.runId}`.slice(0, 80), request);
     await loop.settled();
-    await stopping;
+    await ending;
     const replayed = await ledger.getRun(run.runId);
     const lastTurn = recording.turns.at(-1)?.turn ?? 0;
     const liveTool = metered.first();

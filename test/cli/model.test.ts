@@ -100,10 +100,19 @@ describe('savepoint run --model', () => {
     const resume = /^the run failed: once its cause is fixed, it resumes where it stopped: savepoint (.+)$/m.exec(failed.stdout)?.[1];
     // As the run decided its approvals (--approve approve): a resume without it would wait for a person.
     expect(resume).toBe(`--state-dir ${stateDir} resume wrong-key --approve approve`);
+    // The failed run replays to the same failure: the provider's refusal is answered from the record, as its answers are.
+    const requests = anthropic.requestCount();
+    const replayed = await savepoint(['--state-dir', stateDir, 'replay', 'wrong-key', '--json']);
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(JSON.parse(replayed.stdout)).toMatchObject({ identical: true, live: { model: 0, tools: 0 } });
+    expect(anthropic.requestCount()).toBe(requests);
     const resumed = await savepoint(resume!.split(' '), { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.url });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/^run wrong-key .*: succeeded/m);
     expect(resumed.stdout).not.toMatch(/the run failed/);
+    // And once resumed and finished, it replays straight through: the refused call left nothing to make again.
+    const finished = await savepoint(['--state-dir', stateDir, 'replay', 'wrong-key', '--json']);
+    expect(JSON.parse(finished.stdout), finished.stderr).toMatchObject({ identical: true });
   });
 
   it('refuses a malformed model spec as a usage error naming the option', async () => {

@@ -11,6 +11,10 @@ import { makeSampleDay } from '../../agents/refund-reconciler/make-sample-day.js
 import { duplicatePayments, startHarness, type Harness } from '../support/refund-harness.js';
 import { postDecision, waitFor } from '../support/agent-harness.js';
 import { flakyModel as outage } from '../support/flaky-model.js';
+import { replayRun } from '../../local/replay/index.js';
+import * as z from 'zod';
+import { defineAgent, defineTool, TransientError, withDev, type ModelPolicy } from '../../lambdas/index.js';
+import { startAgentHarness } from '../support/agent-harness.js';
 
 /** Three requests: a refund, a mismatch to flag, and a refund above the approval threshold. */
 const day = makeSampleDay(7, { plain: 1, already_refunded: 0, mismatch: 1, large: 1 });
@@ -59,6 +63,10 @@ describe('recovery of a failed execution (the status-change rule)', () => {
     const { turns, calls } = await h.stack.ledger.listConversation('outage');
     expect(run).toMatchObject({ steps: turns.length + calls.filter((call) => call.status === 'completed').length, modelTurns: turns.length });
     expect(duplicatePayments(h.stack)).toEqual([]);
+    // Its replay runs straight through: the failed execution left nothing the replay must make again.
+    const served = h.stack.model.requestCount();
+    expect(await replayRun({ agent: refundReconciler, source: h.stack.ledger, runId: 'outage' })).toMatchObject({ identical: true, live: { model: 0, tools: 0 } });
+    expect(h.stack.model.requestCount()).toBe(served);
   });
 
   it('gives a run up, with the reason, when recoveries make no progress', async () => {
@@ -75,6 +83,38 @@ describe('recovery of a failed execution (the status-change rule)', () => {
     expect(given).toMatchObject({ status: 'failed', recovery: { attempts: 2, withoutProgress: 2 } });
     expect(given.stopReason).toMatch(/^not recovered: 2 recoveries in a row made no progress \(stuck at step 2\); last: execution stuck-recovery-2 FAILED: Agent.Transient/);
     expect(h.stack.engine.listExecutions().executions.map((execution) => execution.name).sort()).toEqual(['stuck-recovery-1', 'stuck-recovery-2', 'test-1']);
+    // Its replay fails where its executions failed (the model call after its first turn) and is
+    // given up for the same reason: identical, not "calls the model where the recorded run had stopped".
+    const replayed = await replayRun({ agent: refundReconciler, source: h.stack.ledger, runId: 'stuck' });
+    expect(replayed, JSON.stringify(replayed.divergence)).toMatchObject({ identical: true, answered: { turns: 1 }, live: { model: 0, tools: 0 } });
+    // This code asking the model something else before it failed still diverges.
+    const changed = { ...refundReconciler, system: `${refundReconciler.system}\nNever refund more than $100.` };
+    expect(await replayRun({ agent: changed, source: h.stack.ledger, runId: 'stuck' })).toMatchObject({ identical: false, divergence: { turn: 1, why: 'the system prompt changed' } });
+  });
+
+  it('gives a run up whose tool is down at every recovery; its replay fails at that call and is given up the same', async () => {
+    const looks = (): ModelPolicy => (request) =>
+      request.messages.some((message) => message.role === 'assistant')
+        ? { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' }
+        : { content: [{ type: 'tool_use', id: 'c1', name: 'look', input: { invoice: 'inv_1' } }], stop_reason: 'tool_use' };
+    let sent = 0;
+    const down = defineTool({ name: 'look', description: 'Looks an invoice up.', input: z.object({ invoice: z.string() }).strict(), effect: 'read', execute: async () => { sent += 1; throw new TransientError('invoices service: 503'); } });
+    const agent = withDev(defineAgent({ name: 'looks-up', model: 'sim:savepoint-sim-1', system: 'Look the invoice up.', input: z.object({ invoice: z.string() }).strict(), prompt: (input) => `Look ${input.invoice} up.`, tools: [down] }), { policy: looks() });
+    const h = await startAgentHarness({ agent, breaker: noBreaker, recovery: { maxWithoutProgress: 1 } });
+    cleanups.push(() => h.stack.close());
+    await h.run({ runId: 'down', input: { invoice: 'inv_1' } });
+    const given = await waitFor(async () => {
+      const record = await h.stack.ledger.getRun('down');
+      return record?.error?.error === 'Agent.Unrecoverable' ? record : undefined;
+    });
+    expect(given.stopReason).toMatch(/^not recovered: 1 recovery in a row made no progress .*FAILED: Agent.Transient/);
+    expect((await h.stack.ledger.listConversation('down')).calls).toEqual([]);
+    const before = sent;
+    const replayed = await replayRun({ agent, source: h.stack.ledger, runId: 'down' });
+    expect(replayed, JSON.stringify(replayed.divergence)).toMatchObject({ identical: true, answered: { turns: 1, toolCalls: 0 }, live: { model: 0, tools: 0 } });
+    expect(sent).toBe(before);
+    // This code asking the model something else before the call still diverges.
+    expect(await replayRun({ agent: { ...agent, prompt: (input: { invoice: string }) => `Look ${input.invoice} up twice.` }, source: h.stack.ledger, runId: 'down' })).toMatchObject({ identical: false, divergence: { turn: 1 } });
   });
 });
 
