@@ -51,7 +51,8 @@ import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Bou
 // importing savepoint/testing without the peer installed works, and opening one names the peer.
 import type { LocalStack, startLocalStack } from '../local/runtime/local-stack.js';
 import { requirePeer } from '../local/packages/optional-peers.js';
-import { waitForChain } from '../local/runtime/chain.js';
+import { waitForChain, waitForRunEnd } from '../local/runtime/chain.js';
+import { settleStatusChanges } from '../local/services/status-events.js';
 import { executionFailure } from '../local/runtime/agent-errors.js';
 import { SAVEPOINT_CODE } from '../local/runtime/agents.js';
 
@@ -223,9 +224,11 @@ export interface TestEnvironment<World extends DevWorld = DevWorld> {
   /** The embedded ledger the runs are recorded in. */
   readonly ledger: Ledger;
   /**
-   * Runs the agent on `input` until the run stops (its last execution, after any handoff; approvals
-   * answered by `approve`, or by `decide` meanwhile). Rejects, saying why, when the run did not
-   * start (an input the agent refuses, a `runId` the runs API would refuse or already used).
+   * Runs the agent on `input` until the run stops (its last execution, after any handoff, and after
+   * any automatic recovery of an execution that failed or timed out: the run as it ended, resumed
+   * and finished, or given up; approvals answered by `approve`, or by `decide` meanwhile). Rejects,
+   * saying why, when the run did not start (an input the agent refuses, a `runId` the runs API would
+   * refuse or already used).
    */
   run(input: unknown, options?: TestRunOptions): Promise<TestRun>;
   /**
@@ -430,7 +433,7 @@ async function open<World extends DevWorld>(
       throw new Error(`run ${runId} did not start: ${(error as Error).message}`, { cause: error });
     }
     going += 1;
-    const ended = waitForChain(started.engine, started.ledger, runId, executionArn);
+    const ended = waitForRunEnd(started.engine, started.ledger, runId, executionArn, () => settleStatusChanges(started.engine));
     void ended
       .catch(() => undefined)
       .finally(() => {

@@ -21,3 +21,29 @@ export async function waitForChain(engine: Pick<LocalEngine, 'waitForExecution'>
     }
   }
 }
+
+/**
+ * Waits for a run to stop on this engine: its chain of executions (waitForChain), and when the last
+ * one failed or timed out and recovery resumed the run (RecoverRun, on the execution's status
+ * change), the recovery's chain, and so on — until an execution ends with nothing to resume it: the
+ * run finished, stopped, waits for nobody's hand, or was given up (RecoverRun's bound). `settled`
+ * resolves once the status changes reported so far were delivered (the recovery decided and, if
+ * any, started).
+ */
+export async function waitForRunEnd(engine: Pick<LocalEngine, 'waitForExecution'>, ledger: Pick<Ledger, 'getRun'>, runId: string, executionArn: string, settled: () => Promise<void>): Promise<ExecutionDescription> {
+  let description = await waitForChain(engine, ledger, runId, executionArn);
+  while (description.status === 'FAILED' || description.status === 'TIMED_OUT') {
+    await settled();
+    // A recovery of this very ending (its key: the ended execution and when), started by name, as
+    // an execution of the same state machine (the ARN of an execution names the machine, not its version).
+    const recovery = (await ledger.getRun(runId))?.recovery;
+    if (!recovery?.key.startsWith(`${description.executionArn}@`)) return description;
+    const next = `${description.executionArn.slice(0, description.executionArn.lastIndexOf(':') + 1)}${recovery.executionName}`;
+    try {
+      description = await waitForChain(engine, ledger, runId, next);
+    } catch {
+      return description;
+    }
+  }
+  return description;
+}

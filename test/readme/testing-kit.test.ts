@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { defineAgent, defineTool, withDev } from '../../lambdas/index.js';
+import { defineAgent, defineTool, withDev, type ModelPolicy } from '../../lambdas/index.js';
 import { createTestEnvironment, forEachCrashPoint, TestClock, TOOL_CALL_BOUNDARIES, type CrashCase, type TestEnvironment } from '../../testing/index.js';
 import journalNotes from './fixtures/journal-notes.dev.js';
 import journalMail from './fixtures/journal-mail.dev.js';
@@ -38,14 +38,14 @@ const agent = defineAgent({
   ],
 });
 
-const dev = withDev(agent, {
-  policy: (request) => {
-    const turns = request.messages.filter((message) => message.role === 'assistant').length;
-    const urgent = JSON.stringify(request.messages[0]).includes('(urgent)');
-    if (turns === 0) return { content: [{ type: 'tool_use', id: 'call_1', name: 'save_note', input: { urgent } }], stop_reason: 'tool_use' };
-    return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
-  },
-});
+/** Saves the note, then ends. */
+const savesNote: ModelPolicy = (request) => {
+  const turns = request.messages.filter((message) => message.role === 'assistant').length;
+  const urgent = JSON.stringify(request.messages[0]).includes('(urgent)');
+  if (turns === 0) return { content: [{ type: 'tool_use', id: 'call_1', name: 'save_note', input: { urgent } }], stop_reason: 'tool_use' };
+  return { content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn' };
+};
+const dev = withDev(agent, { policy: savesNote });
 
 let env: TestEnvironment | undefined;
 afterEach(async () => {
@@ -135,6 +135,25 @@ describe('savepoint/testing', () => {
     expect(record?.executionArn).toMatch(/:handed-off-c\d+$/);
     expect(run).toMatchObject({ execution: 'SUCCEEDED', status: 'succeeded' });
     expect([...sent.values()]).toEqual([1]);
+  });
+
+  it("waits for the automatic recovery of a run whose execution failed, and answers the run's end after it (given up, when the model stays down)", async () => {
+    // The model provider fails every request after the first (its policy throws: a 500).
+    let requests = 0;
+    const down = withDev(agent, {
+      policy: (request) => {
+        requests += 1;
+        if (request.messages.some((message) => message.role === 'assistant')) throw new Error('the provider is down');
+        return savesNote(request);
+      },
+    });
+    env = await createTestEnvironment({ agent: down });
+    // Not the first execution's failure (RecoverRun resumes the run at once), but the run's end: given up after three recoveries.
+    const run = await env.run({ urgent: false }, { runId: 'down' });
+    expect(run).toMatchObject({ execution: 'FAILED', status: 'failed', report: { stopReason: expect.stringMatching(/^not recovered: 3 recoveries in a row made no progress \(stuck at step 2\); last: execution down-recovery-3 FAILED/) } });
+    expect(await env.ledger.getRun('down')).toMatchObject({ status: 'failed', error: { error: 'Agent.Unrecoverable' }, executions: [expect.stringMatching(/:down$/), expect.stringMatching(/:down-recovery-1$/), expect.stringMatching(/:down-recovery-2$/), expect.stringMatching(/:down-recovery-3$/)] });
+    expect([...sent.values()]).toEqual([1]);
+    expect(requests).toBeGreaterThan(2);
   });
 
   it('expires an undecided approval when the injected clock passes its deadline', async () => {

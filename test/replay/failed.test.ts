@@ -7,10 +7,10 @@ import { createTestEnvironment, type TestEnvironment } from '../../testing/index
  * The replay of a run that failed. A failure from outside the harness is answered from the record
  * as a model's answer is: the replay fails where the recorded run failed, and ends failed for the
  * same reason — identical, not "this code calls the model where the recorded run had stopped".
- * Here a tool's terminal refusal (recorded as the call's result); the model provider's refusal of
- * a key, through the CLI and Anthropic's SDK: test/cli/model.test.ts; runs given up by recovery
- * after the model or a tool stayed down: test/engine/recovery.test.ts. (A run of this kit that
- * failed by accident is recovered after `run` returns, so it is not replayed here.)
+ * Here a model provider down past every retry and recovery (the run given up), and a tool's
+ * terminal refusal (recorded as the call's result); the model provider's refusal of a key, through
+ * the CLI and Anthropic's SDK: test/cli/model.test.ts; runs given up on the engine's harness while
+ * the model or a tool stayed down: test/engine/recovery.test.ts.
  */
 /** Looks the invoice up, then pays it, then ends. */
 const policy: ModelPolicy = (request) => {
@@ -30,6 +30,22 @@ afterEach(async () => {
 });
 
 describe('replay of a failed run', () => {
+  it('fails where the model provider stayed down past every retry and recovery, and is given up for the same reason, with no live call', async () => {
+    // The provider answers the first turn, then fails every request (the server's policy throws: a 500).
+    const down: ModelPolicy = (request) => {
+      if (request.messages.some((message) => message.role === 'assistant')) throw new Error('the provider is down');
+      return policy(request);
+    };
+    const agent = withDev(defineAgent({ ...base, name: 'failed-model', tools: [look, pays(async () => ({ paid: true }))] }), { policy: down });
+    env = await createTestEnvironment({ agent });
+    const run = await env.run({ invoice: 'inv_1' });
+    expect(run.report).toMatchObject({ status: 'failed', stopReason: expect.stringMatching(/^not recovered: 3 recoveries in a row made no progress .*the provider is down/) });
+    const replayed = await env.replay(run.runId);
+    expect(replayed, JSON.stringify(replayed.divergence)).toMatchObject({ identical: true, answered: { turns: 1, toolCalls: 1 }, live: { model: 0, tools: 0 } });
+    // Another version of the agent still diverges where it differs, before the failure.
+    expect(await env.replay(run.runId, { agent: { ...agent, system: 'Pay them all.' } })).toMatchObject({ identical: false, divergence: { turn: 1, why: 'the system prompt changed' } });
+  });
+
   it("fails where a tool's terminal refusal failed it (recorded as the call's result), for the same reason", async () => {
     const agent = withDev(defineAgent({ ...base, name: 'failed-tool', tools: [look, pays(async () => Promise.reject(new TerminalError('the bank refused: account closed')))] }), { policy });
     env = await createTestEnvironment({ agent });
