@@ -1,5 +1,6 @@
 import { toolSecretsFromEnv } from '../lambdas/tools/secrets.js';
-import { waitForChain } from '../local/runtime/chain.js';
+import { waitForRunEnd } from '../local/runtime/chain.js';
+import { settleStatusChanges } from '../local/services/status-events.js';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -41,7 +42,7 @@ import { terminalQuestions, type TerminalQuestions } from './terminal-questions.
 import { agentHomeOf, chooseLedger, kindToOpen, openLedger, publishEngine, rememberAgentModule, rememberedAgentModule, worldDataOf } from './state.js';
 import { noRunError } from './target.js';
 import { startLocalConsole } from '../console/local.js';
-import { counted } from '../lambdas/shared/text.js';
+import { clip, counted } from '../lambdas/shared/text.js';
 import { commandHint, resumeWords } from './command-hint.js';
 
 export const ApprovalMode = z.enum(['prompt', 'approve', 'reject', 'wait']);
@@ -402,8 +403,13 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
     const ended = stack.engine.waitForExecution(result.executionArn);
     return [decidesAll ? ended : Promise.race([ended, waitingForPerson.until(result.runId).then(() => undefined)])];
   });
-  // Continue-as-new: the run may go on in successor executions; wait for the last of the chain.
-  const finished = await Promise.race([Promise.all([waitForChain(stack.engine, stack.ledger, runId, executionArn!), ...others]), signals.received]);
+  // Continue-as-new: the run may go on in successor executions; wait for the last of the chain. And
+  // an execution that failed or timed out is resumed by recovery (RecoverRun, up to --max-recoveries
+  // in a row without progress): the run's end is after it, not at the failure.
+  const onRecovery = (ended: { name: string; status: string; error?: string; cause?: string }, recovery: { attempts: number }, next: string) =>
+    progress(`savepoint: execution ${ended.name} ${ended.status}${ended.error ? ` (${ended.error}: ${clip(causeMessage(ended.cause), 200)})` : ''}; recovery ${recovery.attempts} resumes the run — execution ${next.split(":").pop()}`);
+  const runEnd = waitForRunEnd(stack.engine, stack.ledger, runId, executionArn!, { settled: () => settleStatusChanges(stack.engine), onRecovery });
+  const finished = await Promise.race([Promise.all([runEnd, ...others]), signals.received]);
   stop();
   const signal = typeof finished === 'string' ? finished : undefined;
   if (!signal) {

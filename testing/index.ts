@@ -433,7 +433,7 @@ async function open<World extends DevWorld>(
       throw new Error(`run ${runId} did not start: ${(error as Error).message}`, { cause: error });
     }
     going += 1;
-    const ended = waitForRunEnd(started.engine, started.ledger, runId, executionArn, () => settleStatusChanges(started.engine));
+    const ended = waitForRunEnd(started.engine, started.ledger, runId, executionArn, { settled: () => settleStatusChanges(started.engine) });
     void ended
       .catch(() => undefined)
       .finally(() => {

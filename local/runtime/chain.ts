@@ -1,5 +1,6 @@
 import { handedOffTo } from '../../lambdas/guards/history.js';
 import type { Ledger } from '../../lambdas/ledger/ledger.js';
+import type { RecoveryRecord } from '../../lambdas/records/ledger-records.js';
 import type { ExecutionDescription, LocalEngine } from '../engine/local-engine.js';
 
 /**
@@ -30,7 +31,13 @@ export async function waitForChain(engine: Pick<LocalEngine, 'waitForExecution'>
  * resolves once the status changes reported so far were delivered (the recovery decided and, if
  * any, started).
  */
-export async function waitForRunEnd(engine: Pick<LocalEngine, 'waitForExecution'>, ledger: Pick<Ledger, 'getRun'>, runId: string, executionArn: string, settled: () => Promise<void>): Promise<ExecutionDescription> {
+export async function waitForRunEnd(
+  engine: Pick<LocalEngine, 'waitForExecution'>,
+  ledger: Pick<Ledger, 'getRun'>,
+  runId: string,
+  executionArn: string,
+  { settled, onRecovery }: { settled: () => Promise<void>; onRecovery?: (ended: ExecutionDescription, recovery: RecoveryRecord, next: string) => void },
+): Promise<ExecutionDescription> {
   let description = await waitForChain(engine, ledger, runId, executionArn);
   while (description.status === 'FAILED' || description.status === 'TIMED_OUT') {
     await settled();
@@ -39,6 +46,7 @@ export async function waitForRunEnd(engine: Pick<LocalEngine, 'waitForExecution'
     const recovery = (await ledger.getRun(runId))?.recovery;
     if (!recovery?.key.startsWith(`${description.executionArn}@`)) return description;
     const next = `${description.executionArn.slice(0, description.executionArn.lastIndexOf(':') + 1)}${recovery.executionName}`;
+    onRecovery?.(description, recovery, next);
     try {
       description = await waitForChain(engine, ledger, runId, next);
     } catch {

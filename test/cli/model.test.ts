@@ -115,6 +115,18 @@ describe('savepoint run --model', () => {
     expect(JSON.parse(finished.stdout), finished.stderr).toMatchObject({ identical: true });
   });
 
+  it("recovers a run whose execution failed while the provider was down, and ends with the run: succeeded, exit 0, the recovery said", async () => {
+    const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.url };
+    // Seven 500s in a row: more than CallModel's six retries of a transient error, so the first execution fails.
+    anthropic.failNext(7, { kind: 'server_error' });
+    const run = await savepoint(['--state-dir', join(scratch, 'outage'), 'run', '--agent', 'refund-reconciler', '--approve', 'approve', '--world-data', day, '--model', 'anthropic:claude-haiku-4-5', '--run-id', 'outage'], env);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^savepoint: execution outage-\w+ FAILED \(Agent\.Transient: .*\); recovery 1 resumes the run — execution outage-recovery-1$/m);
+    expect(run.stdout).toMatch(/^run outage .*: succeeded/m);
+    expect(run.stdout).toMatch(/1 automatic recovery, last after execution outage-\w+ FAILED: Agent\.Transient/);
+    expect(run.stdout).not.toMatch(/the run failed/);
+  });
+
   it('refuses a malformed model spec as a usage error naming the option', async () => {
     const bad = await savepoint(['run', '--agent', 'refund-reconciler', '--memory', '--model', 'claude']);
     expect(bad.code).toBe(2);
