@@ -398,17 +398,21 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   // for a person this command does not decide for (that could be a day): they are left, saved, as
   // below, for the next engine (`savepoint serve` drives every run to its end).
   const decidesAll = approvalMode === 'approve' || approvalMode === 'reject';
+  // Continue-as-new: a run may go on in successor executions; wait for the last of the chain. And
+  // an execution that failed or timed out is resumed by recovery (RecoverRun, up to --max-recoveries
+  // in a row without progress): a run's end is after it, not at the failure.
+  const endOf = (id: string, arn: string) =>
+    waitForRunEnd(stack.engine, stack.ledger, id, arn, {
+      settled: () => settleStatusChanges(stack.engine),
+      onRecovery: (ended, recovery, next) =>
+        progress(`savepoint: execution ${ended.name} ${ended.status}${ended.error ? ` (${ended.error}: ${clip(causeMessage(ended.cause), 200)})` : ''}; recovery ${recovery.attempts} resumes the run${id === runId ? '' : ` ${id}`} — execution ${next.split(':').pop()}`),
+    });
   const others = recovered.flatMap((result) => {
     if (result.action !== 'recovered') return [];
-    const ended = stack.engine.waitForExecution(result.executionArn);
+    const ended = endOf(result.runId, result.executionArn);
     return [decidesAll ? ended : Promise.race([ended, waitingForPerson.until(result.runId).then(() => undefined)])];
   });
-  // Continue-as-new: the run may go on in successor executions; wait for the last of the chain. And
-  // an execution that failed or timed out is resumed by recovery (RecoverRun, up to --max-recoveries
-  // in a row without progress): the run's end is after it, not at the failure.
-  const onRecovery = (ended: { name: string; status: string; error?: string; cause?: string }, recovery: { attempts: number }, next: string) =>
-    progress(`savepoint: execution ${ended.name} ${ended.status}${ended.error ? ` (${ended.error}: ${clip(causeMessage(ended.cause), 200)})` : ''}; recovery ${recovery.attempts} resumes the run — execution ${next.split(":").pop()}`);
-  const runEnd = waitForRunEnd(stack.engine, stack.ledger, runId, executionArn!, { settled: () => settleStatusChanges(stack.engine), onRecovery });
+  const runEnd = endOf(runId, executionArn!);
   const finished = await Promise.race([Promise.all([runEnd, ...others]), signals.received]);
   stop();
   const signal = typeof finished === 'string' ? finished : undefined;
