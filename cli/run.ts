@@ -1,6 +1,5 @@
 import { toolSecretsFromEnv } from '../lambdas/tools/secrets.js';
 import { waitForRunEnd } from '../local/runtime/chain.js';
-import { settleStatusChanges } from '../local/services/status-events.js';
 import { DescribeExecutionCommand } from '@aws-sdk/client-sfn';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -402,11 +401,9 @@ async function driveRun(stack: LocalStack, context: DriveContext): Promise<RunOu
   // an execution that failed or timed out is resumed by recovery (RecoverRun, up to --max-recoveries
   // in a row without progress): a run's end is after it, not at the failure.
   const endOf = (id: string, arn: string) =>
-    waitForRunEnd(stack.engine, stack.ledger, id, arn, {
-      settled: () => settleStatusChanges(stack.engine),
-      onRecovery: (ended, recovery, next) =>
-        progress(`savepoint: execution ${ended.name} ${ended.status}${ended.error ? ` (${ended.error}: ${clip(causeMessage(ended.cause), 200)})` : ''}; recovery ${recovery.attempts} resumes the run${id === runId ? '' : ` ${id}`} — execution ${next.split(':').pop()}`),
-    });
+    waitForRunEnd(stack.engine, stack.ledger, id, arn, (ended, recovery, next) =>
+      progress(`savepoint: execution ${ended.name} ${ended.status}${ended.error ? ` (${ended.error}: ${clip(causeMessage(ended.cause), 200)})` : ''}; recovery ${recovery.attempts} resumes the run${id === runId ? '' : ` ${id}`} — execution ${next.split(':').pop()}`),
+    );
   const others = recovered.flatMap((result) => {
     if (result.action !== 'recovered') return [];
     const ended = endOf(result.runId, result.executionArn);

@@ -51,8 +51,7 @@ import { CrashPoint, crashInjector, TOOL_CALL_BOUNDARIES, type CrashPoint as Bou
 // importing savepoint/testing without the peer installed works, and opening one names the peer.
 import type { LocalStack, startLocalStack } from '../local/runtime/local-stack.js';
 import { requirePeer } from '../local/packages/optional-peers.js';
-import { waitForChain, waitForRunEnd } from '../local/runtime/chain.js';
-import { settleStatusChanges } from '../local/services/status-events.js';
+import { waitForRunEnd } from '../local/runtime/chain.js';
 import { executionFailure } from '../local/runtime/agent-errors.js';
 import { SAVEPOINT_CODE } from '../local/runtime/agents.js';
 
@@ -433,7 +432,7 @@ async function open<World extends DevWorld>(
       throw new Error(`run ${runId} did not start: ${(error as Error).message}`, { cause: error });
     }
     going += 1;
-    const ended = waitForRunEnd(started.engine, started.ledger, runId, executionArn, { settled: () => settleStatusChanges(started.engine) });
+    const ended = waitForRunEnd(started.engine, started.ledger, runId, executionArn);
     void ended
       .catch(() => undefined)
       .finally(() => {
@@ -738,7 +737,7 @@ async function resumeOrphan(stack: LocalStack<any>, runId: string, clock: Clock)
   const results = await stack.recoverOrphans();
   const resumed = results.find((result) => result.runId === runId);
   if (resumed?.action === 'recovered') {
-    return finished(stack, runId, await waitForChain(stack.engine, stack.ledger, runId, resumed.executionArn), clock);
+    return finished(stack, runId, await waitForRunEnd(stack.engine, stack.ledger, runId, resumed.executionArn), clock);
   }
   // Nothing to resume: the crash came after the run's last write (or before its first), and the
   // ledger says how it ended.
