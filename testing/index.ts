@@ -132,6 +132,27 @@ export function skipSettleWaits(engine: EngineEvents, advance: (ms: number) => v
 }
 
 /**
+ * Time skipping for a Retry's backoff: each time a state of `engine` is retried, the clock moves to
+ * when the wait its Retrier asks would end on AWS (LocalEngine.onRetry: the interval, backed off,
+ * at most MaxDelaySeconds), counted from the moment the retry is seen — retries seen together (a
+ * turn's calls, failing at once) move it once, to the latest of them, not by their sum. The engine
+ * itself waits a millisecond. Without it the clock stood still through the retries: a breaker
+ * opened by a few failures (its cooldown on this clock) never cooled, every CircuitOpen retry was
+ * refused, and a run with `failRate` 0.1 failed and was given up where on AWS the retries'
+ * 30 s waits outlast the cooldown. Returns the unsubscribe.
+ */
+function skipRetryWaits(engine: { onRetry(listener: (retry: { readonly waitMs: number }) => void): () => void }, clock: TestClock): () => void {
+  return engine.onRetry(({ waitMs }) => {
+    const due = clock.now().getTime() + waitMs;
+    // After the retry has begun, not inside the engine's own event (as skipSettleWaits).
+    setImmediate(() => {
+      const behind = due - clock.now().getTime();
+      if (behind > 0) clock.advance(behind);
+    });
+  });
+}
+
+/**
  * What `skipSettleWaits` reads of an engine (a `LocalStack`'s or a `TestEnvironment`'s): its
  * history events as they happen. A shape of its own, so that the kit's public types do not reach
  * the local engine's (and through them the interpreter's, which a consumer need not install).
@@ -410,8 +431,10 @@ async function open<World extends DevWorld>(
     },
   });
   const started = stack;
-  // A send waiting out its settle time moves the test's clock by that much (time skipping).
-  const stopSkipping = skipSettleWaits(started.engine, clock.advance);
+  // A send waiting out its settle time, and a Retry's backoff, move the test's clock by that much (time skipping).
+  const stopSkippingSettles = skipSettleWaits(started.engine, clock.advance);
+  const stopSkippingRetries = skipRetryWaits(started.engine, clock);
+  const stopSkipping = () => (stopSkippingSettles(), stopSkippingRetries());
   let runs = 0;
   // The runs started here that are still going (a run's end: its last execution, after any
   // handoff), and what waits for an approval, told when none is left to ask for one.

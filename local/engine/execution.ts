@@ -75,6 +75,18 @@ export interface LibraryEvent {
   state?: { name: string; type: string; input: unknown; output?: unknown };
   parentState?: { name: string };
   index?: number;
+  /** A `StateRetried`'s Retrier (as the definition writes it) and its attempts so far, this retry included. */
+  retry?: { retrier: { IntervalSeconds?: number; BackoffRate?: number; MaxDelaySeconds?: number }; attempt: number };
+}
+
+/**
+ * The wait the definition's Retrier asks before retry number `attempt` (IntervalSeconds ×
+ * BackoffRate^(attempt − 1), at most MaxDelaySeconds; Step Functions' defaults 1 s and 2.0), in ms:
+ * the upper bound of a FULL jitter's wait. The engine waits its override instead (`retryIntervalOverrides`).
+ */
+export function retrierWaitMs(retrier: NonNullable<LibraryEvent['retry']>['retrier'], attempt: number): number {
+  const seconds = (retrier.IntervalSeconds ?? 1) * (retrier.BackoffRate ?? 2) ** Math.max(0, attempt - 1);
+  return Math.min(seconds, retrier.MaxDelaySeconds ?? Number.POSITIVE_INFINITY) * 1000;
 }
 
 /** How the interpreter's ending of a run is reported. */

@@ -16,7 +16,7 @@ import { dataLimitExceeded, overPayloadLimit } from '../aws/sfn-payload-limit.js
 import { assertExecutionName, assertSameStart, parseExecutionInput } from '../aws/sfn-start-execution.js';
 import type { AslDefinition } from '../template/asl.js';
 import { LocalSfnError, TaskFailure, UncatchableError } from './errors.js';
-import { outcomeOf, paginate, type Execution, type ExecutionDescription, type ExecutionListItem, type ExecutionStatus, type LibraryEvent, type Outcome } from './execution.js';
+import { outcomeOf, paginate, retrierWaitMs, type Execution, type ExecutionDescription, type ExecutionListItem, type ExecutionStatus, type LibraryEvent, type Outcome } from './execution.js';
 import { EXECUTION_END_EVENTS, TERMINAL_EVENTS, type HistoryEvent, type HistoryListener } from './history.js';
 import { runLambdaTask, type JsonValue, type TaskBinding, type TaskHandler } from './lambda-task.js';
 import { TaskTokens } from './task-tokens.js';
@@ -30,6 +30,9 @@ export { bindTasks, type TaskBinding } from './lambda-task.js';
 export { keepAliveTimers, type Timers } from './timers.js';
 
 const ROLE_ARN = 'arn:aws:iam::000000000000:role/savepoint-local';
+
+/** A state retried (LocalEngine.onRetry): its name, and the wait its Retrier asks on AWS, in ms. */
+export type RetryListener = (retry: { readonly state: string; readonly waitMs: number }) => void;
 
 type Overrides = NonNullable<RunOptions['overrides']>;
 
@@ -106,6 +109,7 @@ export class LocalEngine {
   private readonly retainFinished: number;
   private readonly tokens = new TaskTokens<Execution, JsonValue>();
   private readonly listeners = new Set<HistoryListener>();
+  private readonly retryListeners = new Set<RetryListener>();
   private readonly overrides: Overrides;
   private readonly now: () => Date;
   private readonly timers: Timers;
@@ -338,6 +342,16 @@ export class LocalEngine {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Calls `listener` as a state is retried, with the wait its Retrier asks on AWS (the engine waits
+   * its `retryIntervalOverrides` instead): what a test's clock skips (testing/index.ts). Not a
+   * history event: the service records none for a retry. Returns the unsubscribe.
+   */
+  onRetry(listener: RetryListener): () => void {
+    this.retryListeners.add(listener);
+    return () => this.retryListeners.delete(listener);
+  }
+
   /** Aborts every running execution and waits until each has settled; no timer or token is left. */
   async close(): Promise<void> {
     this.closed = true;
@@ -473,6 +487,9 @@ export class LocalEngine {
       } else if (ev.type.startsWith('MapIteration') && ev.parentState) {
         const key = `${ev.type[0]!.toLowerCase()}${ev.type.slice(1)}EventDetails` as 'mapIterationStartedEventDetails';
         this.record(exec, ev.type, { [key]: { name: ev.parentState.name, index: ev.index ?? 0 } });
+      } else if (ev.type === 'StateRetried' && ev.state && ev.retry) {
+        const retry = { state: ev.state.name, waitMs: retrierWaitMs(ev.retry.retrier, ev.retry.attempt) };
+        for (const listener of this.retryListeners) listener(retry);
       }
       // Execution* events are recorded by settle(); StateFailed/Retried/Caught have no service equivalent.
     }

@@ -6,6 +6,7 @@ import journalNotes from './fixtures/journal-notes.dev.js';
 import journalMail from './fixtures/journal-mail.dev.js';
 import type { NotesWorld } from './fixtures/journal-notes.dev.js';
 import { oneTurnPolicy } from '../support/one-turn-policy.js';
+import { refundReconciler } from '../../agents/refund-reconciler/agent.dev.js';
 
 /**
  * savepoint/testing on a small agent whose write tool counts what it was asked to do: the kit's
@@ -154,6 +155,24 @@ describe('savepoint/testing', () => {
     expect(await env.ledger.getRun('down')).toMatchObject({ status: 'failed', error: { error: 'Agent.Unrecoverable' }, executions: [expect.stringMatching(/:down$/), expect.stringMatching(/:down-recovery-1$/), expect.stringMatching(/:down-recovery-2$/), expect.stringMatching(/:down-recovery-3$/)] });
     expect([...sent.values()]).toEqual([1]);
     expect(requests).toBeGreaterThan(2);
+  });
+
+  it("rides out injected failures (failRate) as on AWS: a Retry's backoff moves the clock, so a breaker the failures opened cools down and the run finishes, each refund paid once", async () => {
+    for (const seed of [1, 2, 3]) {
+      const refunds = await createTestEnvironment({ agent: refundReconciler, failRate: 0.3, seed, approve: 'approve' });
+      try {
+        const started = refunds.clock.now().getTime();
+        const run = await refunds.run({ date: '2026-11-28' });
+        expect(run, `seed ${seed}: ${run.report.stopReason}`).toMatchObject({ execution: 'SUCCEEDED', status: 'succeeded' });
+        // The retries' waits (seconds to a CircuitOpen's 30 s each) passed on the test's clock, not in real time.
+        expect(refunds.clock.now().getTime() - started).toBeGreaterThan(30_000);
+        const paid = refunds.world.payments.refunds().map((refund) => refund.refundRequestId);
+        expect(new Set(paid).size).toBe(paid.length);
+        expect(run.report.recovery).toBeUndefined();
+      } finally {
+        await refunds.close();
+      }
+    }
   });
 
   it('expires an undecided approval when the injected clock passes its deadline', async () => {
