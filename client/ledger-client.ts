@@ -208,7 +208,7 @@ export function createClient(parts: ClientParts): SavepointClient {
     const report = await loadReport(parts.ledger, runId, clock.now(), parts.agent);
     if (!report) return undefined;
     const approvals = (await parts.ledger.listPendingApprovals()).filter((approval) => approval.runId === runId).map(publicApproval);
-    return { runId, lifecycle: lifecycleOf(report.status, approvals.length), report, approvals };
+    return { runId, lifecycle: lifecycleOf(report.status, approvals.length, report.error), report, approvals };
   };
 
   /** The parent, its calls, and the fork request as StartRun will parse it. */
@@ -281,7 +281,7 @@ export function createClient(parts: ClientParts): SavepointClient {
       await parts.ledger.killRun(runId, flag);
       // Its child runs with it: recorded, and their executions stopped where this client reaches them.
       await killChildren({ ledger: parts.ledger, ...(parts.children && { children: parts.children }), now: clock.now() }, parts.agent?.name === run.agent ? parts.agent : undefined, run, flag);
-      const cancelled = (view: RunView) => ({ ...view, report: { ...view.report, killed: view.report.killed ?? flag }, lifecycle: lifecycleOf(view.report.status, 0), approvals: [] });
+      const cancelled = (view: RunView) => ({ ...view, report: { ...view.report, killed: view.report.killed ?? flag }, lifecycle: lifecycleOf(view.report.status, 0, view.report.error), approvals: [] });
       try {
         // A run waiting on an approval would not reach its next step until the approval is decided
         // (approvals asked for since the first read included).

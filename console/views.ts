@@ -59,7 +59,7 @@ export async function runRows(ledger: Ledger, filter: { agent?: string; status?:
         runId: run.runId,
         agent: run.agent,
         status: run.status,
-        lifecycle: lifecycleOf(run.status, waiting),
+        lifecycle: lifecycleOf(run.status, waiting, run.error),
         day: run.createdAt.slice(0, 10),
         createdAt: run.createdAt,
         ...(run.finishedAt && { finishedAt: run.finishedAt }),

@@ -74,7 +74,7 @@ export async function runAndReport(options: Record<string, unknown>) {
   const runDir = options['resume'] && !options['memory'] ? ((await runDirOf(dir, options['runId'] as string, 'resume')) ?? dir) : dir;
   const { exitCodeOf, runCommand } = await runModule();
   const outcome = await runCommand({ ...options, stateDir: runDir }, { out, err, interactive: Boolean(process.stdin.isTTY) });
-  if (options['json']) printJson({ ...outcome.report, lifecycle: lifecycleOf(outcome.report.status, outcome.report.approvals.pending), execution: outcome.execution });
+  if (options['json']) printJson({ ...outcome.report, lifecycle: lifecycleOf(outcome.report.status, outcome.report.approvals.pending, outcome.report.error), execution: outcome.execution });
   else printReport(outcome.report, outcome.execution, options['approve']);
   // Stopped by a signal: saved, not finished — the shell's 128 + signal, like the default handler.
   process.exitCode = outcome.signal ? exitCodeOfSignal(outcome.signal) : exitCodeOf(outcome.report);

@@ -1,4 +1,5 @@
 import type { RunRecord } from '../records/ledger-records.js';
+import { ErrorNames } from '../shared/errors.js';
 
 /**
  * A run's lifecycle in the shape MCP Tasks and OpenAI background mode use, next to savepoint's own
@@ -34,8 +35,26 @@ export const SEEN_LIFECYCLE_HEADER = 'savepoint-seen-lifecycle';
 /** The lifecycles a run never leaves. */
 export const TERMINAL_LIFECYCLES: readonly Lifecycle[] = ['completed', 'failed', 'cancelled'];
 
-/** A run's lifecycle from its status and the decisions it waits for. */
-export function lifecycleOf(status: RunRecord['status'], pendingApprovals: number): Lifecycle {
+/** Failures that are decisions, not accidents: recovering them would only fail again. */
+const DELIBERATE: ReadonlySet<string> = new Set([ErrorNames.InvalidInput, ErrorNames.Terminal, ErrorNames.Unrecoverable, ErrorNames.VersionMismatch, ErrorNames.LedgerIntegrity]);
+
+/** A run that failed by an accident (its retries ran out), not a decision: recovery resumes it (steps/recover-run.ts). */
+export function failedByAccident(run: Pick<RunRecord, 'status' | 'error'>): boolean {
+  return run.status === 'failed' && !DELIBERATE.has(run.error?.error ?? '');
+}
+
+/**
+ * A run's lifecycle from its status and the decisions it waits for, and — for a failed run — its
+ * error: a run that failed by accident (an outage past its retries) is `working`, not `failed`,
+ * since recovery resumes it (and `failed` is a lifecycle a run never leaves: MCP Tasks' terminal
+ * status); one that failed by a decision (a refused key, given up after its recoveries) is `failed`.
+ * Without `error`, a failed run is `failed`.
+ *
+ * @example
+ * lifecycleOf('failed', 0, { error: 'Agent.Transient' }); // 'working': recovery resumes it
+ * lifecycleOf('failed', 0, { error: 'Agent.Unrecoverable' }); // 'failed'
+ */
+export function lifecycleOf(status: RunRecord['status'], pendingApprovals: number, error?: { readonly error: string }): Lifecycle {
   switch (status) {
     case 'running':
       return pendingApprovals > 0 ? 'input_required' : 'working';
@@ -43,8 +62,9 @@ export function lifecycleOf(status: RunRecord['status'], pendingApprovals: numbe
       return 'completed';
     case 'killed':
       return 'cancelled';
-    case 'stopped': // a guard stopped it short of its goal (a budget, the loop detector)
     case 'failed':
+      return error !== undefined && failedByAccident({ status, error: { error: error.error, cause: '' } }) ? 'working' : 'failed';
+    case 'stopped': // a guard stopped it short of its goal (a budget, the loop detector)
       return 'failed';
   }
 }

@@ -1,14 +1,9 @@
 import type { RunRecord } from '../records/ledger-records.js';
-import { ErrorNames } from '../shared/errors.js';
 import { FINISHED_STATUSES } from '../ledger/pruning.js';
+import { failedByAccident } from './lifecycle.js';
 
-/** Failures that are decisions, not accidents: recovering them would only fail again. */
-const DELIBERATE: ReadonlySet<string> = new Set([ErrorNames.InvalidInput, ErrorNames.Terminal, ErrorNames.Unrecoverable, ErrorNames.VersionMismatch, ErrorNames.LedgerIntegrity]);
-
-/** A run that failed by an accident (its retries ran out), not a decision: recovery resumes it. */
-export function failedByAccident(run: Pick<RunRecord, 'status' | 'error'>): boolean {
-  return run.status === 'failed' && !DELIBERATE.has(run.error?.error ?? '');
-}
+// Where it is defined (runs/lifecycle.ts): the client reads a run's lifecycle with it, and loads nothing of the ledger's.
+export { failedByAccident };
 
 /**
  * Whether nothing more will happen to the run: it succeeded, stopped or was killed, or failed by a

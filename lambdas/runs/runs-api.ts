@@ -225,14 +225,14 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     const run = await deps.ledger.getRun(runId);
     if (!run) return undefined;
     const approvals = await pendingOf(runId);
-    return { lifecycle: lifecycleOf(run.status, approvals.length), waitsFor: waitsFor(approvals) };
+    return { lifecycle: lifecycleOf(run.status, approvals.length, run.error), waitsFor: waitsFor(approvals) };
   };
 
   const read = async (runId: string): Promise<RunResource | undefined> => {
     const report = await loadReport(deps.ledger, runId, deps.clock.now(), await agentOf(runId));
     if (!report) return undefined;
     const approvals = await pendingOf(runId);
-    const lifecycle = lifecycleOf(report.status, approvals.length);
+    const lifecycle = lifecycleOf(report.status, approvals.length, report.error);
     return { runId, agent: report.agent, lifecycle, report, approvals, ...(!TERMINAL_LIFECYCLES.includes(lifecycle) && { pollAfterSeconds: POLL_AFTER_SECONDS }) };
   };
 
@@ -361,7 +361,7 @@ export function createRunsRoutes(deps: RunsApiDeps | RunsReaderDeps) {
     const runs = read
       .sort(newestFirst)
       .filter((run) => query.agent === undefined || run.agent === query.agent)
-      .map((run) => ({ run, lifecycle: lifecycleOf(run.status, pending.get(run.runId) ?? 0) }))
+      .map((run) => ({ run, lifecycle: lifecycleOf(run.status, pending.get(run.runId) ?? 0, run.error) }))
       .filter(({ run, lifecycle }) => query.status === undefined || run.status === query.status || lifecycle === query.status)
       .filter(({ run }) => after === undefined || newestFirst(run, after) > 0);
     const page = runs.slice(0, query.limit);

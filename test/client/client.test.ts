@@ -37,6 +37,39 @@ describe('the lifecycle', () => {
   ] as const)('%s with %i pending approvals is %s', (status, pending, lifecycle) => {
     expect(lifecycleOf(status, pending)).toBe(lifecycle);
   });
+
+  // A lifecycle a run never leaves (MCP Tasks' terminal `failed`) is not said of a run recovery resumes.
+  it.each([
+    ['Agent.Transient', 'working'],
+    ['Agent.CircuitOpen', 'working'],
+    ['States.Timeout', 'working'],
+    ['Agent.Unrecoverable', 'failed'],
+    ['Agent.Terminal', 'failed'],
+    ['Agent.InvalidInput', 'failed'],
+  ] as const)('failed with %s is %s', (error, lifecycle) => {
+    expect(lifecycleOf('failed', 0, { error })).toBe(lifecycle);
+  });
+});
+
+describe('a run that failed by accident', () => {
+  it('is working, not failed, through the client and the runs API: recovery resumes it', async () => {
+    // Its recovery switched off, so that its record stays failed by accident to be read.
+    const down = await startHarness({ recovery: false, modelUrl: 'http://127.0.0.1:9' });
+    try {
+      const reading = createClient({ ledger: down.stack.ledger, sfn: down.stack.sfn, stateMachineArn: down.stack.stateMachineArn, decide: approvalApiDecider(down.stack.endpoints.approvals), agent: refundReconciler, pause: nextTick });
+      const ended = await down.run({ runId: 'down', input: { date: sampleDay.date } });
+      expect(ended.status).toBe('FAILED');
+      const view = await reading.status('down');
+      expect(view).toMatchObject({ lifecycle: 'working', report: { status: 'failed', error: { error: 'Agent.Transient' } } });
+      // The runs API reads it so too (no poll of its stops at it), and lists it among the working runs.
+      const read = (await (await fetch(`${down.stack.endpoints.runs}/down`)).json()) as Record<string, unknown>;
+      expect(read).toMatchObject({ lifecycle: 'working', pollAfterSeconds: expect.any(Number) });
+      const listed = (await (await fetch(`${down.stack.endpoints.runs}?status=working`)).json()) as { runs: { runId: string; lifecycle: string }[] };
+      expect(listed.runs).toEqual([expect.objectContaining({ runId: 'down', lifecycle: 'working' })]);
+    } finally {
+      await down.stack.close();
+    }
+  });
 });
 
 describe('the client', () => {
