@@ -39,7 +39,7 @@ export const TERMINAL_LIFECYCLES: readonly Lifecycle[] = ['completed', 'failed',
 const DELIBERATE: ReadonlySet<string> = new Set([ErrorNames.InvalidInput, ErrorNames.Terminal, ErrorNames.Unrecoverable, ErrorNames.VersionMismatch, ErrorNames.LedgerIntegrity]);
 
 /** A run that failed by an accident (its retries ran out), not a decision: recovery resumes it (steps/recover-run.ts). */
-export function failedByAccident(run: Pick<RunRecord, 'status' | 'error'>): boolean {
+export function failedByAccident(run: { readonly status: RunRecord['status']; readonly error?: { readonly error: string } }): boolean {
   return run.status === 'failed' && !DELIBERATE.has(run.error?.error ?? '');
 }
 
@@ -63,7 +63,7 @@ export function lifecycleOf(status: RunRecord['status'], pendingApprovals: numbe
     case 'killed':
       return 'cancelled';
     case 'failed':
-      return error !== undefined && failedByAccident({ status, error: { error: error.error, cause: '' } }) ? 'working' : 'failed';
+      return error !== undefined && failedByAccident({ status, error }) ? 'working' : 'failed';
     case 'stopped': // a guard stopped it short of its goal (a budget, the loop detector)
       return 'failed';
   }

@@ -14,7 +14,7 @@ import { Steps, type StepName } from '../../lambdas/shared/steps.js';
 import { createSteps, type AgentSteps } from '../../lambdas/wiring/create-steps.js';
 import { LOCAL_BREAKER } from '../runtime/local-breaker.js';
 import { differingPart, meteredTools, recordedDecision, recordedModel, recordedTools, referee, type Divergence, type FailedHere, type Referee } from './answers.js';
-import { agentLoop } from './loop.js';
+import { agentLoop, lambdaFailure } from './loop.js';
 import { approvalOf, loadRecording, recordedClock, startConfig, type Recording } from './recording.js';
 import { counted } from '../../lambdas/shared/text.js';
 import { globalKillOf } from '../../lambdas/guards/budgets.js';
@@ -237,7 +237,8 @@ export async function replayRun(options: ReplayOptions): Promise<ReplayResult> {
       loop.stop();
       if (!replayed?.executionArn) return;
       if (step === 'model') {
-        const failure = { Error: error.error, Cause: JSON.stringify({ errorType: error.error, errorMessage: error.cause }) };
+        // The recorded error, as a Catch passes a step's failure on.
+        const failure = lambdaFailure(Object.assign(new Error(error.cause), { name: error.error })).asCaught;
         await stepsOf(Steps.Finalize)[Steps.Finalize]({ executionArn: replayed.executionArn, runId: replayed.runId, failure });
         replayed = (await ledger.getRun(replayed.runId)) ?? replayed;
       }

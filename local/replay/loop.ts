@@ -389,7 +389,7 @@ export function agentLoop(deps: LoopDeps): Loop {
 }
 
 /** A step's error as Lambda reports it to Step Functions: its name, and a JSON body with its message (local/engine/lambda-task.ts). */
-function lambdaFailure(thrown: unknown): StateFailure {
+export function lambdaFailure(thrown: unknown): StateFailure {
   const error = thrown instanceof Error ? thrown : new Error(String(thrown));
   const errorType = error.name || 'Error';
   return new StateFailure(errorType, () => JSON.stringify({ errorType, errorMessage: error.message, trace: error.stack?.split('\n') ?? [] }));
